@@ -1,0 +1,80 @@
+/**
+ * The agent's configuration: one schema, defaults beside each field, read once
+ * from flags and environment (flags win) into a frozen object.
+ */
+import { hostname, networkInterfaces } from 'node:os';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { validationError } from '../core/errors.js';
+import { parseWith } from '../core/validate.js';
+
+const schema = z.strictObject({
+  /** host:port, or unix:/path for the lab's control socket. */
+  collector: z.string().min(1),
+  nodeName: z.string().min(1),
+  podName: z.string().min(1),
+  podIp: z.string().default(''),
+  hostIp: z.string().default(''),
+  /** Network namespace of the node (host side): '' reads the agent's own; /proc/1/ns/net with hostPID in a cluster. */
+  hostNetns: z.string().default(''),
+  /** Port of the /healthz endpoint; 0 turns it off. */
+  healthPort: z.coerce.number().int().min(0).max(65535).default(8477),
+  outboxLimit: z.coerce.number().int().min(1).default(10_000),
+  labels: z.record(z.string(), z.string()).default({}),
+  /** Reconnect backoff bounds. */
+  backoffBaseMs: z.coerce.number().int().min(1).default(100),
+  backoffMaxMs: z.coerce.number().int().min(1).default(2000),
+});
+
+export type AgentConfig = Readonly<z.output<typeof schema>>;
+
+function firstIpv4(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '';
+}
+
+function parseLabels(items: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) out[`invalid-label:${item}`] = '';
+    else out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+/** Reads flags (`--collector`, `--node-name`, ...) over environment (`CNI_BENCH_COLLECTOR`, `NODE_NAME`, ...). */
+export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      collector: { type: 'string' },
+      'node-name': { type: 'string' },
+      'pod-name': { type: 'string' },
+      'pod-ip': { type: 'string' },
+      'host-ip': { type: 'string' },
+      'host-netns': { type: 'string' },
+      'health-port': { type: 'string' },
+      'outbox-limit': { type: 'string' },
+      label: { type: 'string', multiple: true },
+    },
+  });
+  const raw = {
+    collector: values.collector ?? env.CNI_BENCH_COLLECTOR,
+    nodeName: values['node-name'] ?? env.NODE_NAME ?? hostname(),
+    podName: values['pod-name'] ?? env.POD_NAME ?? hostname(),
+    podIp: values['pod-ip'] ?? env.POD_IP ?? firstIpv4(),
+    hostIp: values['host-ip'] ?? env.HOST_IP,
+    hostNetns: values['host-netns'] ?? env.CNI_BENCH_HOST_NETNS,
+    healthPort: values['health-port'] ?? env.CNI_BENCH_HEALTH_PORT,
+    outboxLimit: values['outbox-limit'] ?? env.CNI_BENCH_OUTBOX_LIMIT,
+    labels: parseLabels(values.label),
+  };
+  for (const k of Object.keys(raw.labels)) {
+    if (k.startsWith('invalid-label:')) throw validationError([{ path: 'labels', message: `'${k.slice(14)}' is not key=value` }], 'agent config');
+  }
+  return parseWith(schema, raw, 'agent config');
+}

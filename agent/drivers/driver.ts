@@ -1,0 +1,42 @@
+/**
+ * The one interface every load-generator driver implements. A driver is pure:
+ * it turns a typed spec into an argument array and turns the tool's stdout into
+ * a normalized measurement. Running the process is core/process.ts's job, so
+ * drivers can be tested on captured output alone.
+ */
+import type { Measurement } from '../../gen/cnibench/v1/agent.js';
+
+export interface ClientSpec {
+  targetHost: string;
+  targetPort: number;
+  durationSeconds: number;
+  /** Throughput tools: parallel streams. */
+  streams?: number;
+  /** HTTP tools. */
+  connections?: number;
+  threads?: number;
+  keepalive?: boolean;
+  path?: string;
+}
+
+export interface ServerSpec {
+  port: number;
+}
+
+export interface ClientDriver {
+  /** Name used in scenarios and reports, e.g. "iperf3". */
+  readonly tool: string;
+  /** Executable looked up on PATH. */
+  readonly binary: string;
+  /** What kind of measurement the client produces. */
+  readonly kind: 'throughput' | 'http';
+  buildClientArgs(spec: ClientSpec): string[];
+  /** Throws a CniBenchError(E_PARSE or E_TOOL_FAILED) naming the tool; never returns zeros for garbage. */
+  parse(stdout: string, spec: ClientSpec): Measurement;
+}
+
+export interface ServerDriver {
+  readonly tool: string;
+  readonly binary: string;
+  buildServerArgs(spec: ServerSpec): string[];
+}

@@ -1,0 +1,70 @@
+/**
+ * iperf3: TCP throughput with `-J` (machine-readable JSON). The receiver's sum
+ * is the number that counts (what arrived); sender rate and retransmits are
+ * kept beside it. iperf3 reports its own failures inside the JSON (`error`),
+ * which become E_TOOL_FAILED with iperf3's words.
+ */
+import { CniBenchError, ErrorCodes, parseError } from '../../core/errors.js';
+import type { Measurement, ThroughputResult } from '../../gen/cnibench/v1/agent.js';
+import type { ClientDriver, ClientSpec, ServerDriver, ServerSpec } from './driver.js';
+
+/** iperf3 -t takes whole seconds. */
+export function wholeSeconds(seconds: number): number {
+  return Math.max(1, Math.ceil(seconds));
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+export function parseIperf3Json(stdout: string): ThroughputResult {
+  let doc: Record<string, any>;
+  try {
+    doc = JSON.parse(stdout) as Record<string, any>;
+  } catch (err) {
+    throw parseError('iperf3', stdout, `invalid JSON: ${(err as Error).message}`);
+  }
+  if (typeof doc?.error === 'string') {
+    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `iperf3: ${doc.error}`, { details: { tool: 'iperf3' } });
+  }
+  const received = doc?.end?.sum_received;
+  const sent = doc?.end?.sum_sent;
+  const bps = num(received?.bits_per_second);
+  const seconds = num(received?.seconds);
+  const bytes = num(received?.bytes);
+  const streams = num(doc?.start?.test_start?.num_streams);
+  if (bps === undefined || seconds === undefined || bytes === undefined || streams === undefined) {
+    throw parseError('iperf3', stdout, 'missing end.sum_received or start.test_start.num_streams');
+  }
+  return {
+    protocol: String(doc.start?.test_start?.protocol ?? 'TCP').toLowerCase(),
+    streams,
+    seconds,
+    bytes,
+    bitsPerSecond: bps,
+    senderBitsPerSecond: num(sent?.bits_per_second) ?? 0,
+    retransmits: num(sent?.retransmits) ?? 0,
+  };
+}
+
+export const iperf3: ClientDriver & ServerDriver = {
+  tool: 'iperf3',
+  binary: 'iperf3',
+  kind: 'throughput',
+  buildClientArgs(spec: ClientSpec): string[] {
+    return [
+      '-c', spec.targetHost,
+      '-p', String(spec.targetPort),
+      '-t', String(wholeSeconds(spec.durationSeconds)),
+      '-P', String(spec.streams ?? 1),
+      '-J',
+      '--connect-timeout', '3000',
+    ];
+  },
+  buildServerArgs(spec: ServerSpec): string[] {
+    return ['-s', '-p', String(spec.port)];
+  },
+  parse(stdout: string): Measurement {
+    return { kind: { $case: 'throughput', value: parseIperf3Json(stdout) } };
+  },
+};

@@ -1,0 +1,174 @@
+/**
+ * Executes the collector's jobs on this node and reports every state change,
+ * result and sample through the Outbox. Each job owns an AbortController; cancel
+ * aborts it, and core/process.ts kills the job's process group.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
+import { run, spawnLongRunning } from '../../core/process.js';
+import type { Logger } from '../../core/log.js';
+import { JobState, type Job, type RunClient, type StartServer } from '../../gen/cnibench/v1/agent.js';
+import type { ClientSpec } from '../drivers/driver.js';
+import { builtinTools, clientDrivers, serverDrivers } from '../drivers/registry.js';
+import type { Outbox } from '../outbox.js';
+import { waitForListen } from '../readiness.js';
+import type { DataplaneSampler } from '../samplers/dataplane-sampler.js';
+
+const RAW_OUTPUT_LIMIT = 64 * 1024;
+const SERVER_READY_TIMEOUT_MS = 10_000;
+/** Slack on top of the requested duration before a client is killed. */
+const CLIENT_GRACE_MS = 30_000;
+
+interface Active {
+  runId: string;
+  abort: AbortController;
+}
+
+export interface JobRunnerDeps {
+  outbox: Outbox;
+  log: Logger;
+  /** Installed tools by name -> version. */
+  toolVersion: (tool: string) => string | undefined;
+  sampler: DataplaneSampler;
+}
+
+export class JobRunner {
+  private readonly active = new Map<string, Active>();
+
+  constructor(private readonly deps: JobRunnerDeps) {}
+
+  get running(): number {
+    return this.active.size;
+  }
+
+  activeRunIds(): string[] {
+    return [...new Set([...this.active.values()].map((a) => a.runId))];
+  }
+
+  handle(job: Job): void {
+    const kind = job.kind;
+    if (!kind) return this.event(job, JobState.JOB_STATE_FAILED, 'job has no kind', ErrorCodes.VALIDATION);
+    if (kind.$case === 'cancel') return this.cancel(kind.value.jobId, kind.value.runId);
+    if (kind.$case === 'stopSampling') return this.cancel(kind.value.samplingJobId, '');
+    if (this.active.has(job.jobId)) return; // Redelivered after a reconnect: already running.
+    const entry: Active = { runId: job.runId, abort: new AbortController() };
+    this.active.set(job.jobId, entry);
+    this.event(job, JobState.JOB_STATE_ACCEPTED, '');
+    const work =
+      kind.$case === 'startServer'
+        ? this.startServer(job, kind.value, entry.abort.signal)
+        : kind.$case === 'runClient'
+          ? this.runClient(job, kind.value, entry.abort.signal)
+          : this.sample(job, kind.value.intervalMs, entry.abort.signal);
+    work
+      .then(() => this.event(job, entry.abort.signal.aborted ? JobState.JOB_STATE_CANCELLED : JobState.JOB_STATE_SUCCEEDED, ''))
+      .catch((err: unknown) => {
+        const e = asCniBenchError(err);
+        if (e.code === ErrorCodes.CANCELLED || entry.abort.signal.aborted) this.event(job, JobState.JOB_STATE_CANCELLED, e.message);
+        else this.event(job, JobState.JOB_STATE_FAILED, e.message, e.code);
+      })
+      .finally(() => this.active.delete(job.jobId));
+  }
+
+  /** Aborts every job (agent shutdown). */
+  cancelAll(): void {
+    for (const a of this.active.values()) a.abort.abort();
+  }
+
+  private cancel(jobId: string, runId: string): void {
+    for (const [id, a] of this.active) {
+      if ((jobId && id === jobId) || (!jobId && runId && a.runId === runId)) a.abort.abort();
+    }
+  }
+
+  private event(job: Job, state: JobState, message: string, errorCode = ''): void {
+    this.deps.outbox.push({ $case: 'jobEvent', value: { jobId: job.jobId, runId: job.runId, state, message, errorCode, timeMs: Date.now() } });
+    if (state === JobState.JOB_STATE_FAILED) this.deps.log.warn('job failed', { jobId: job.jobId, message, errorCode });
+  }
+
+  private requireTool(tool: string): void {
+    if (!builtinTools.has(tool) && this.deps.toolVersion(tool) === undefined) {
+      throw new CniBenchError(ErrorCodes.TOOL_MISSING, `tool '${tool}' is not installed on this node`, { details: { tool } });
+    }
+  }
+
+  private async startServer(job: Job, spec: StartServer, signal: AbortSignal): Promise<void> {
+    const driver = serverDrivers.get(spec.tool);
+    if (!driver) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown server tool '${spec.tool}'`, { details: { tool: spec.tool } });
+    this.requireTool(spec.tool);
+    const proc = spawnLongRunning(driver.binary, driver.buildServerArgs({ port: spec.port }), { signal, tool: spec.tool });
+    try {
+      await waitForListen(spec.port, { timeoutMs: SERVER_READY_TIMEOUT_MS, signal, exited: proc.exited });
+    } catch (err) {
+      const r = await proc.stop();
+      const why = (r.stderr || r.stdout).trim().slice(0, 300);
+      throw new CniBenchError(asCniBenchError(err).code, `${spec.tool} server: ${asCniBenchError(err).message}${why ? `: ${why}` : ''}`, { cause: err });
+    }
+    this.event(job, JobState.JOB_STATE_READY, `${spec.tool} listening on ${spec.port}`);
+    const r = await proc.exited;
+    if (!signal.aborted) {
+      throw new CniBenchError(ErrorCodes.TOOL_FAILED, `${spec.tool} server exited unexpectedly (${r.exitCode}): ${r.stderr.trim().slice(0, 300)}`);
+    }
+  }
+
+  private async runClient(job: Job, spec: RunClient, signal: AbortSignal): Promise<void> {
+    const driver = clientDrivers.get(spec.tool);
+    if (!driver) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown client tool '${spec.tool}'`, { details: { tool: spec.tool } });
+    this.requireTool(spec.tool);
+    const cs: ClientSpec = {
+      targetHost: spec.targetHost,
+      targetPort: spec.targetPort,
+      durationSeconds: spec.durationSeconds,
+      ...(spec.spec?.$case === 'throughput' ? { streams: spec.spec.value.streams } : {}),
+      ...(spec.spec?.$case === 'http'
+        ? { connections: spec.spec.value.connections, threads: spec.spec.value.threads, keepalive: spec.spec.value.keepalive, path: spec.spec.value.path || '/' }
+        : {}),
+    };
+    const args = driver.buildClientArgs(cs);
+    const wait = spec.startAtMs - Date.now();
+    if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
+    if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled before start');
+    this.event(job, JobState.JOB_STATE_RUNNING, '');
+    const started = Date.now();
+    const r = await run(driver.binary, args, {
+      tool: spec.tool,
+      signal,
+      timeoutMs: spec.durationSeconds * 1000 + CLIENT_GRACE_MS,
+      // iperf3 -J reports its own errors as JSON with exit 1; the parser turns them into coded errors.
+      okExitCodes: driver.tool === 'iperf3' ? [0, 1] : [0],
+    });
+    let measurement;
+    try {
+      measurement = driver.parse(r.stdout, cs);
+    } catch (err) {
+      const e = asCniBenchError(err);
+      const stderr = r.stderr.trim();
+      throw stderr ? new CniBenchError(e.code, `${e.message}; stderr: ${stderr.slice(0, 300)}`, { cause: err, details: { ...e.details } }) : e;
+    }
+    if (measurement.kind?.$case === 'http') measurement.kind.value.keepalive = cs.keepalive ?? true;
+    this.deps.outbox.push({
+      $case: 'result',
+      value: {
+        jobId: job.jobId,
+        runId: job.runId,
+        tool: spec.tool,
+        toolVersion: this.deps.toolVersion(spec.tool) ?? '',
+        measurement,
+        rawOutput: r.stdout.slice(0, RAW_OUTPUT_LIMIT),
+        startedMs: started,
+        endedMs: Date.now(),
+        warnings: [],
+      },
+    });
+  }
+
+  private async sample(job: Job, intervalMs: number, signal: AbortSignal): Promise<void> {
+    const every = Math.max(100, intervalMs || 1000);
+    while (!signal.aborted) {
+      const s = await this.deps.sampler.sample(signal);
+      if (signal.aborted) break;
+      this.deps.outbox.push({ $case: 'sample', value: { ...s, runId: job.runId, samplingJobId: job.jobId } });
+      await sleep(every, undefined, { signal }).catch(() => undefined);
+    }
+  }
+}

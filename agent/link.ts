@@ -1,0 +1,138 @@
+/**
+ * The agent's side of the control plane: registers, holds the Session stream
+ * open, and reconnects with exponential backoff and full jitter whenever the
+ * collector goes away. Unacknowledged messages are replayed by the Outbox on
+ * every new stream.
+ */
+import { credentials, Metadata, type ClientDuplexStream } from '@grpc/grpc-js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  AgentServiceClient,
+  type AgentMessage,
+  type CollectorMessage,
+  type Job,
+  type RegisterRequest,
+  type RegisterResponse,
+} from '../gen/cnibench/v1/agent.js';
+import type { Outbox } from './outbox.js';
+import type { Logger } from '../core/log.js';
+
+export interface LinkDeps {
+  address: string;
+  outbox: Outbox;
+  /** Built fresh before each registration (tools and dataplane may change). */
+  registration: () => Promise<RegisterRequest>;
+  onJob: (job: Job) => void;
+  activeRunIds: () => string[];
+  runningJobs: () => number;
+  log: Logger;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+}
+
+const CHANNEL_OPTIONS = {
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.min_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1000,
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.keepalive_permit_without_calls': 1,
+};
+
+/** Full-jitter exponential backoff: uniform in [0, min(max, base * 2^attempt)]. */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
+  const cap = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30));
+  return Math.floor(random() * cap);
+}
+
+export class CollectorLink {
+  private readonly client: AgentServiceClient;
+  private stream: ClientDuplexStream<AgentMessage, CollectorMessage> | undefined;
+  private registered = false;
+  agentId = '';
+  private instanceId = '';
+  sessions = 0;
+
+  constructor(private readonly deps: LinkDeps) {
+    this.client = new AgentServiceClient(deps.address, credentials.createInsecure(), CHANNEL_OPTIONS);
+  }
+
+  get connected(): boolean {
+    return this.registered && this.stream !== undefined;
+  }
+
+  /** Runs until `signal` aborts. Never throws: every failure leads to a retry. */
+  async run(signal: AbortSignal): Promise<void> {
+    let attempt = 0;
+    while (!signal.aborted) {
+      try {
+        const reg = await this.register();
+        attempt = 0;
+        await this.session(reg, signal);
+      } catch (err) {
+        this.deps.log.debug('collector link failed', { error: (err as Error).message });
+      }
+      this.registered = false;
+      if (signal.aborted) break;
+      attempt++;
+      await sleep(backoffDelay(attempt, this.deps.backoffBaseMs, this.deps.backoffMaxMs), undefined, { signal }).catch(() => undefined);
+    }
+    this.client.close();
+  }
+
+  private async register(): Promise<RegisterResponse> {
+    const req = await this.deps.registration();
+    this.instanceId = req.instanceId;
+    return new Promise((resolve, reject) => {
+      this.client.register(req, new Metadata(), { deadline: Date.now() + 5000 }, (err, res) => (err ? reject(err) : resolve(res)));
+    });
+  }
+
+  private session(reg: RegisterResponse, signal: AbortSignal): Promise<void> {
+    const { outbox, log } = this.deps;
+    this.agentId = reg.agentId;
+    outbox.ack(reg.lastAckedSeq);
+    return new Promise<void>((resolve) => {
+      const stream = this.client.session();
+      this.stream = stream;
+      this.registered = true;
+      this.sessions++;
+      const send = (m: AgentMessage): void => {
+        stream.write(m);
+      };
+      const heartbeat = (): void =>
+        send({
+          seq: 0,
+          body: {
+            $case: 'heartbeat',
+            value: { timeMs: Date.now(), runningJobs: this.deps.runningJobs(), outboxDropped: outbox.dropped, outboxPending: outbox.size },
+          },
+        });
+      let done = false;
+      const finish = (why: string): void => {
+        if (done) return;
+        done = true;
+        clearInterval(timer);
+        signal.removeEventListener('abort', onAbort);
+        outbox.detach();
+        this.stream = undefined;
+        log.info('session ended', { why });
+        stream.cancel();
+        resolve();
+      };
+      const onAbort = (): void => finish('agent stopping');
+      signal.addEventListener('abort', onAbort, { once: true });
+      const timer = setInterval(heartbeat, Math.max(200, reg.heartbeatIntervalMs || 2000));
+      stream.on('data', (m: CollectorMessage) => {
+        if (m.body?.$case === 'ack') outbox.ack(m.body.value.seq);
+        else if (m.body?.$case === 'job') this.deps.onJob(m.body.value);
+      });
+      stream.on('error', (err) => finish(`stream error: ${err.message}`));
+      stream.on('end', () => finish('collector closed the stream'));
+      send({ seq: 0, body: { $case: 'hello', value: { agentId: reg.agentId, instanceId: this.instanceId, activeRunIds: this.deps.activeRunIds() } } });
+      outbox.attach(send);
+      heartbeat();
+      log.info('session open', { agentId: reg.agentId, pending: outbox.size });
+    });
+  }
+}

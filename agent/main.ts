@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+/**
+ * cni-bench-agent: wires config, tool discovery, the job runner and the
+ * collector link together. It binds nothing but the optional health port.
+ */
+import { randomUUID } from 'node:crypto';
+import { release } from 'node:os';
+import { createLogger } from '../core/log.js';
+import { stopAllChildren } from '../core/process.js';
+import { requireSupportedNode, VERSION } from '../core/version.js';
+import { loadAgentConfig } from './config.js';
+import { detectDataplane } from './dataplane.js';
+import { createHealthServer } from './health.js';
+import { JobRunner } from './jobs/job-runner.js';
+import { CollectorLink } from './link.js';
+import { Outbox } from './outbox.js';
+import { DataplaneSampler } from './samplers/dataplane-sampler.js';
+import { discoverTools } from './tools/discover.js';
+
+async function main(): Promise<void> {
+  const config = loadAgentConfig(process.argv.slice(2), process.env);
+  const log = createLogger({ component: 'agent', node: config.nodeName });
+  const instanceId = randomUUID();
+  const tools = await discoverTools(log);
+  const versions = new Map(tools.map((t) => [t.name, t.version]));
+  const outbox = new Outbox(config.outboxLimit);
+  const jobs = new JobRunner({ outbox, log, toolVersion: (t) => versions.get(t), sampler: new DataplaneSampler(config.hostNetns) });
+  const link = new CollectorLink({
+    address: config.collector,
+    outbox,
+    log,
+    backoffBaseMs: config.backoffBaseMs,
+    backoffMaxMs: config.backoffMaxMs,
+    onJob: (job) => jobs.handle(job),
+    activeRunIds: () => jobs.activeRunIds(),
+    runningJobs: () => jobs.running,
+    registration: async () => ({
+      nodeName: config.nodeName,
+      podName: config.podName,
+      podIp: config.podIp,
+      hostIp: config.hostIp,
+      kernel: release(),
+      agentVersion: VERSION,
+      instanceId,
+      tools,
+      dataplane: await detectDataplane(config.hostNetns),
+      labels: { ...config.labels },
+    }),
+  });
+  const stop = new AbortController();
+  const health = config.healthPort
+    ? createHealthServer({
+        connected: () => link.connected,
+        runningJobs: () => jobs.running,
+        outboxPending: () => outbox.size,
+        outboxDropped: () => outbox.dropped,
+      }).listen(config.healthPort)
+    : undefined;
+  const shutdown = (signal: string): void => {
+    log.info('stopping', { signal });
+    jobs.cancelAll();
+    stop.abort();
+    health?.close();
+    void stopAllChildren().finally(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  log.info('starting', { collector: config.collector, tools: tools.map((t) => `${t.name}@${t.version}`) });
+  await link.run(stop.signal);
+}
+
+requireSupportedNode('cni-bench-agent');
+main().catch((err: unknown) => {
+  process.stderr.write(`cni-bench-agent: ${(err as Error).message}\n`);
+  process.exit(2);
+});

@@ -1,0 +1,100 @@
+/**
+ * Builds a run's report from what the store holds: one row per measurement with
+ * path, tool, value and unit, plus the evidence that the Service rows really
+ * went through the service proxy (kube-proxy DNAT counters on the client's node).
+ * Pure: it takes records and returns a model; renderers turn it into text.
+ */
+import type { DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
+import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from '../store/store.js';
+
+export interface ReportRow {
+  id: string;
+  measurement: string;
+  path: string;
+  tool: string;
+  toolVersion: string;
+  value: number | null;
+  unit: string;
+  status: string;
+  error: string;
+  details: Record<string, number | string | boolean>;
+  /** New connections DNATed by KUBE-SEP-* rules on the client's node during the phase; null without samples. */
+  dnatConnections: number | null;
+  warnings: string[];
+}
+
+export interface ReportModel {
+  run: { id: string; name: string; state: string; reason: string; createdMs: number; startedMs: number; endedMs: number };
+  cluster: unknown;
+  rows: ReportRow[];
+}
+
+function sumSep(s: DataplaneSample): number {
+  return s.chains.filter((c) => c.chain.startsWith('KUBE-SEP-')).reduce((n, c) => n + Number(c.packets), 0);
+}
+
+/** Delta of KUBE-SEP packet counters between the last sample before `from` and the first after `to`. */
+export function dnatDelta(samples: DataplaneSample[], from: number, to: number): number | null {
+  const ok = samples.filter((s) => !s.errors.some((e) => e.startsWith('iptables')));
+  const before = ok.filter((s) => s.timeMs <= from).at(-1) ?? ok.find((s) => s.timeMs >= from && s.timeMs <= to);
+  const after = ok.find((s) => s.timeMs >= to);
+  if (!before || !after || after === before) return null;
+  return sumSep(after) - sumSep(before);
+}
+
+function valueOf(r: JobResult): { value: number; unit: string; details: ReportRow['details'] } {
+  const k = r.measurement?.kind;
+  if (k?.$case === 'throughput') {
+    const t = k.value;
+    return { value: t.bitsPerSecond / 1e9, unit: 'Gbit/s', details: { streams: t.streams, seconds: t.seconds, retransmits: Number(t.retransmits), bytes: Number(t.bytes) } };
+  }
+  if (k?.$case === 'http') {
+    const h = k.value;
+    const se = h.socketErrors;
+    const p = (q: number) => h.latency?.percentiles.find((x) => x.percentile === q)?.valueUs;
+    return {
+      value: h.requestsPerSecond,
+      unit: 'req/s',
+      details: {
+        connections: h.connections,
+        keepalive: h.keepalive,
+        requests: Number(h.requests),
+        non2xx: Number(h.non2xx),
+        socketErrors: se ? Number(se.connect) + Number(se.read) + Number(se.write) + Number(se.timeout) : 0,
+        ...(p(50) !== undefined ? { p50Us: p(50) as number } : {}),
+        ...(p(99) !== undefined ? { p99Us: p(99) as number } : {}),
+      },
+    };
+  }
+  return { value: NaN, unit: '', details: {} };
+}
+
+export function buildReport(run: RunRecord, phases: PhaseRecord[], results: ResultRecord[], samples: SampleRecord[]): ReportModel {
+  const scenario = run.scenario as { name?: string };
+  const rows = phases.map((p): ReportRow => {
+    const detail = p.detail as { measurement?: { id?: string; path?: string; tool?: string }; clientNode?: string };
+    const m = detail.measurement ?? {};
+    const res = results.find((r) => r.phaseIndex === p.index && !r.warmup);
+    const v = res ? valueOf(res.result) : undefined;
+    const clientSamples = samples.filter((s) => s.agentId === detail.clientNode).map((s) => s.sample);
+    return {
+      id: m.id ?? `phase-${p.index}`,
+      measurement: p.name,
+      path: m.path ?? '',
+      tool: res?.result.tool ?? m.tool ?? '',
+      toolVersion: res?.result.toolVersion ?? '',
+      value: v && Number.isFinite(v.value) ? v.value : null,
+      unit: v?.unit ?? '',
+      status: p.state,
+      error: p.error,
+      details: v?.details ?? {},
+      dnatConnections: p.startedMs && p.endedMs ? dnatDelta(clientSamples, p.startedMs, p.endedMs) : null,
+      warnings: res?.result.warnings ?? [],
+    };
+  });
+  return {
+    run: { id: run.id, name: scenario.name ?? '', state: run.state, reason: run.reason, createdMs: run.createdMs, startedMs: run.startedMs, endedMs: run.endedMs },
+    cluster: run.cluster,
+    rows,
+  };
+}

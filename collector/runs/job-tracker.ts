@@ -1,0 +1,152 @@
+/**
+ * Connects the jobs the orchestrator sends with what agents report back. It
+ * stores every result and sample (tagged with the run and phase the job belongs
+ * to) and lets the orchestrator await a job reaching a state or producing a
+ * result, failing fast when the job fails, is cancelled, or its agent is lost.
+ */
+import { CniBenchError, ErrorCodes, type ErrorCode } from '../../core/errors.js';
+import { JobState, type AgentMessage, type JobEvent, type JobResult } from '../../gen/cnibench/v1/agent.js';
+import type { Store } from '../store/store.js';
+
+export interface JobMeta {
+  jobId: string;
+  runId: string;
+  agentId: string;
+  phaseIndex: number | null;
+  warmup: boolean;
+}
+
+interface Waiter {
+  done: (job: TrackedJob) => boolean;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+interface TrackedJob {
+  meta: JobMeta;
+  states: Set<JobState>;
+  lastEvent: JobEvent | undefined;
+  result: JobResult | undefined;
+  failure: Error | undefined;
+  waiters: Set<Waiter>;
+}
+
+const KNOWN_CODES = new Set<string>(Object.values(ErrorCodes));
+
+function failureOf(ev: JobEvent, meta: JobMeta): Error {
+  const code = (KNOWN_CODES.has(ev.errorCode) ? ev.errorCode : ErrorCodes.TOOL_FAILED) as ErrorCode;
+  return new CniBenchError(code, `agent ${meta.agentId}: ${ev.message || 'job failed'}`, { details: { agent: meta.agentId, jobId: meta.jobId } });
+}
+
+export class JobTracker {
+  private readonly jobs = new Map<string, TrackedJob>();
+
+  constructor(private readonly store: Store) {}
+
+  expect(meta: JobMeta): void {
+    this.jobs.set(meta.jobId, { meta, states: new Set(), lastEvent: undefined, result: undefined, failure: undefined, waiters: new Set() });
+  }
+
+  forget(jobId: string): void {
+    this.jobs.delete(jobId);
+  }
+
+  /** Handles one new (deduplicated) sequenced message from an agent. */
+  onMessage(agentId: string, msg: AgentMessage): void {
+    const body = msg.body;
+    if (!body) return;
+    if (body.$case === 'sample') {
+      this.store.addSample({ runId: body.value.runId, agentId, sample: body.value });
+      return;
+    }
+    if (body.$case === 'result') {
+      const job = this.jobs.get(body.value.jobId);
+      this.store.addResult({
+        runId: body.value.runId,
+        phaseIndex: job?.meta.phaseIndex ?? null,
+        agentId,
+        warmup: job?.meta.warmup ?? false,
+        result: body.value,
+      });
+      if (job) {
+        job.result = body.value;
+        this.check(job);
+      }
+      return;
+    }
+    if (body.$case === 'jobEvent') {
+      const job = this.jobs.get(body.value.jobId);
+      if (!job) return;
+      job.states.add(body.value.state);
+      job.lastEvent = body.value;
+      if (body.value.state === JobState.JOB_STATE_FAILED) job.failure = failureOf(body.value, job.meta);
+      if (body.value.state === JobState.JOB_STATE_CANCELLED) {
+        job.failure ??= new CniBenchError(ErrorCodes.CANCELLED, `agent ${agentId}: job ${job.meta.jobId} cancelled`);
+      }
+      this.check(job);
+    }
+  }
+
+  /** Fails every job of a lost agent. */
+  agentLost(agentId: string): void {
+    for (const job of this.jobs.values()) {
+      if (job.meta.agentId === agentId && !job.failure) {
+        job.failure = new CniBenchError(ErrorCodes.AGENT_LOST, `agent ${agentId} stopped reporting`, { details: { agent: agentId } });
+        this.check(job);
+      }
+    }
+  }
+
+  waitForState(jobId: string, state: JobState, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.wait(jobId, (j) => j.states.has(state), `state ${JobState[state]}`, timeoutMs, signal);
+  }
+
+  async waitForResult(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobResult> {
+    await this.wait(jobId, (j) => j.result !== undefined, 'a result', timeoutMs, signal);
+    const r = this.jobs.get(jobId)?.result;
+    if (!r) throw new CniBenchError(ErrorCodes.INTERNAL, `job ${jobId} lost its result`);
+    return r;
+  }
+
+  private wait(jobId: string, done: (j: TrackedJob) => boolean, what: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const job = this.jobs.get(jobId);
+    if (!job) return Promise.reject(new CniBenchError(ErrorCodes.INTERNAL, `job ${jobId} is not tracked`));
+    return new Promise<void>((resolve, reject) => {
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        job.waiters.delete(waiter);
+      };
+      const waiter: Waiter = {
+        done,
+        resolve: () => {
+          cleanup();
+          resolve();
+        },
+        reject: (err) => {
+          cleanup();
+          reject(err);
+        },
+      };
+      const onAbort = (): void => waiter.reject(new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for ${what} of job ${jobId}`));
+      const timer = setTimeout(
+        () => waiter.reject(new CniBenchError(ErrorCodes.TIMEOUT, `job ${jobId} on ${job.meta.agentId}: no ${what} within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      job.waiters.add(waiter);
+      if (signal?.aborted) onAbort();
+      else this.check(job);
+    });
+  }
+
+  private check(job: TrackedJob): void {
+    for (const w of [...job.waiters]) {
+      if (w.done(job)) w.resolve();
+      else if (job.failure) w.reject(job.failure);
+      else if (job.states.has(JobState.JOB_STATE_SUCCEEDED)) {
+        w.reject(new CniBenchError(ErrorCodes.INTERNAL, `job ${job.meta.jobId} ended without what was awaited`));
+      }
+    }
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * Executes runs phase by phase: starts the servers a measurement needs and waits
+ * until they listen, puts a Service in front when the path asks for one, runs an
+ * unrecorded warm-up, then the measured clients at a start time set in advance,
+ * and stores what comes back. Whatever happens, it cancels its jobs on the agents
+ * and removes its Services before the run is marked ended.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import { JobState, type Job } from '../../gen/cnibench/v1/agent.js';
+import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
+import type { CollectorMetrics } from '../metrics.js';
+import type { PhaseRecord, RunState, Store } from '../store/store.js';
+import type { JobTracker } from './job-tracker.js';
+import { planRun, serverToolFor, type RunPlan } from './plan.js';
+import { measurementLabel, type Scenario } from './scenario.js';
+import type { ServiceFrontend } from './service-frontend.js';
+
+const SERVER_PORTS: Record<string, number> = { iperf3: 5201, 'http-echo': 8080 };
+const SERVICE_PORTS: Record<string, number> = { iperf3: 5201, 'http-echo': 80 };
+const READY_TIMEOUT_MS = 20_000;
+/** Clients are told to start this far in the future so they begin together. */
+const START_LEAD_MS = 300;
+const RESULT_SLACK_MS = 45_000;
+
+export interface OrchestratorDeps {
+  store: Store;
+  registry: AgentRegistry;
+  tracker: JobTracker;
+  metrics: CollectorMetrics;
+  log: Logger;
+  services?: ServiceFrontend;
+}
+
+type ScenarioMeasurement = Scenario['measurements'][number];
+
+interface RunContext {
+  runId: string;
+  scenario: Scenario;
+  plan: RunPlan;
+  signal: AbortSignal;
+  servers: Map<string, string>;
+  services: Map<string, { ip: string; port: number }>;
+  jobs: string[];
+  jobSeq: number;
+}
+
+export class Orchestrator {
+  private readonly active = new Map<string, { abort: AbortController; done: Promise<void> }>();
+
+  constructor(private readonly deps: OrchestratorDeps) {
+    deps.registry.on('lost', (id) => deps.tracker.agentLost(id));
+  }
+
+  isActive(runId: string): boolean {
+    return this.active.has(runId);
+  }
+
+  /** Starts executing a stored, pending run in the background. */
+  start(runId: string, scenario: Scenario, plan: RunPlan): void {
+    const abort = new AbortController();
+    const done = this.execute(runId, scenario, plan, abort.signal).finally(() => this.active.delete(runId));
+    this.active.set(runId, { abort, done });
+  }
+
+  /** Asks a run to stop; resolves once its cleanup has finished. */
+  async cancel(runId: string): Promise<void> {
+    const a = this.active.get(runId);
+    if (!a) return;
+    a.abort.abort();
+    await a.done;
+  }
+
+  /** Waits for a run to end (tests, CLI). */
+  async wait(runId: string): Promise<void> {
+    await this.active.get(runId)?.done;
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.active.keys()].map((id) => this.cancel(id)));
+  }
+
+  plan(scenario: Scenario): RunPlan {
+    return planRun(scenario, this.deps.registry.available(), this.deps.services !== undefined);
+  }
+
+  private async execute(runId: string, scenario: Scenario, plan: RunPlan, signal: AbortSignal): Promise<void> {
+    const { store, metrics, log } = this.deps;
+    const began = Date.now();
+    const ctx: RunContext = { runId, scenario, plan, signal, servers: new Map(), services: new Map(), jobs: [], jobSeq: 0 };
+    store.updateRun(runId, { state: 'running', startedMs: began, cluster: this.describe(plan) });
+    metrics.runStarted();
+    scenario.measurements.forEach((m, index) =>
+      store.upsertPhase({ runId, index, name: measurementLabel(m), state: 'pending', error: '', startedMs: 0, endedMs: 0, detail: { measurement: m } }),
+    );
+    let failed = 0;
+    let fatal: Error | undefined;
+    try {
+      for (const a of new Set([plan.server, plan.client])) this.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
+      for (const [index, m] of scenario.measurements.entries()) {
+        if (signal.aborted) break;
+        const ok = await this.phase(ctx, index, m).catch((err: unknown) => {
+          const e = asCniBenchError(err);
+          if (e.code === ErrorCodes.CANCELLED || e.code === ErrorCodes.AGENT_LOST) throw e;
+          return false;
+        });
+        if (!ok) failed++;
+      }
+      // One more sample interval, so every phase has a dataplane sample after its end.
+      if (!signal.aborted) await sleep(scenario.sampleIntervalMs + 200, undefined, { signal }).catch(() => undefined);
+    } catch (err) {
+      fatal = asCniBenchError(err);
+    } finally {
+      await this.cleanup(ctx);
+    }
+    let state: RunState = 'succeeded';
+    let reason = '';
+    if (signal.aborted) [state, reason] = ['cancelled', 'cancelled by request'];
+    else if (fatal) [state, reason] = ['failed', fatal.message];
+    else if (failed) [state, reason] = ['failed', `${failed} of ${scenario.measurements.length} measurements failed`];
+    this.markUnfinishedPhases(runId, state === 'cancelled' ? 'cancelled' : 'failed', reason);
+    store.updateRun(runId, { state, reason, endedMs: Date.now() });
+    metrics.runEnded(state, (Date.now() - began) / 1000);
+    log.info('run ended', { runId, state, reason });
+  }
+
+  private markUnfinishedPhases(runId: string, state: 'cancelled' | 'failed', reason: string): void {
+    for (const p of this.deps.store.phases(runId)) {
+      if (p.state === 'pending' || p.state === 'running') this.deps.store.upsertPhase({ ...p, state, error: p.error || reason, endedMs: p.endedMs || Date.now() });
+    }
+  }
+
+  private describe(plan: RunPlan): Record<string, unknown> {
+    const node = (a: AgentEntry) => ({
+      node: a.id,
+      podIp: a.info.podIp,
+      hostIp: a.info.hostIp,
+      kernel: a.info.kernel,
+      agentVersion: a.info.agentVersion,
+      tools: a.info.tools.map((t) => ({ name: t.name, version: t.version })),
+      dataplane: a.info.dataplane,
+      labels: a.info.labels,
+    });
+    return { server: node(plan.server), client: node(plan.client), serviceFrontend: this.deps.services?.description ?? 'none' };
+  }
+
+  /** Runs one measurement; resolves false (phase marked failed) on a measurement error. */
+  private async phase(ctx: RunContext, index: number, m: ScenarioMeasurement): Promise<boolean> {
+    const { store, log } = this.deps;
+    const base: PhaseRecord = { runId: ctx.runId, index, name: measurementLabel(m), state: 'running', error: '', startedMs: Date.now(), endedMs: 0, detail: { measurement: m } };
+    store.upsertPhase(base);
+    try {
+      const target = await this.target(ctx, m);
+      const detail = { measurement: m, serverNode: ctx.plan.server.id, clientNode: ctx.plan.client.id, target };
+      store.upsertPhase({ ...base, detail });
+      if (m.warmupSeconds > 0) await this.client(ctx, index, m, target, m.warmupSeconds, true);
+      await this.client(ctx, index, m, target, m.durationSeconds, false);
+      store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
+      return true;
+    } catch (err) {
+      const e = asCniBenchError(err);
+      const cancelled = e.code === ErrorCodes.CANCELLED;
+      store.upsertPhase({ ...base, state: cancelled ? 'cancelled' : 'failed', error: e.message, endedMs: Date.now() });
+      if (!cancelled) log.warn('phase failed', { runId: ctx.runId, phase: index, error: e.message });
+      if (cancelled || e.code === ErrorCodes.AGENT_LOST) throw e;
+      return false;
+    }
+  }
+
+  private async target(ctx: RunContext, m: ScenarioMeasurement): Promise<{ host: string; port: number; via: string }> {
+    const tool = serverToolFor(m);
+    const port = SERVER_PORTS[tool];
+    if (port === undefined) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `no server port known for '${tool}'`);
+    await this.ensureServer(ctx, tool, port);
+    const podIp = ctx.plan.server.info.podIp;
+    if (m.path === 'pod-to-pod') return { host: podIp, port, via: 'pod IP' };
+    const services = this.deps.services;
+    if (!services) throw new CniBenchError(ErrorCodes.VALIDATION, `path 'service' needs a service frontend, and this collector has none`, { details: { field: 'path' } });
+    let svc = ctx.services.get(tool);
+    if (!svc) {
+      svc = await services.expose(`${ctx.runId}-${tool}`, SERVICE_PORTS[tool] ?? port, [{ ip: podIp, port }]);
+      ctx.services.set(tool, svc);
+    }
+    return { host: svc.ip, port: svc.port, via: `Service ${services.description}` };
+  }
+
+  private async ensureServer(ctx: RunContext, tool: string, port: number): Promise<void> {
+    if (ctx.servers.has(tool)) return;
+    const jobId = this.send(ctx, ctx.plan.server, { $case: 'startServer', value: { tool, port } });
+    ctx.servers.set(tool, jobId);
+    await this.deps.tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, ctx.signal);
+  }
+
+  private async client(ctx: RunContext, index: number, m: ScenarioMeasurement, target: { host: string; port: number }, seconds: number, warmup: boolean): Promise<void> {
+    const spec =
+      m.kind === 'throughput'
+        ? { $case: 'throughput' as const, value: { streams: m.streams } }
+        : { $case: 'http' as const, value: { connections: m.connections, threads: Math.min(m.threads, m.connections), keepalive: m.mode === 'keepalive', path: '/' } };
+    const jobId = this.send(
+      ctx,
+      ctx.plan.client,
+      { $case: 'runClient', value: { tool: m.tool, targetHost: target.host, targetPort: target.port, durationSeconds: seconds, startAtMs: Date.now() + START_LEAD_MS, spec } },
+      { phaseIndex: index, warmup },
+    );
+    await this.deps.tracker.waitForResult(jobId, seconds * 1000 + START_LEAD_MS + RESULT_SLACK_MS, ctx.signal);
+  }
+
+  private send(ctx: RunContext, agent: AgentEntry, kind: NonNullable<Job['kind']>, meta: { phaseIndex?: number; warmup?: boolean } = {}): string {
+    const jobId = `${ctx.runId}-j${++ctx.jobSeq}`;
+    ctx.jobs.push(jobId);
+    this.deps.tracker.expect({ jobId, runId: ctx.runId, agentId: agent.id, phaseIndex: meta.phaseIndex ?? null, warmup: meta.warmup ?? false });
+    this.deps.registry.send(agent.id, { body: { $case: 'job', value: { jobId, runId: ctx.runId, kind } } });
+    return jobId;
+  }
+
+  /** Cancels every job of the run on its agents and removes its Services. Never throws. */
+  private async cleanup(ctx: RunContext): Promise<void> {
+    for (const a of new Set([ctx.plan.server, ctx.plan.client])) {
+      try {
+        this.deps.registry.send(a.id, { body: { $case: 'job', value: { jobId: `${ctx.runId}-cancel`, runId: ctx.runId, kind: { $case: 'cancel', value: { jobId: '', runId: ctx.runId } } } } });
+      } catch (err) {
+        this.deps.log.warn('cannot cancel jobs on agent', { agent: a.id, error: (err as Error).message });
+      }
+    }
+    for (const [tool] of ctx.services) {
+      await this.deps.services?.remove(`${ctx.runId}-${tool}`).catch((err: unknown) => this.deps.log.warn('cannot remove service', { error: (err as Error).message }));
+    }
+    for (const jobId of ctx.jobs) this.deps.tracker.forget(jobId);
+  }
+}

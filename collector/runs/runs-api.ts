@@ -1,0 +1,109 @@
+/**
+ * The run operations, implemented once and offered over REST and gRPC. Every
+ * method either returns plain data or throws a coded error that the transport
+ * maps with toWireStatus.
+ */
+import { randomBytes } from 'node:crypto';
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { AgentRegistry } from '../agents/registry.js';
+import { renderMarkdown } from '../report/markdown.js';
+import { buildReport, type ReportModel } from '../report/report.js';
+import { TERMINAL_STATES, type PhaseRecord, type RunRecord, type Store } from '../store/store.js';
+import type { Orchestrator } from './orchestrator.js';
+import { parseScenario } from './scenario.js';
+
+export interface RunView extends RunRecord {
+  phases: Omit<PhaseRecord, 'runId'>[];
+}
+
+export interface AgentView {
+  agentId: string;
+  nodeName: string;
+  podIp: string;
+  hostIp: string;
+  kernel: string;
+  agentVersion: string;
+  connected: boolean;
+  lastSeenMs: number;
+  tools: string[];
+  iptablesBackend: string;
+  kubeServices: boolean;
+  outboxDropped: number;
+}
+
+/** Sortable, unique, short: time in base 36 plus random bits. */
+export function newRunId(now = Date.now()): string {
+  return `r${now.toString(36)}${randomBytes(3).toString('hex')}`;
+}
+
+export class RunsApi {
+  constructor(
+    private readonly store: Store,
+    private readonly orchestrator: Orchestrator,
+    private readonly registry: AgentRegistry,
+  ) {}
+
+  /** Validates (400 naming the field), plans against connected agents (422), stores and starts the run. */
+  create(scenarioInput: unknown): RunView {
+    const scenario = parseScenario(scenarioInput);
+    const plan = this.orchestrator.plan(scenario);
+    const id = newRunId();
+    this.store.insertRun({ id, state: 'pending', reason: '', createdMs: Date.now(), startedMs: 0, endedMs: 0, scenario, cluster: {} });
+    this.orchestrator.start(id, scenario, plan);
+    return this.get(id);
+  }
+
+  list(limit = 50): RunView[] {
+    return this.store.listRuns(Math.max(1, Math.min(limit || 50, 1000))).map((r) => this.view(r));
+  }
+
+  get(id: string): RunView {
+    const run = this.store.getRun(id);
+    if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${id}' not found`, { details: { id } });
+    return this.view(run);
+  }
+
+  /** Stops a running run and waits for its cleanup on the agents. */
+  async cancel(id: string): Promise<RunView> {
+    const run = this.get(id);
+    if (TERMINAL_STATES.has(run.state)) throw new CniBenchError(ErrorCodes.CONFLICT, `run '${id}' already ended (${run.state})`, { details: { id, state: run.state } });
+    await this.orchestrator.cancel(id);
+    return this.get(id);
+  }
+
+  reportModel(id: string): ReportModel {
+    const run = this.get(id);
+    return buildReport(run, this.store.phases(id), this.store.results(id), this.store.samples(id));
+  }
+
+  report(id: string, format: string): { contentType: string; body: string } {
+    if (format !== 'json' && format !== 'md') {
+      throw new CniBenchError(ErrorCodes.VALIDATION, `format: must be 'json' or 'md', got '${format}'`, { details: { field: 'format' } });
+    }
+    const model = this.reportModel(id);
+    return format === 'md'
+      ? { contentType: 'text/markdown; charset=utf-8', body: renderMarkdown(model) }
+      : { contentType: 'application/json', body: `${JSON.stringify(model, null, 2)}\n` };
+  }
+
+  agents(): AgentView[] {
+    return this.registry.list().map((a) => ({
+      agentId: a.id,
+      nodeName: a.info.nodeName,
+      podIp: a.info.podIp,
+      hostIp: a.info.hostIp,
+      kernel: a.info.kernel,
+      agentVersion: a.info.agentVersion,
+      connected: a.connected,
+      lastSeenMs: a.lastSeenMs,
+      tools: a.info.tools.map((t) => `${t.name}@${t.version}`),
+      iptablesBackend: a.info.dataplane?.iptablesBackend ?? '',
+      kubeServices: a.info.dataplane?.kubeServices ?? false,
+      outboxDropped: a.outboxDropped,
+    }));
+  }
+
+  private view(run: RunRecord): RunView {
+    return { ...run, phases: this.store.phases(run.id).map(({ runId: _r, ...p }) => p) };
+  }
+}

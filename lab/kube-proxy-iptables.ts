@@ -1,0 +1,120 @@
+/**
+ * Renders Services as iptables-restore input in kube-proxy's iptables-mode
+ * layout (pkg/proxy/iptables/proxier.go): PREROUTING and OUTPUT jump to
+ * KUBE-SERVICES; one rule per service port there jumps to KUBE-SVC-<hash>, which
+ * marks off-cluster sources for masquerade and picks an endpoint chain
+ * KUBE-SEP-<hash> with `statistic --mode random` probabilities 1/n, 1/(n-1), ...;
+ * each KUBE-SEP DNATs to its endpoint. Chain hashes follow kube-proxy: base32 of
+ * SHA-256 over "namespace/name:port" + protocol (+ endpoint), first 16 chars.
+ * Pure: the lab pipes the text to iptables-restore --noflush in a node namespace.
+ */
+import { createHash } from 'node:crypto';
+
+export interface LabService {
+  namespace: string;
+  name: string;
+  portName: string;
+  clusterIp: string;
+  port: number;
+  protocol: 'tcp';
+  endpoints: { ip: string; port: number }[];
+}
+
+const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** RFC 4648 base32 with padding, as Go's base32.StdEncoding. */
+export function base32(buf: Buffer): string {
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of buf) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += B32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += B32[(value << (5 - bits)) & 31];
+  while (out.length % 8) out += '=';
+  return out;
+}
+
+function hash16(text: string): string {
+  return base32(createHash('sha256').update(text).digest()).slice(0, 16);
+}
+
+export function servicePortName(s: LabService): string {
+  return `${s.namespace}/${s.name}${s.portName ? `:${s.portName}` : ''}`;
+}
+
+export function svcChain(s: LabService): string {
+  return `KUBE-SVC-${hash16(servicePortName(s) + s.protocol)}`;
+}
+
+export function sepChain(s: LabService, ep: { ip: string; port: number }): string {
+  return `KUBE-SEP-${hash16(servicePortName(s) + s.protocol + `${ep.ip}:${ep.port}`)}`;
+}
+
+/** Chains and hooks that exist once per node, as kube-proxy creates them at start. */
+export function renderBase(): string {
+  return [
+    '*nat',
+    ':KUBE-SERVICES - [0:0]',
+    ':KUBE-NODEPORTS - [0:0]',
+    ':KUBE-POSTROUTING - [0:0]',
+    ':KUBE-MARK-MASQ - [0:0]',
+    '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
+    '-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN',
+    '-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000',
+    '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully',
+    '-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000',
+    '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
+    'COMMIT',
+    '',
+  ].join('\n');
+}
+
+function clusterIpMatch(s: LabService): string {
+  return `-d ${s.clusterIp}/32 -p ${s.protocol} -m comment --comment "${servicePortName(s)} cluster IP" -m ${s.protocol} --dport ${s.port}`;
+}
+
+/** Lines (inside a *nat table) that add Services; the KUBE-SERVICES rules go in front of the nodeports rule. */
+export function renderServicesAdd(services: readonly LabService[], clusterCidr: string): string {
+  const decl: string[] = [];
+  const rules: string[] = [];
+  for (const s of services) {
+    const svc = svcChain(s);
+    decl.push(`:${svc} - [0:0]`);
+    rules.push(`-I KUBE-SERVICES 1 ${clusterIpMatch(s)} -j ${svc}`);
+    rules.push(`-A ${svc} ! -s ${clusterCidr} ${clusterIpMatch(s)} -j KUBE-MARK-MASQ`);
+    const n = s.endpoints.length;
+    s.endpoints.forEach((ep, i) => {
+      const sep = sepChain(s, ep);
+      const comment = `-m comment --comment "${servicePortName(s)} -> ${ep.ip}:${ep.port}"`;
+      const remaining = n - i;
+      const pick = remaining > 1 ? ` -m statistic --mode random --probability ${(1 / remaining).toFixed(11)}` : '';
+      rules.push(`-A ${svc} ${comment}${pick} -j ${sep}`);
+      decl.push(`:${sep} - [0:0]`);
+      rules.push(`-A ${sep} -s ${ep.ip}/32 -m comment --comment "${servicePortName(s)}" -j KUBE-MARK-MASQ`);
+      rules.push(`-A ${sep} -p ${s.protocol} -m comment --comment "${servicePortName(s)}" -m ${s.protocol} -j DNAT --to-destination ${ep.ip}:${ep.port}`);
+    });
+  }
+  return ['*nat', ...decl, ...rules, 'COMMIT', ''].join('\n');
+}
+
+/** Lines that remove Services: their KUBE-SERVICES rule, then their chains. */
+export function renderServicesDelete(services: readonly LabService[]): string {
+  const lines: string[] = ['*nat'];
+  const chains: string[] = [];
+  for (const s of services) {
+    const svc = svcChain(s);
+    lines.push(`-D KUBE-SERVICES ${clusterIpMatch(s)} -j ${svc}`);
+    chains.push(svc, ...s.endpoints.map((ep) => sepChain(s, ep)));
+  }
+  for (const c of chains) lines.push(`-F ${c}`);
+  for (const c of chains) lines.push(`-X ${c}`);
+  return [...lines, 'COMMIT', ''].join('\n');
+}

@@ -1,0 +1,92 @@
+/**
+ * A lab: N lab nodes on this machine, each a network namespace acting as the
+ * host with pod namespaces behind a bridge, kube-proxy's iptables chains in
+ * every node, and one cni-bench agent per node running in its first pod. The
+ * lab owns everything it creates and `destroy` removes all of it; leftovers of
+ * a lab that was killed are removed when the next one starts.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { spawnLongRunning, type LongRunning } from '../core/process.js';
+import { removeLeftovers } from './cleanup.js';
+import { createTopology, deleteNamespaces, listNamespaces } from './netns.js';
+import { labNamespacePrefix, planLab, type LabPlan } from './plan.js';
+import { LabIptablesServices } from './services.js';
+import { labRunDir, removeLabState, writeLabState } from './state.js';
+
+const AGENT_MAIN = fileURLToPath(new URL('../agent/main.js', import.meta.url));
+
+export interface LabOptions {
+  nodes: number;
+  log: Logger;
+  id?: string;
+}
+
+export class Lab {
+  private readonly agents: LongRunning[] = [];
+  private destroyed = false;
+
+  private constructor(
+    readonly plan: LabPlan,
+    readonly services: LabIptablesServices,
+    private readonly log: Logger,
+  ) {}
+
+  /** Unix socket path agents use to reach the collector (control traffic never crosses the lab's links). */
+  get controlSocket(): string {
+    return join(labRunDir(this.plan.id), 'collector.sock');
+  }
+
+  static async create(opts: LabOptions): Promise<Lab> {
+    const id = opts.id ?? randomBytes(4).toString('hex');
+    const plan = planLab(id, opts.nodes);
+    await removeLeftovers(opts.log);
+    await writeLabState(id);
+    await mkdir(labRunDir(id), { recursive: true });
+    const lab = new Lab(plan, new LabIptablesServices(plan), opts.log);
+    try {
+      await createTopology(plan);
+      await lab.services.init();
+    } catch (err) {
+      await lab.destroy();
+      throw new CniBenchError(ErrorCodes.LAB, `cannot create lab: ${(err as Error).message}`, { cause: err });
+    }
+    opts.log.info('lab created', { id, nodes: plan.nodes.length });
+    return lab;
+  }
+
+  /** Starts one agent per node inside the node's first pod namespace. */
+  startAgents(collectorAddress: string, extraArgs: string[] = []): void {
+    for (const node of this.plan.nodes) {
+      const pod = node.pods[0];
+      if (!pod) continue;
+      const args = [
+        'netns', 'exec', pod.ns, process.execPath, '--enable-source-maps', AGENT_MAIN,
+        '--collector', collectorAddress,
+        '--node-name', node.name,
+        '--pod-name', `cni-bench-agent-${node.index}`,
+        '--pod-ip', pod.ip,
+        '--host-ip', node.underlayIp,
+        '--host-netns', `/run/netns/${node.ns}`,
+        '--label', `lab=${this.plan.id}`,
+        ...extraArgs,
+      ];
+      this.agents.push(spawnLongRunning('ip', args, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
+    }
+  }
+
+  /** Stops agents, kills anything left in the lab's namespaces and deletes them. Idempotent. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    await Promise.allSettled(this.agents.map((a) => a.stop()));
+    const mine = (await listNamespaces().catch(() => [] as string[])).filter((ns) => ns.startsWith(labNamespacePrefix(this.plan.id)));
+    await deleteNamespaces(mine);
+    await removeLabState(this.plan.id);
+    this.log.info('lab destroyed', { id: this.plan.id, namespaces: mine.length });
+  }
+}

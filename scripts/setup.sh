@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything cni-bench needs on a fresh Debian machine (run as root):
+# the measurement and dataplane tools from Debian, Node 24 and the project's
+# packages from npm, then builds. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool procps util-linux git)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm 11 blocks dependency install scripts unless allowed; the project runs none it needs.
+npm ci --no-audit --no-fund --loglevel=error
+# Node 24 comes from the `node` package (node_modules/.bin/node), which npm scripts put first on PATH.
+node_modules/.bin/node --version | grep -q '^v24\.' || { echo "setup: node_modules/.bin/node is not Node 24" >&2; exit 1; }
+npm run --silent build

@@ -1,0 +1,49 @@
+/**
+ * Snapshots of what a lab could leave behind on the machine: network namespaces,
+ * root-namespace links and iptables rules, lab state files, processes. Tests
+ * compare them before and after a lab run.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+
+export function labNamespaces(): string[] {
+  return execFileSync('ip', ['netns', 'list'])
+    .toString()
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter((n) => n.startsWith('cnib-'));
+}
+
+export function rootLinks(): string {
+  return execFileSync('ip', ['-o', 'link', 'show'])
+    .toString()
+    .split('\n')
+    .map((l) => l.split(':')[1]?.trim() ?? '')
+    .filter(Boolean)
+    .sort()
+    .join(',');
+}
+
+/** Root namespace nat and filter rules (counters stripped). */
+export function rootRules(): string {
+  const out: string[] = [];
+  for (const table of ['nat', 'filter']) {
+    try {
+      out.push(execFileSync('iptables-save', ['-t', table], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().replace(/^#.*$/gm, '').replace(/\[\d+:\d+\]/g, ''));
+    } catch {
+      out.push(`${table}: unreadable`);
+    }
+  }
+  return out.join('\n');
+}
+
+export function labProcesses(): string[] {
+  return execFileSync('ps', ['-eo', 'pid,args'])
+    .toString()
+    .split('\n')
+    .filter((l) => /agent\/main\.js|servers\/http-echo\.js|\biperf3 -[cs]\b|\bwrk -t/.test(l));
+}
+
+export function labStateFiles(dir = process.env.CNI_BENCH_RUN_DIR ?? '/run/cni-bench'): string[] {
+  return existsSync(`${dir}/labs`) ? readdirSync(`${dir}/labs`) : [];
+}

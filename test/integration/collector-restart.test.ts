@@ -1,0 +1,71 @@
+/**
+ * The collector is killed (SIGKILL) and restarted while agents are connected
+ * and a run is in progress: agents are back within 5 s, the run is marked
+ * interrupted with a reason, its jobs are cancelled on the agents, and results
+ * stored before the crash survive.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'cnib-restart-'));
+const procs: Proc[] = [];
+
+after(async () => {
+  await Promise.all(procs.map((p) => stop(p)));
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+test('agents survive a collector crash and the interrupted run is never left running', async () => {
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const base = `http://127.0.0.1:${httpPort}`;
+  const collectorArgs = ['--grpc-listen', `127.0.0.1:${grpcPort}`, '--http-host', '127.0.0.1', '--http-port', String(httpPort), '--db', join(tmp, 'c.db'), '--heartbeat-interval-ms', '500', '--liveness-timeout-ms', '3000'];
+  let collector = startNode(COLLECTOR_MAIN, collectorArgs);
+  procs.push(collector);
+  const health: number[] = [];
+  for (const node of ['node-a', 'node-b']) {
+    const hp = await freePort();
+    health.push(hp);
+    procs.push(startNode(AGENT_MAIN, ['--collector', `127.0.0.1:${grpcPort}`, '--node-name', node, '--pod-ip', '127.0.0.1', '--health-port', String(hp)]));
+  }
+  const connected = async () => (await getJson(`${base}/v1/agents`)).body.agents.filter((a: any) => a.connected).length === 2;
+  await waitFor('agents connected', connected, 20_000);
+
+  const scenario = (seconds: number) => JSON.stringify({ serverNode: 'node-a', clientNode: 'node-b', warmupSeconds: 0, durationSeconds: seconds, measurements: [{ kind: 'throughput', path: 'pod-to-pod' }] });
+  const first = (await getJson(`${base}/v1/runs`, { method: 'POST', body: scenario(1) })).body;
+  await waitFor('first run done', async () => (await getJson(`${base}/v1/runs/${first.id}`)).body.state === 'succeeded', 30_000);
+  const before = (await getJson(`${base}/v1/runs/${first.id}/report`)).body.rows[0].value;
+  assert.ok(before > 0);
+
+  const second = (await getJson(`${base}/v1/runs`, { method: 'POST', body: scenario(60) })).body;
+  await waitFor('iperf3 client running', () => execFileSync('ps', ['-eo', 'args']).toString().includes('iperf3 -c 127.0.0.1'), 10_000);
+
+  collector.child.kill('SIGKILL');
+  await collector.exited;
+  const t0 = Date.now();
+  collector = startNode(COLLECTOR_MAIN, collectorArgs);
+  procs.push(collector);
+  await waitFor('agents back', connected, 15_000, 50);
+  const backMs = Date.now() - t0;
+  assert.ok(backMs < 5000, `agents took ${backMs} ms to come back`);
+
+  const run = (await getJson(`${base}/v1/runs/${second.id}`)).body;
+  assert.equal(run.state, 'interrupted');
+  assert.match(run.reason, /collector restarted/);
+  assert.equal(run.phases[0].state, 'interrupted');
+
+  // The restarted collector does not know the run, so the agents are told to cancel its jobs.
+  for (const hp of health) await waitFor(`agent ${hp} idle`, async () => (await getJson(`http://127.0.0.1:${hp}/healthz`)).body.runningJobs === 0, 10_000);
+  await waitFor('no iperf3 left', () => !/\biperf3 -[cs]\b/.test(execFileSync('ps', ['-eo', 'args']).toString()), 10_000);
+
+  const after = (await getJson(`${base}/v1/runs/${first.id}/report`)).body.rows[0].value;
+  assert.equal(after, before);
+  const third = (await getJson(`${base}/v1/runs`, { method: 'POST', body: scenario(1) })).body;
+  await waitFor('a new run works after the restart', async () => (await getJson(`${base}/v1/runs/${third.id}`)).body.state === 'succeeded', 30_000);
+  process.stdout.write(`# agents reconnected ${backMs} ms after the collector restart\n`);
+});
