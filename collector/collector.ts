@@ -77,7 +77,7 @@ export async function startCollector(config: CollectorConfig, log: Logger, servi
       ready = false;
       clearInterval(sweeper);
       await orchestrator.shutdown();
-      await new Promise<void>((resolve) => grpcServer.tryShutdown(() => resolve()));
+      // Agent sessions are long-lived streams: no run needs them any more, so cut them.
       grpcServer.forceShutdown();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));

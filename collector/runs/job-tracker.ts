@@ -38,8 +38,16 @@ function failureOf(ev: JobEvent, meta: JobMeta): Error {
   return new CniBenchError(code, `agent ${meta.agentId}: ${ev.message || 'job failed'}`, { details: { agent: meta.agentId, jobId: meta.jobId } });
 }
 
+interface SampleWaiter {
+  agentId: string;
+  runId: string;
+  afterMs: number;
+  resolve: () => void;
+}
+
 export class JobTracker {
   private readonly jobs = new Map<string, TrackedJob>();
+  private readonly sampleWaiters = new Set<SampleWaiter>();
 
   constructor(private readonly store: Store) {}
 
@@ -57,6 +65,9 @@ export class JobTracker {
     if (!body) return;
     if (body.$case === 'sample') {
       this.store.addSample({ runId: body.value.runId, agentId, sample: body.value });
+      for (const w of this.sampleWaiters) {
+        if (w.agentId === agentId && w.runId === body.value.runId && body.value.timeMs >= w.afterMs) w.resolve();
+      }
       return;
     }
     if (body.$case === 'result') {
@@ -95,6 +106,31 @@ export class JobTracker {
         this.check(job);
       }
     }
+  }
+
+  /**
+   * Resolves once `agentId` has delivered a dataplane sample of `runId` taken at
+   * or after `afterMs`, so a phase's counters are read before the next phase
+   * sends traffic. Resolves false on timeout (the report then says "no sample").
+   */
+  waitForSample(agentId: string, runId: string, afterMs: number, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const w: SampleWaiter = {
+        agentId,
+        runId,
+        afterMs,
+        resolve: () => {
+          clearTimeout(timer);
+          this.sampleWaiters.delete(w);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.sampleWaiters.delete(w);
+        resolve(false);
+      }, timeoutMs);
+      this.sampleWaiters.add(w);
+    });
   }
 
   waitForState(jobId: string, state: JobState, timeoutMs: number, signal?: AbortSignal): Promise<void> {

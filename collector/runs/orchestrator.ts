@@ -5,7 +5,6 @@
  * and stores what comes back. Whatever happens, it cancels its jobs on the agents
  * and removes its Services before the run is marked ended.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { JobState, type Job } from '../../gen/cnibench/v1/agent.js';
@@ -107,8 +106,6 @@ export class Orchestrator {
         });
         if (!ok) failed++;
       }
-      // One more sample interval, so every phase has a dataplane sample after its end.
-      if (!signal.aborted) await sleep(scenario.sampleIntervalMs + 200, undefined, { signal }).catch(() => undefined);
     } catch (err) {
       fatal = asCniBenchError(err);
     } finally {
@@ -156,7 +153,9 @@ export class Orchestrator {
       store.upsertPhase({ ...base, detail });
       if (m.warmupSeconds > 0) await this.client(ctx, index, m, target, m.warmupSeconds, true);
       await this.client(ctx, index, m, target, m.durationSeconds, false);
-      store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
+      const endedMs = Date.now();
+      store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs });
+      await this.settle(ctx, endedMs);
       return true;
     } catch (err) {
       const e = asCniBenchError(err);
@@ -166,6 +165,15 @@ export class Orchestrator {
       if (cancelled || e.code === ErrorCodes.AGENT_LOST) throw e;
       return false;
     }
+  }
+
+  /**
+   * Waits for a dataplane sample from each node taken after the phase ended, so
+   * the phase's counters are complete before the next phase sends traffic.
+   */
+  private async settle(ctx: RunContext, endedMs: number): Promise<void> {
+    const timeout = ctx.scenario.sampleIntervalMs * 2 + 5000;
+    await Promise.all([...new Set([ctx.plan.server, ctx.plan.client])].map((a) => this.deps.tracker.waitForSample(a.id, ctx.runId, endedMs, timeout)));
   }
 
   private async target(ctx: RunContext, m: ScenarioMeasurement): Promise<{ host: string; port: number; via: string }> {

@@ -57,7 +57,7 @@ export const scenarioSchema = z
     /** Allow server and client on the same node (default: refuse). */
     allowSameNode: z.boolean().default(false),
     sampleIntervalMs: z.number().int().min(100).max(60_000).default(1000),
-    measurements: z.array(measurement).min(1).max(500).default(DEFAULT_MEASUREMENTS as z.output<typeof measurement>[]),
+    measurements: z.array(measurement).min(1).max(500).prefault(DEFAULT_MEASUREMENTS),
   })
   .superRefine((s, ctx) => {
     if (s.serverNode && s.clientNode && s.serverNode === s.clientNode && !s.allowSameNode) {

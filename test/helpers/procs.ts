@@ -14,7 +14,9 @@ export const CLI_MAIN = `${DIST}cli/main.js`;
 
 export interface Proc {
   child: ChildProcess;
+  /** stdout and stderr interleaved. */
   output: () => string;
+  stdout: () => string;
   exited: Promise<number | null>;
 }
 
@@ -22,10 +24,14 @@ export interface Proc {
 export function startNode(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
   const child = spawn(process.execPath, ['--enable-source-maps', script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  let stdout = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+    stdout += d.toString();
+  });
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig ? 128 : null))));
-  return { child, output: () => out, exited };
+  return { child, output: () => out, stdout: () => stdout, exited };
 }
 
 export async function freePort(): Promise<number> {

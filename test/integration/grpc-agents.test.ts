@@ -124,7 +124,7 @@ test('bad input gets 400 naming the field; a tool missing on the chosen node get
   assert.equal(r.status, 422);
   assert.equal(r.body.code, 'E_TOOL_MISSING');
   assert.match(r.body.message, /tool 'wrk' is not installed on node 'node-c'/);
-  r = await post(JSON.stringify({ serverNode: 'node-z' }));
+  r = await post(JSON.stringify({ serverNode: 'node-z', measurements: [{ kind: 'throughput', path: 'pod-to-pod' }] }));
   assert.equal(r.status, 422);
   assert.match(r.body.message, /serverNode: no connected agent on node 'node-z'/);
   assert.equal((await getJson(`${collector.httpUrl}/v1/runs/nope`)).status, 404);

@@ -23,7 +23,7 @@ test('the default scenario runs on a 3-node lab and proves its Service path', { 
   const code = await lab.exited;
   const out = lab.output();
   assert.equal(code, 0, out);
-  const report = JSON.parse(out.slice(out.indexOf('{\n'), out.lastIndexOf('}') + 1));
+  const report = JSON.parse(lab.stdout());
   assert.equal(report.run.state, 'succeeded');
   assert.equal(report.rows.length, 6);
   for (const row of report.rows) {

@@ -21,6 +21,8 @@ test('an empty scenario gets the study defaults with ids and durations', () => {
     ['tput-pod-to-pod-p1', 'tput-pod-to-pod-p8', 'tput-service-p8', 'http-ka-pod-to-pod-c64', 'http-ka-service-c64', 'http-sc-service-c64'],
   );
   assert.ok(s.measurements.every((m) => m.durationSeconds === 10 && m.warmupSeconds === 2));
+  assert.deepEqual(s.measurements.map((m) => m.tool), ['iperf3', 'iperf3', 'iperf3', 'wrk', 'wrk', 'wrk']);
+  assert.deepEqual(s.measurements.map((m) => (m.kind === 'http' ? `${m.mode}/${m.connections}/${m.server}` : m.streams)), [1, 8, 8, 'keepalive/64/http-echo', 'keepalive/64/http-echo', 'short-connection/64/http-echo']);
   assert.ok(Object.isFrozen(s));
 });
 
