@@ -5,7 +5,7 @@
  * directly in the same client pod namespace against an identical server behind
  * an identical Service. Prints medians and the ratio; asserts nothing.
  *
- *   npm run bench:lab-fidelity -- [--rounds 3] [--duration 5]
+ *   npm run bench:lab-fidelity -- [--rounds 6] [--duration 5] [--sample-interval MS]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,9 +21,11 @@ import { run, spawnLongRunning } from '../core/process.js';
 import { Lab } from '../lab/lab.js';
 
 const ECHO = fileURLToPath(new URL('../agent/servers/http-echo.js', import.meta.url));
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '5' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, duration: { type: 'string', default: '5' }, 'sample-interval': { type: 'string' }, 'fresh-direct': { type: 'boolean', default: false } } });
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);
+/** Both paths get the same unrecorded warm-up (the lab default). */
+const WARMUP_SECONDS = 2;
 const log = createLogger({ component: 'bench' }, 'warn');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
@@ -46,6 +48,7 @@ try {
   const [server, client] = lab.plan.nodes;
   if (!server?.pods[0] || !client?.pods[0]) throw new Error('lab has no pods');
   const echo = spawnLongRunning('ip', ['netns', 'exec', server.pods[0].ns, process.execPath, ECHO, '--port', '8081']);
+  const clientNs = client.pods[0].ns;
   const svc = await lab.services.expose('bench-direct', 80, [{ ip: server.pods[0].ip, port: 8081 }]);
   await sleep(500);
 
@@ -54,23 +57,57 @@ try {
     { mode: 'keepalive' as const, keepalive: true },
   ];
   const results = new Map<string, { harness: number[]; direct: number[] }>(modes.map((m) => [m.mode, { harness: [], direct: [] }]));
+  const viaHarness = async (m: (typeof modes)[number]): Promise<number> => {
+    const created = collector.api.create({
+      ...(values['sample-interval'] ? { sampleIntervalMs: Number(values['sample-interval']) } : {}),
+      warmupSeconds: WARMUP_SECONDS,
+      durationSeconds: duration,
+      measurements: [{ kind: 'http', path: 'service', mode: m.mode, connections: 64 }],
+    });
+    await collector.orchestrator.wait(created.id);
+    return collector.api.reportModel(created.id).rows[0]?.value ?? NaN;
+  };
+  let freshCount = 0;
+  const direct = async (m: (typeof modes)[number]): Promise<number> => {
+    if (!values['fresh-direct']) return directOn(m, svc);
+    // Like the harness: a new server process behind a new Service for every run.
+    const n = ++freshCount;
+    const server0 = server.pods[0];
+    if (!server0) throw new Error('no server pod');
+    const fresh = spawnLongRunning('ip', ['netns', 'exec', server0.ns, process.execPath, ECHO, '--port', String(8100 + n)]);
+    const freshSvc = await lab.services.expose(`bench-fresh-${n}`, 80, [{ ip: server0.ip, port: 8100 + n }]);
+    await sleep(300);
+    try {
+      return await directOn(m, freshSvc);
+    } finally {
+      await fresh.stop();
+      await lab.services.remove(`bench-fresh-${n}`);
+    }
+  };
+  const directOn = async (m: (typeof modes)[number], svc: { ip: string; port: number }): Promise<number> => {
+    const args = (seconds: number) => wrk.buildClientArgs({ targetHost: svc.ip, targetPort: svc.port, durationSeconds: seconds, connections: 64, threads: 2, keepalive: m.keepalive, path: '/' });
+    await run('ip', ['netns', 'exec', clientNs, 'wrk', ...args(WARMUP_SECONDS)], { tool: 'wrk' });
+    const out = await run('ip', ['netns', 'exec', clientNs, 'wrk', ...args(duration)], { tool: 'wrk' });
+    const parsed = wrk.parse(out.stdout, { targetHost: svc.ip, targetPort: svc.port, durationSeconds: duration });
+    return parsed.kind?.$case === 'http' ? parsed.kind.value.requestsPerSecond : NaN;
+  };
   for (let r = 0; r < rounds; r++) {
     for (const m of modes) {
-      const created = collector.api.create({ warmupSeconds: 1, durationSeconds: duration, measurements: [{ kind: 'http', path: 'service', mode: m.mode, connections: 64 }] });
-      await collector.orchestrator.wait(created.id);
-      const row = collector.api.reportModel(created.id).rows[0];
-      results.get(m.mode)?.harness.push(row?.value ?? NaN);
-
-      const args = (seconds: number) => wrk.buildClientArgs({ targetHost: svc.ip, targetPort: svc.port, durationSeconds: seconds, connections: 64, threads: 2, keepalive: m.keepalive, path: '/' });
-      await run('ip', ['netns', 'exec', client.pods[0].ns, 'wrk', ...args(1)], { tool: 'wrk' });
-      const out = await run('ip', ['netns', 'exec', client.pods[0].ns, 'wrk', ...args(duration)], { tool: 'wrk' });
-      const parsed = wrk.parse(out.stdout, { targetHost: svc.ip, targetPort: svc.port, durationSeconds: duration });
-      results.get(m.mode)?.direct.push(parsed.kind?.$case === 'http' ? parsed.kind.value.requestsPerSecond : NaN);
-      process.stderr.write(`round ${r + 1}/${rounds} ${m.mode}: cni-bench ${results.get(m.mode)?.harness.at(-1)?.toFixed(0)} req/s, direct ${results.get(m.mode)?.direct.at(-1)?.toFixed(0)} req/s\n`);
+      const res = results.get(m.mode);
+      if (!res) continue;
+      // Alternate which goes first (ABBA), so drift and order effects cancel out.
+      if (r % 2 === 0) {
+        res.harness.push(await viaHarness(m));
+        res.direct.push(await direct(m));
+      } else {
+        res.direct.push(await direct(m));
+        res.harness.push(await viaHarness(m));
+      }
+      process.stderr.write(`round ${r + 1}/${rounds} ${m.mode}: cni-bench ${res.harness.at(-1)?.toFixed(0)} req/s, direct ${res.direct.at(-1)?.toFixed(0)} req/s\n`);
     }
   }
   await echo.stop();
-  process.stdout.write(`\nlab fidelity: HTTP c64 through a lab ClusterIP, ${rounds} rounds x ${duration} s, alternating\n\n`);
+  process.stdout.write(`\nlab fidelity: HTTP c64 through a lab ClusterIP, ${rounds} rounds x ${duration} s, alternating; direct server ${values['fresh-direct'] ? 'fresh per run (as the harness)' : 'long-lived'}\n\n`);
   process.stdout.write('| mode | cni-bench median req/s | direct wrk median req/s | ratio (cni-bench / direct) | cni-bench samples | direct samples |\n|---|---:|---:|---:|---|---|\n');
   for (const [mode, r] of results) {
     const h = median(r.harness);

@@ -12,6 +12,13 @@ import { CLUSTER_CIDR, type LabPlan } from './plan.js';
 export class LabIptablesServices implements ServiceFrontend {
   readonly description = 'lab kube-proxy iptables';
   private readonly services = new Map<string, LabService>();
+  /**
+   * A name keeps its ClusterIP for the lab's lifetime. A Service re-created at a
+   * new IP right after the old one went away makes new connections clash with the
+   * old ones' conntrack entries (same endpoint tuple, still in TIME_WAIT), which
+   * showed up as short-connection runs at a third of their rate.
+   */
+  private readonly ips = new Map<string, string>();
   private nextIp = 10;
 
   constructor(private readonly plan: LabPlan) {}
@@ -27,15 +34,19 @@ export class LabIptablesServices implements ServiceFrontend {
     await this.restore(renderBase());
   }
 
-  private allocate(): string {
+  private allocate(name: string): string {
+    const known = this.ips.get(name);
+    if (known) return known;
     const n = this.nextIp++;
     if (n > 65_000) throw new CniBenchError(ErrorCodes.LAB, 'lab service range 198.19.0.0/16 exhausted');
-    return `198.19.${Math.floor(n / 256)}.${n % 256}`;
+    const ip = `198.19.${Math.floor(n / 256)}.${n % 256}`;
+    this.ips.set(name, ip);
+    return ip;
   }
 
   async expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress> {
     if (this.services.has(name)) throw new CniBenchError(ErrorCodes.CONFLICT, `lab service '${name}' exists`);
-    const svc: LabService = { namespace: 'cni-bench', name, portName: 'p', clusterIp: this.allocate(), port, protocol: 'tcp', endpoints };
+    const svc: LabService = { namespace: 'cni-bench', name, portName: 'p', clusterIp: this.allocate(name), port, protocol: 'tcp', endpoints };
     await this.restore(renderServicesAdd([svc], CLUSTER_CIDR));
     this.services.set(name, svc);
     return { ip: svc.clusterIp, port };

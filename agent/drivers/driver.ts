@@ -30,6 +30,8 @@ export interface ClientDriver {
   readonly binary: string;
   /** What kind of measurement the client produces. */
   readonly kind: 'throughput' | 'http';
+  /** Exit codes after which stdout still goes to `parse` (a tool that reports its own errors in its output). */
+  readonly okExitCodes?: readonly number[];
   buildClientArgs(spec: ClientSpec): string[];
   /** Throws a CniBenchError(E_PARSE or E_TOOL_FAILED) naming the tool; never returns zeros for garbage. */
   parse(stdout: string, spec: ClientSpec): Measurement;

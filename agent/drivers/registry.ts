@@ -9,6 +9,3 @@ import { wrk } from './wrk.js';
 
 export const clientDrivers: ReadonlyMap<string, ClientDriver> = new Map([iperf3, wrk].map((d) => [d.tool, d]));
 export const serverDrivers: ReadonlyMap<string, ServerDriver> = new Map([iperf3, httpEcho].map((d) => [d.tool, d]));
-
-/** Tools that ship inside the agent and need no binary on the node. */
-export const builtinTools: ReadonlySet<string> = new Set([httpEcho.tool]);

@@ -9,7 +9,8 @@ import { run, spawnLongRunning } from '../../core/process.js';
 import type { Logger } from '../../core/log.js';
 import { JobState, type Job, type RunClient, type StartServer } from '../../gen/cnibench/v1/agent.js';
 import type { ClientSpec } from '../drivers/driver.js';
-import { builtinTools, clientDrivers, serverDrivers } from '../drivers/registry.js';
+import { BUILTIN_TOOLS } from '../../core/tools.js';
+import { clientDrivers, serverDrivers } from '../drivers/registry.js';
 import type { Outbox } from '../outbox.js';
 import { waitForListen } from '../readiness.js';
 import type { DataplaneSampler } from '../samplers/dataplane-sampler.js';
@@ -54,12 +55,15 @@ export class JobRunner {
     const entry: Active = { runId: job.runId, abort: new AbortController() };
     this.active.set(job.jobId, entry);
     this.event(job, JobState.JOB_STATE_ACCEPTED, '');
+    const signal = entry.abort.signal;
     const work =
       kind.$case === 'startServer'
-        ? this.startServer(job, kind.value, entry.abort.signal)
+        ? this.startServer(job, kind.value, signal)
         : kind.$case === 'runClient'
-          ? this.runClient(job, kind.value, entry.abort.signal)
-          : this.sample(job, kind.value.intervalMs, entry.abort.signal);
+          ? this.runClient(job, kind.value, signal)
+          : kind.$case === 'sampleOnce'
+            ? this.sampleOnce(job, signal)
+            : this.sample(job, kind.value.intervalMs, signal);
     work
       .then(() => this.event(job, entry.abort.signal.aborted ? JobState.JOB_STATE_CANCELLED : JobState.JOB_STATE_SUCCEEDED, ''))
       .catch((err: unknown) => {
@@ -87,7 +91,7 @@ export class JobRunner {
   }
 
   private requireTool(tool: string): void {
-    if (!builtinTools.has(tool) && this.deps.toolVersion(tool) === undefined) {
+    if (!BUILTIN_TOOLS.has(tool) && this.deps.toolVersion(tool) === undefined) {
       throw new CniBenchError(ErrorCodes.TOOL_MISSING, `tool '${tool}' is not installed on this node`, { details: { tool } });
     }
   }
@@ -134,8 +138,7 @@ export class JobRunner {
       tool: spec.tool,
       signal,
       timeoutMs: spec.durationSeconds * 1000 + CLIENT_GRACE_MS,
-      // iperf3 -J reports its own errors as JSON with exit 1; the parser turns them into coded errors.
-      okExitCodes: driver.tool === 'iperf3' ? [0, 1] : [0],
+      okExitCodes: driver.okExitCodes ?? [0],
     });
     let measurement;
     try {
@@ -162,12 +165,15 @@ export class JobRunner {
     });
   }
 
+  private async sampleOnce(job: Job, signal: AbortSignal): Promise<void> {
+    const s = await this.deps.sampler.sample(signal);
+    if (!signal.aborted) this.deps.outbox.push({ $case: 'sample', value: { ...s, runId: job.runId, samplingJobId: job.jobId } });
+  }
+
   private async sample(job: Job, intervalMs: number, signal: AbortSignal): Promise<void> {
     const every = Math.max(100, intervalMs || 1000);
     while (!signal.aborted) {
-      const s = await this.deps.sampler.sample(signal);
-      if (signal.aborted) break;
-      this.deps.outbox.push({ $case: 'sample', value: { ...s, runId: job.runId, samplingJobId: job.jobId } });
+      await this.sampleOnce(job, signal);
       await sleep(every, undefined, { signal }).catch(() => undefined);
     }
   }

@@ -50,7 +50,7 @@ export class RunServiceImpl {
       getRun: unary((req: { id: string }) => toRunMessage(api.get(req.id))),
       getReport: unary((req: { id: string; format: string }) => api.report(req.id, req.format || 'json')),
       cancelRun: unary(async (req: { id: string }) => toRunMessage(await api.cancel(req.id))),
-      listAgents: unary(() => ({ agents: api.agents().map((a) => ({ ...a })) })),
+      listAgents: unary(() => ({ agents: api.agents() })),
     });
   }
 }

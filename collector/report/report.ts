@@ -33,12 +33,10 @@ function sumSep(s: DataplaneSample): number {
   return s.chains.filter((c) => c.chain.startsWith('KUBE-SEP-')).reduce((n, c) => n + Number(c.packets), 0);
 }
 
-/** Delta of KUBE-SEP packet counters between the last sample before `from` and the first after `to`. */
-export function dnatDelta(samples: DataplaneSample[], from: number, to: number): number | null {
-  const ok = samples.filter((s) => !s.errors.some((e) => e.startsWith('iptables')));
-  const before = ok.filter((s) => s.timeMs <= from).at(-1) ?? ok.find((s) => s.timeMs >= from && s.timeMs <= to);
-  const after = ok.find((s) => s.timeMs >= to);
-  if (!before || !after || after === before) return null;
+/** Delta of KUBE-SEP packet counters between two samples; null when either is missing or its iptables read failed. */
+export function dnatDelta(before: DataplaneSample | undefined, after: DataplaneSample | undefined): number | null {
+  const usable = (s: DataplaneSample | undefined): s is DataplaneSample => s !== undefined && !s.errors.some((e) => e.startsWith('iptables'));
+  if (!usable(before) || !usable(after)) return null;
   return sumSep(after) - sumSep(before);
 }
 
@@ -72,11 +70,19 @@ function valueOf(r: JobResult): { value: number; unit: string; details: ReportRo
 export function buildReport(run: RunRecord, phases: PhaseRecord[], results: ResultRecord[], samples: SampleRecord[]): ReportModel {
   const scenario = run.scenario as { name?: string };
   const rows = phases.map((p): ReportRow => {
-    const detail = p.detail as { measurement?: { id?: string; path?: string; tool?: string }; clientNode?: string };
+    const detail = p.detail as {
+      measurement?: { id?: string; path?: string; tool?: string };
+      clientNode?: string;
+      startSamples?: Record<string, string>;
+      endSamples?: Record<string, string>;
+    };
     const m = detail.measurement ?? {};
     const res = results.find((r) => r.phaseIndex === p.index && !r.warmup);
     const v = res ? valueOf(res.result) : undefined;
-    const clientSamples = samples.filter((s) => s.agentId === detail.clientNode).map((s) => s.sample);
+    const boundary = (ids?: Record<string, string>) => {
+      const jobId = detail.clientNode ? ids?.[detail.clientNode] : undefined;
+      return jobId ? samples.find((s) => s.sample.samplingJobId === jobId)?.sample : undefined;
+    };
     return {
       id: m.id ?? `phase-${p.index}`,
       measurement: p.name,
@@ -88,7 +94,7 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
       status: p.state,
       error: p.error,
       details: v?.details ?? {},
-      dnatConnections: p.startedMs && p.endedMs ? dnatDelta(clientSamples, p.startedMs, p.endedMs) : null,
+      dnatConnections: dnatDelta(boundary(detail.startSamples), boundary(detail.endSamples)),
       warnings: res?.result.warnings ?? [],
     };
   });

@@ -38,16 +38,10 @@ function failureOf(ev: JobEvent, meta: JobMeta): Error {
   return new CniBenchError(code, `agent ${meta.agentId}: ${ev.message || 'job failed'}`, { details: { agent: meta.agentId, jobId: meta.jobId } });
 }
 
-interface SampleWaiter {
-  agentId: string;
-  runId: string;
-  afterMs: number;
-  resolve: () => void;
-}
-
 export class JobTracker {
   private readonly jobs = new Map<string, TrackedJob>();
-  private readonly sampleWaiters = new Set<SampleWaiter>();
+  /** Sampling job id -> resolver, for one-shot boundary samples. */
+  private readonly sampleWaiters = new Map<string, () => void>();
 
   constructor(private readonly store: Store) {}
 
@@ -65,9 +59,7 @@ export class JobTracker {
     if (!body) return;
     if (body.$case === 'sample') {
       this.store.addSample({ runId: body.value.runId, agentId, sample: body.value });
-      for (const w of this.sampleWaiters) {
-        if (w.agentId === agentId && w.runId === body.value.runId && body.value.timeMs >= w.afterMs) w.resolve();
-      }
+      this.sampleWaiters.get(body.value.samplingJobId)?.();
       return;
     }
     if (body.$case === 'result') {
@@ -109,27 +101,20 @@ export class JobTracker {
   }
 
   /**
-   * Resolves once `agentId` has delivered a dataplane sample of `runId` taken at
-   * or after `afterMs`, so a phase's counters are read before the next phase
-   * sends traffic. Resolves false on timeout (the report then says "no sample").
+   * Resolves true once the sample of one-shot sampling job `jobId` is stored,
+   * false on timeout (the report then has no boundary for that phase).
    */
-  waitForSample(agentId: string, runId: string, afterMs: number, timeoutMs: number): Promise<boolean> {
+  waitForSample(jobId: string, timeoutMs: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const w: SampleWaiter = {
-        agentId,
-        runId,
-        afterMs,
-        resolve: () => {
-          clearTimeout(timer);
-          this.sampleWaiters.delete(w);
-          resolve(true);
-        },
-      };
       const timer = setTimeout(() => {
-        this.sampleWaiters.delete(w);
+        this.sampleWaiters.delete(jobId);
         resolve(false);
       }, timeoutMs);
-      this.sampleWaiters.add(w);
+      this.sampleWaiters.set(jobId, () => {
+        clearTimeout(timer);
+        this.sampleWaiters.delete(jobId);
+        resolve(true);
+      });
     });
   }
 

@@ -22,6 +22,7 @@ const READY_TIMEOUT_MS = 20_000;
 /** Clients are told to start this far in the future so they begin together. */
 const START_LEAD_MS = 300;
 const RESULT_SLACK_MS = 45_000;
+const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;
 
 export interface OrchestratorDeps {
   store: Store;
@@ -33,6 +34,11 @@ export interface OrchestratorDeps {
 }
 
 type ScenarioMeasurement = Scenario['measurements'][number];
+
+/** One Service per server tool, under a stable name (runs are exclusive, see RunsApi.create). */
+function serviceName(tool: string): string {
+  return `cni-bench-${tool}`;
+}
 
 interface RunContext {
   runId: string;
@@ -54,6 +60,11 @@ export class Orchestrator {
 
   isActive(runId: string): boolean {
     return this.active.has(runId);
+  }
+
+  /** Id of the run executing now, if any. */
+  activeRunId(): string | undefined {
+    return this.active.keys().next().value;
   }
 
   /** Starts executing a stored, pending run in the background. */
@@ -148,14 +159,15 @@ export class Orchestrator {
     const base: PhaseRecord = { runId: ctx.runId, index, name: measurementLabel(m), state: 'running', error: '', startedMs: Date.now(), endedMs: 0, detail: { measurement: m } };
     store.upsertPhase(base);
     try {
+      const startSamples = await this.boundarySample(ctx);
       const target = await this.target(ctx, m);
-      const detail = { measurement: m, serverNode: ctx.plan.server.id, clientNode: ctx.plan.client.id, target };
+      const detail: Record<string, unknown> = { measurement: m, serverNode: ctx.plan.server.id, clientNode: ctx.plan.client.id, target, startSamples };
       store.upsertPhase({ ...base, detail });
       if (m.warmupSeconds > 0) await this.client(ctx, index, m, target, m.warmupSeconds, true);
       await this.client(ctx, index, m, target, m.durationSeconds, false);
       const endedMs = Date.now();
+      detail.endSamples = await this.boundarySample(ctx);
       store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs });
-      await this.settle(ctx, endedMs);
       return true;
     } catch (err) {
       const e = asCniBenchError(err);
@@ -168,12 +180,23 @@ export class Orchestrator {
   }
 
   /**
-   * Waits for a dataplane sample from each node taken after the phase ended, so
-   * the phase's counters are complete before the next phase sends traffic.
+   * Takes a dataplane sample on each node of the run now and waits for it, so
+   * a phase's counters are read exactly at its boundaries (and the periodic
+   * sampler can stay slow enough not to disturb the measurement). Returns the
+   * sampling job id per node, recorded in the phase so the report finds them.
    */
-  private async settle(ctx: RunContext, endedMs: number): Promise<void> {
-    const timeout = ctx.scenario.sampleIntervalMs * 2 + 5000;
-    await Promise.all([...new Set([ctx.plan.server, ctx.plan.client])].map((a) => this.deps.tracker.waitForSample(a.id, ctx.runId, endedMs, timeout)));
+  private async boundarySample(ctx: RunContext): Promise<Record<string, string>> {
+    const ids: Record<string, string> = {};
+    await Promise.all(
+      [...new Set([ctx.plan.server, ctx.plan.client])].map((a) => {
+        const jobId = this.nextJobId(ctx);
+        ids[a.id] = jobId;
+        const seen = this.deps.tracker.waitForSample(jobId, BOUNDARY_SAMPLE_TIMEOUT_MS);
+        this.send(ctx, a, { $case: 'sampleOnce', value: {} }, { jobId });
+        return seen;
+      }),
+    );
+    return ids;
   }
 
   private async target(ctx: RunContext, m: ScenarioMeasurement): Promise<{ host: string; port: number; via: string }> {
@@ -187,7 +210,7 @@ export class Orchestrator {
     if (!services) throw new CniBenchError(ErrorCodes.VALIDATION, `path 'service' needs a service frontend, and this collector has none`, { details: { field: 'path' } });
     let svc = ctx.services.get(tool);
     if (!svc) {
-      svc = await services.expose(`${ctx.runId}-${tool}`, SERVICE_PORTS[tool] ?? port, [{ ip: podIp, port }]);
+      svc = await services.expose(serviceName(tool), SERVICE_PORTS[tool] ?? port, [{ ip: podIp, port }]);
       ctx.services.set(tool, svc);
     }
     return { host: svc.ip, port: svc.port, via: `Service ${services.description}` };
@@ -214,8 +237,12 @@ export class Orchestrator {
     await this.deps.tracker.waitForResult(jobId, seconds * 1000 + START_LEAD_MS + RESULT_SLACK_MS, ctx.signal);
   }
 
-  private send(ctx: RunContext, agent: AgentEntry, kind: NonNullable<Job['kind']>, meta: { phaseIndex?: number; warmup?: boolean } = {}): string {
-    const jobId = `${ctx.runId}-j${++ctx.jobSeq}`;
+  private nextJobId(ctx: RunContext): string {
+    return `${ctx.runId}-j${++ctx.jobSeq}`;
+  }
+
+  private send(ctx: RunContext, agent: AgentEntry, kind: NonNullable<Job['kind']>, meta: { phaseIndex?: number; warmup?: boolean; jobId?: string } = {}): string {
+    const jobId = meta.jobId ?? this.nextJobId(ctx);
     ctx.jobs.push(jobId);
     this.deps.tracker.expect({ jobId, runId: ctx.runId, agentId: agent.id, phaseIndex: meta.phaseIndex ?? null, warmup: meta.warmup ?? false });
     this.deps.registry.send(agent.id, { body: { $case: 'job', value: { jobId, runId: ctx.runId, kind } } });
@@ -232,7 +259,7 @@ export class Orchestrator {
       }
     }
     for (const [tool] of ctx.services) {
-      await this.deps.services?.remove(`${ctx.runId}-${tool}`).catch((err: unknown) => this.deps.log.warn('cannot remove service', { error: (err as Error).message }));
+      await this.deps.services?.remove(serviceName(tool)).catch((err: unknown) => this.deps.log.warn('cannot remove service', { error: (err as Error).message }));
     }
     for (const jobId of ctx.jobs) this.deps.tracker.forget(jobId);
   }

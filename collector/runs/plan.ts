@@ -4,6 +4,7 @@
  * on a snapshot of the registry, so a refusal can be returned to the API caller.
  */
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import { BUILTIN_TOOLS } from '../../core/tools.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { Scenario } from './scenario.js';
 
@@ -17,10 +18,8 @@ export function serverToolFor(m: Scenario['measurements'][number]): string {
   return m.kind === 'throughput' ? 'iperf3' : m.server;
 }
 
-const BUILTIN = new Set(['http-echo']);
-
 function hasTool(a: AgentEntry, tool: string): boolean {
-  return BUILTIN.has(tool) || a.info.tools.some((t) => t.name === tool);
+  return BUILTIN_TOOLS.has(tool) || a.info.tools.some((t) => t.name === tool);
 }
 
 function pick(agents: AgentEntry[], name: string | undefined, field: string, avoid?: AgentEntry): AgentEntry {

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { AgentStatus } from '../../gen/cnibench/v1/run.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { buildReport, type ReportModel } from '../report/report.js';
@@ -14,21 +15,6 @@ import { parseScenario } from './scenario.js';
 
 export interface RunView extends RunRecord {
   phases: Omit<PhaseRecord, 'runId'>[];
-}
-
-export interface AgentView {
-  agentId: string;
-  nodeName: string;
-  podIp: string;
-  hostIp: string;
-  kernel: string;
-  agentVersion: string;
-  connected: boolean;
-  lastSeenMs: number;
-  tools: string[];
-  iptablesBackend: string;
-  kubeServices: boolean;
-  outboxDropped: number;
 }
 
 /** Sortable, unique, short: time in base 36 plus random bits. */
@@ -43,9 +29,15 @@ export class RunsApi {
     private readonly registry: AgentRegistry,
   ) {}
 
-  /** Validates (400 naming the field), plans against connected agents (422), stores and starts the run. */
+  /**
+   * Validates (400 naming the field), plans against connected agents (422),
+   * stores and starts the run. One run at a time (409): runs share agents,
+   * server ports and Services, and a second load would distort the first.
+   */
   create(scenarioInput: unknown): RunView {
     const scenario = parseScenario(scenarioInput);
+    const busy = this.orchestrator.activeRunId();
+    if (busy) throw new CniBenchError(ErrorCodes.CONFLICT, `run '${busy}' is in progress; runs are exclusive`, { details: { running: busy } });
     const plan = this.orchestrator.plan(scenario);
     const id = newRunId();
     this.store.insertRun({ id, state: 'pending', reason: '', createdMs: Date.now(), startedMs: 0, endedMs: 0, scenario, cluster: {} });
@@ -86,7 +78,8 @@ export class RunsApi {
       : { contentType: 'application/json', body: `${JSON.stringify(model, null, 2)}\n` };
   }
 
-  agents(): AgentView[] {
+  /** The gRPC message type doubles as the REST shape, so both APIs list agents alike. */
+  agents(): AgentStatus[] {
     return this.registry.list().map((a) => ({
       agentId: a.id,
       nodeName: a.info.nodeName,

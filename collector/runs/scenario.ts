@@ -56,7 +56,8 @@ export const scenarioSchema = z
     clientNode: z.string().min(1).optional(),
     /** Allow server and client on the same node (default: refuse). */
     allowSameNode: z.boolean().default(false),
-    sampleIntervalMs: z.number().int().min(100).max(60_000).default(1000),
+    /** Periodic dataplane samples for the time series; phase boundaries are always sampled on top. */
+    sampleIntervalMs: z.number().int().min(100).max(600_000).default(5000),
     measurements: z.array(measurement).min(1).max(500).prefault(DEFAULT_MEASUREMENTS),
   })
   .superRefine((s, ctx) => {

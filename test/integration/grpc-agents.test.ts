@@ -137,6 +137,9 @@ test('DELETE cancels a running run and the agents stop its processes', async () 
   });
   assert.equal(res.status, 201);
   await waitFor('iperf3 client running', () => execFileSync('ps', ['-eo', 'args']).toString().includes('iperf3 -c 127.0.0.1'), 10_000);
+  const second = await getJson(`${collector.httpUrl}/v1/runs`, { method: 'POST', body: JSON.stringify({ measurements: [{ kind: 'throughput', path: 'pod-to-pod' }] }) });
+  assert.equal(second.status, 409, 'runs are exclusive');
+  assert.match(second.body.message, new RegExp(`run '${res.body.id}' is in progress`));
   const del = await getJson(`${collector.httpUrl}/v1/runs/${res.body.id}`, { method: 'DELETE' });
   assert.equal(del.status, 200);
   assert.equal(del.body.state, 'cancelled');

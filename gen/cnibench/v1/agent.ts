@@ -273,6 +273,7 @@ export interface Job {
     | { $case: "startSampling"; value: StartSampling }
     | { $case: "stopSampling"; value: StopSampling }
     | { $case: "cancel"; value: Cancel }
+    | { $case: "sampleOnce"; value: SampleOnce }
     | undefined;
 }
 
@@ -305,6 +306,10 @@ export interface HttpLoadSpec {
 
 export interface StartSampling {
   intervalMs: number;
+}
+
+/** Takes one dataplane sample now (phase boundaries), reported like periodic ones. */
+export interface SampleOnce {
 }
 
 export interface StopSampling {
@@ -3274,6 +3279,9 @@ export const Job: MessageFns<Job> = {
       case "cancel":
         Cancel.encode(message.kind.value, writer.uint32(58).fork()).join();
         break;
+      case "sampleOnce":
+        SampleOnce.encode(message.kind.value, writer.uint32(66).fork()).join();
+        break;
     }
     return writer;
   },
@@ -3347,6 +3355,14 @@ export const Job: MessageFns<Job> = {
             message.kind = { $case: "cancel", value: Cancel.decode(reader, reader.uint32()) };
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.kind = { $case: "sampleOnce", value: SampleOnce.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3389,6 +3405,10 @@ export const Job: MessageFns<Job> = {
         ? { $case: "stopSampling", value: StopSampling.fromJSON(object.stop_sampling) }
         : isSet(object.cancel)
         ? { $case: "cancel", value: Cancel.fromJSON(object.cancel) }
+        : isSet(object.sampleOnce)
+        ? { $case: "sampleOnce", value: SampleOnce.fromJSON(object.sampleOnce) }
+        : isSet(object.sample_once)
+        ? { $case: "sampleOnce", value: SampleOnce.fromJSON(object.sample_once) }
         : undefined,
     };
   },
@@ -3411,6 +3431,8 @@ export const Job: MessageFns<Job> = {
       obj.stopSampling = StopSampling.toJSON(message.kind.value);
     } else if (message.kind?.$case === "cancel") {
       obj.cancel = Cancel.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "sampleOnce") {
+      obj.sampleOnce = SampleOnce.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -3450,6 +3472,12 @@ export const Job: MessageFns<Job> = {
       case "cancel": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
           message.kind = { $case: "cancel", value: Cancel.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "sampleOnce": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "sampleOnce", value: SampleOnce.fromPartial(object.kind.value) };
         }
         break;
       }
@@ -3993,6 +4021,58 @@ export const StartSampling: MessageFns<StartSampling> = {
   fromPartial<I extends Exact<DeepPartial<StartSampling>, I>>(object: I): StartSampling {
     const message = createBaseStartSampling();
     message.intervalMs = object.intervalMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseSampleOnce(): SampleOnce {
+  return {};
+}
+
+export const SampleOnce: MessageFns<SampleOnce> = {
+  encode(_: SampleOnce, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SampleOnce {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSampleOnce();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): SampleOnce {
+    return {};
+  },
+
+  toJSON(_: SampleOnce): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SampleOnce>, I>>(base?: I): SampleOnce {
+    return SampleOnce.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SampleOnce>, I>>(_: I): SampleOnce {
+    const message = createBaseSampleOnce();
     return message;
   },
 };
