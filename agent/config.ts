@@ -39,8 +39,8 @@ function parseLabels(items: string[] | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of items ?? []) {
     const eq = item.indexOf('=');
-    if (eq <= 0) out[`invalid-label:${item}`] = '';
-    else out[item.slice(0, eq)] = item.slice(eq + 1);
+    if (eq <= 0) throw validationError([{ path: 'labels', message: `'${item}' is not key=value` }], 'agent config');
+    out[item.slice(0, eq)] = item.slice(eq + 1);
   }
   return out;
 }
@@ -73,8 +73,5 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     outboxLimit: values['outbox-limit'] ?? env.CNI_BENCH_OUTBOX_LIMIT,
     labels: parseLabels(values.label),
   };
-  for (const k of Object.keys(raw.labels)) {
-    if (k.startsWith('invalid-label:')) throw validationError([{ path: 'labels', message: `'${k.slice(14)}' is not key=value` }], 'agent config');
-  }
   return parseWith(schema, raw, 'agent config');
 }
