@@ -45,6 +45,18 @@ function parseLabels(items: string[] | undefined): Record<string, string> {
   return out;
 }
 
+/** The environment variables the agent reads, by config field (manifests are checked against this list). */
+export const AGENT_ENV = {
+  collector: 'CNI_BENCH_COLLECTOR',
+  nodeName: 'NODE_NAME',
+  podName: 'POD_NAME',
+  podIp: 'POD_IP',
+  hostIp: 'HOST_IP',
+  hostNetns: 'CNI_BENCH_HOST_NETNS',
+  healthPort: 'CNI_BENCH_HEALTH_PORT',
+  outboxLimit: 'CNI_BENCH_OUTBOX_LIMIT',
+} as const;
+
 /** Reads flags (`--collector`, `--node-name`, ...) over environment (`CNI_BENCH_COLLECTOR`, `NODE_NAME`, ...). */
 export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig {
   const { values } = parseArgs({
@@ -63,14 +75,14 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     },
   });
   const raw = {
-    collector: values.collector ?? env.CNI_BENCH_COLLECTOR,
-    nodeName: values['node-name'] ?? env.NODE_NAME ?? hostname(),
-    podName: values['pod-name'] ?? env.POD_NAME ?? hostname(),
-    podIp: values['pod-ip'] ?? env.POD_IP ?? firstIpv4(),
-    hostIp: values['host-ip'] ?? env.HOST_IP,
-    hostNetns: values['host-netns'] ?? env.CNI_BENCH_HOST_NETNS,
-    healthPort: values['health-port'] ?? env.CNI_BENCH_HEALTH_PORT,
-    outboxLimit: values['outbox-limit'] ?? env.CNI_BENCH_OUTBOX_LIMIT,
+    collector: values.collector ?? env[AGENT_ENV.collector],
+    nodeName: values['node-name'] ?? env[AGENT_ENV.nodeName] ?? hostname(),
+    podName: values['pod-name'] ?? env[AGENT_ENV.podName] ?? hostname(),
+    podIp: values['pod-ip'] ?? env[AGENT_ENV.podIp] ?? firstIpv4(),
+    hostIp: values['host-ip'] ?? env[AGENT_ENV.hostIp],
+    hostNetns: values['host-netns'] ?? env[AGENT_ENV.hostNetns],
+    healthPort: values['health-port'] ?? env[AGENT_ENV.healthPort],
+    outboxLimit: values['outbox-limit'] ?? env[AGENT_ENV.outboxLimit],
     labels: parseLabels(values.label),
   };
   return parseWith(schema, raw, 'agent config');

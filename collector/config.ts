@@ -25,6 +25,16 @@ export function collectorConfig(input: z.input<typeof collectorConfigSchema>): C
   return parseWith(collectorConfigSchema, input, 'collector config');
 }
 
+/** The environment variables the collector reads, by config field (manifests are checked against this list). */
+export const COLLECTOR_ENV = {
+  grpcListen: 'CNI_BENCH_GRPC_LISTEN',
+  httpHost: 'CNI_BENCH_HTTP_HOST',
+  httpPort: 'CNI_BENCH_HTTP_PORT',
+  dbPath: 'CNI_BENCH_DB',
+  heartbeatIntervalMs: 'CNI_BENCH_HEARTBEAT_INTERVAL_MS',
+  livenessTimeoutMs: 'CNI_BENCH_LIVENESS_TIMEOUT_MS',
+} as const;
+
 export function loadCollectorConfig(argv: string[], env: NodeJS.ProcessEnv): CollectorConfig {
   const { values } = parseArgs({
     args: argv,
@@ -41,12 +51,12 @@ export function loadCollectorConfig(argv: string[], env: NodeJS.ProcessEnv): Col
   const pick = (flag: string | undefined, envName: string): string | undefined => flag ?? env[envName];
   const raw = Object.fromEntries(
     Object.entries({
-      grpcListen: pick(values['grpc-listen'], 'CNI_BENCH_GRPC_LISTEN'),
-      httpHost: pick(values['http-host'], 'CNI_BENCH_HTTP_HOST'),
-      httpPort: pick(values['http-port'], 'CNI_BENCH_HTTP_PORT'),
-      dbPath: pick(values.db, 'CNI_BENCH_DB'),
-      heartbeatIntervalMs: pick(values['heartbeat-interval-ms'], 'CNI_BENCH_HEARTBEAT_INTERVAL_MS'),
-      livenessTimeoutMs: pick(values['liveness-timeout-ms'], 'CNI_BENCH_LIVENESS_TIMEOUT_MS'),
+      grpcListen: pick(values['grpc-listen'], COLLECTOR_ENV.grpcListen),
+      httpHost: pick(values['http-host'], COLLECTOR_ENV.httpHost),
+      httpPort: pick(values['http-port'], COLLECTOR_ENV.httpPort),
+      dbPath: pick(values.db, COLLECTOR_ENV.dbPath),
+      heartbeatIntervalMs: pick(values['heartbeat-interval-ms'], COLLECTOR_ENV.heartbeatIntervalMs),
+      livenessTimeoutMs: pick(values['liveness-timeout-ms'], COLLECTOR_ENV.livenessTimeoutMs),
     }).filter(([, v]) => v !== undefined),
   );
   return parseWith(collectorConfigSchema, raw, 'collector config');
