@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { validationError } from '../core/errors.js';
 import { parseWith } from '../core/validate.js';
+import { DEFAULT_PROCESS_NAMES } from './samplers/process-sampler.js';
 
 const schema = z.strictObject({
   /** host:port, or unix:/path for the lab's control socket. */
@@ -21,6 +22,8 @@ const schema = z.strictObject({
   healthPort: z.coerce.number().int().min(0).max(65535).default(8477),
   outboxLimit: z.coerce.number().int().min(1).default(10_000),
   labels: z.record(z.string(), z.string()).default({}),
+  /** Dataplane processes whose CPU and memory are sampled from /proc (comm names). */
+  processNames: z.array(z.string().min(1).max(64)).min(1).default([...DEFAULT_PROCESS_NAMES]),
   /** Reconnect backoff bounds. */
   backoffBaseMs: z.coerce.number().int().min(1).default(100),
   backoffMaxMs: z.coerce.number().int().min(1).default(2000),
@@ -45,6 +48,11 @@ function parseLabels(items: string[] | undefined): Record<string, string> {
   return out;
 }
 
+/** "a,b,c" into a list; undefined keeps the default. */
+function listOf(text: string | undefined): string[] | undefined {
+  return text === undefined ? undefined : text.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
 /** The environment variables the agent reads, by config field (manifests are checked against this list). */
 export const AGENT_ENV = {
   collector: 'CNI_BENCH_COLLECTOR',
@@ -55,6 +63,7 @@ export const AGENT_ENV = {
   hostNetns: 'CNI_BENCH_HOST_NETNS',
   healthPort: 'CNI_BENCH_HEALTH_PORT',
   outboxLimit: 'CNI_BENCH_OUTBOX_LIMIT',
+  processNames: 'CNI_BENCH_PROCESS_NAMES',
 } as const;
 
 /** Reads flags (`--collector`, `--node-name`, ...) over environment (`CNI_BENCH_COLLECTOR`, `NODE_NAME`, ...). */
@@ -72,6 +81,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
       'health-port': { type: 'string' },
       'outbox-limit': { type: 'string' },
       label: { type: 'string', multiple: true },
+      'process-names': { type: 'string' },
     },
   });
   const raw = {
@@ -84,6 +94,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     healthPort: values['health-port'] ?? env[AGENT_ENV.healthPort],
     outboxLimit: values['outbox-limit'] ?? env[AGENT_ENV.outboxLimit],
     labels: parseLabels(values.label),
+    processNames: listOf(values['process-names'] ?? env[AGENT_ENV.processNames]),
   };
   return parseWith(schema, raw, 'agent config');
 }

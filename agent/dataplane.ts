@@ -1,6 +1,6 @@
 /**
  * Detects what dataplane the node runs, for Register: the iptables backend (as
- * kube-proxy does, from the iptables binary the node uses), whether nftables
+ * kube-proxy's image chooses it: kubelet's hint chain, else the fuller backend), whether nftables
  * works, whether kube-proxy's KUBE-SERVICES chain exists, and whether BPF maps
  * are present. What cannot be read is said in `notes`, not guessed.
  */
@@ -8,10 +8,10 @@ import { asCniBenchError } from '../core/errors.js';
 import { inNetns, run } from '../core/process.js';
 import type { Dataplane } from '../gen/cnibench/v1/agent.js';
 import { parseBpftoolMapShow } from './samplers/bpftool.js';
+import type { DataplaneSampler } from './samplers/dataplane-sampler.js';
 import { parseIptablesSave } from './samplers/iptables-save.js';
-import { parseIptablesBackend } from './tools/versions.js';
 
-export async function detectDataplane(hostNetns: string): Promise<Dataplane> {
+export async function detectDataplane(hostNetns: string, sampler: DataplaneSampler): Promise<Dataplane> {
   const notes: string[] = [];
   const exec = async (file: string, args: string[]): Promise<string> => {
     const [bin, argv] = inNetns(hostNetns, file, args);
@@ -21,14 +21,15 @@ export async function detectDataplane(hostNetns: string): Promise<Dataplane> {
     notes.push(`${what}: ${asCniBenchError(err).message}`);
     return undefined;
   };
-  const [backend, nat, nft, maps] = await Promise.all([
-    exec('iptables', ['--version']).then(parseIptablesBackend, note('iptables')),
-    exec('iptables-save', ['-t', 'nat']).then(parseIptablesSave, note('iptables-save')),
+  const choice = await sampler.iptablesBackend();
+  const backend = choice.backend;
+  const [nat, nft, maps] = await Promise.all([
+    exec(`iptables-${backend}-save`, ['-t', 'nat']).then(parseIptablesSave, note(`iptables-${backend}-save`)),
     exec('nft', ['list', 'tables']).then(() => true, note('nft')),
     exec('bpftool', ['map', 'show', '-j']).then(parseBpftoolMapShow, note('bpftool')),
   ]);
   return {
-    iptablesBackend: backend ?? '',
+    iptablesBackend: backend,
     nftables: nft ?? false,
     kubeServices: (nat?.kubeServicesRules ?? 0) > 0 || Boolean(nat && 'KUBE-SERVICES' in (nat.tables.nat?.chains ?? {})),
     kubeServicesRules: nat?.kubeServicesRules ?? 0,

@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   const tools = await discoverTools(log);
   const versions = new Map(tools.map((t) => [t.name, t.version]));
   const outbox = new Outbox(config.outboxLimit);
-  const jobs = new JobRunner({ outbox, log, toolVersion: (t) => versions.get(t), sampler: new DataplaneSampler(config.hostNetns) });
+  const sampler = new DataplaneSampler({ hostNetns: config.hostNetns, processNames: config.processNames });
+  const jobs = new JobRunner({ outbox, log, toolVersion: (t) => versions.get(t), sampler });
   const link = new CollectorLink({
     address: config.collector,
     outbox,
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
       agentVersion: VERSION,
       instanceId,
       tools,
-      dataplane: await detectDataplane(config.hostNetns),
+      dataplane: await detectDataplane(config.hostNetns, sampler),
       labels: { ...config.labels },
     }),
   });

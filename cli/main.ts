@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * cni-bench: the command line. `lab` runs the benchmark in a network-namespace
- * lab on this machine; `lab cleanup` removes what a killed lab left behind.
+ * lab on this machine; `lab sweep` runs the Service scale sweep per kube-proxy
+ * mode; `lab cleanup` removes what a killed lab left behind.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -10,12 +11,34 @@ import { asCniBenchError, validationError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { requireSupportedNode, VERSION } from '../core/version.js';
 import { removeLeftovers } from '../lab/cleanup.js';
+import { DEFAULT_SCALE_STEPS } from '../collector/runs/scenario.js';
+import { PROXY_MODES, type ProxyMode } from '../lab/proxy.js';
+import type { IptablesBackend } from '../lab/proxy-iptables.js';
 import { LAB_DEFAULTS, labCommand } from './lab-command.js';
+import { sweepCommand } from './sweep-command.js';
 
 const USAGE = `usage:
   cni-bench lab [--nodes N] [--duration S] [--warmup S] [--scenario FILE] [--json] [--db FILE]
+                [--proxy-mode iptables|nftables] [--iptables-backend legacy|nft]
+  cni-bench lab sweep [--modes iptables,nftables] [--steps 0,5000,10000,20000,30000] [--endpoints 4]
+                [--duration S] [--warmup S] [--nodes N] [--iptables-backend legacy|nft] [--json] [--db FILE]
   cni-bench lab cleanup        remove namespaces and processes of labs that were killed
 `;
+
+const BACKENDS = ['legacy', 'nft'] as const;
+
+function oneOf<T extends string>(name: string, text: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (text === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(text)) throw validationError([{ path: name, message: `must be one of ${allowed.join(', ')}, got '${text}'` }], 'options');
+  return text as T;
+}
+
+function numList(name: string, text: string | undefined, fallback: readonly number[]): number[] {
+  if (text === undefined) return [...fallback];
+  const out = text.split(',').map((t) => Number(t.trim()));
+  if (!out.length || out.some((n) => !Number.isInteger(n) || n < 0)) throw validationError([{ path: name, message: `must be a comma-separated list of integers >= 0, got '${text}'` }], 'options');
+  return out;
+}
 
 function num(name: string, text: string | undefined, fallback: number, min: number): number {
   if (text === undefined) return fallback;
@@ -40,10 +63,47 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`removed ${cleaned.length} leftover lab(s)${cleaned.length ? `: ${cleaned.join(', ')}` : ''}\n`);
     return 0;
   }
+  const dbDefault = process.env.CNI_BENCH_DB ?? join(homedir(), '.local', 'state', 'cni-bench', 'lab.db');
+  if (rest[0] === 'sweep') {
+    const { values } = parseArgs({
+      args: rest.slice(1),
+      strict: true,
+      options: {
+        modes: { type: 'string' },
+        steps: { type: 'string' },
+        endpoints: { type: 'string' },
+        duration: { type: 'string' },
+        warmup: { type: 'string' },
+        nodes: { type: 'string' },
+        'iptables-backend': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        db: { type: 'string' },
+        'agent-wait': { type: 'string' },
+      },
+    });
+    const modes = (values.modes ?? PROXY_MODES.join(',')).split(',').map((m) => oneOf<ProxyMode>('--modes', m.trim(), PROXY_MODES, 'iptables'));
+    return sweepCommand(
+      {
+        nodes: num('--nodes', values.nodes, 2, 2),
+        modes,
+        iptablesBackend: oneOf<IptablesBackend>('--iptables-backend', values['iptables-backend'], BACKENDS, 'legacy'),
+        steps: numList('--steps', values.steps, DEFAULT_SCALE_STEPS),
+        endpointsPerService: num('--endpoints', values.endpoints, 4, 1),
+        durationSeconds: num('--duration', values.duration, LAB_DEFAULTS.durationSeconds, 0.1),
+        warmupSeconds: num('--warmup', values.warmup, 1, 0),
+        json: values.json,
+        dbPath: values.db ?? dbDefault,
+        agentWaitMs: num('--agent-wait', values['agent-wait'], 30, 1) * 1000,
+      },
+      log,
+    );
+  }
   const { values } = parseArgs({
     args: rest,
     strict: true,
     options: {
+      'proxy-mode': { type: 'string' },
+      'iptables-backend': { type: 'string' },
       nodes: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
@@ -61,8 +121,12 @@ async function main(argv: string[]): Promise<number> {
       warmupSeconds: num('--warmup', values.warmup, LAB_DEFAULTS.warmupSeconds, 0),
       ...(values.scenario ? { scenarioFile: values.scenario } : {}),
       json: values.json,
-      dbPath: values.db ?? process.env.CNI_BENCH_DB ?? join(homedir(), '.local', 'state', 'cni-bench', 'lab.db'),
+      dbPath: values.db ?? dbDefault,
       agentWaitMs: num('--agent-wait', values['agent-wait'], 30, 1) * 1000,
+      proxy: {
+        mode: oneOf<ProxyMode>('--proxy-mode', values['proxy-mode'], PROXY_MODES, 'iptables'),
+        iptablesBackend: oneOf<IptablesBackend>('--iptables-backend', values['iptables-backend'], BACKENDS, 'legacy'),
+      },
     },
     log,
   );

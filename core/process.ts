@@ -19,6 +19,8 @@ export interface RunOptions {
   /** Name used in errors (default: the executable). */
   tool?: string;
   env?: Record<string, string>;
+  /** Largest stdout/stderr kept, in bytes (default 64 MiB); more is an error, never a silent cut. */
+  maxBuffer?: number;
 }
 
 export interface RunResult {
@@ -61,7 +63,7 @@ function start(file: string, args: readonly string[], opts: RunOptions): ResultP
     detached: true,
     cleanup: true,
     stripFinalNewline: false,
-    maxBuffer: MAX_BUFFER,
+    maxBuffer: opts.maxBuffer ?? MAX_BUFFER,
     ...(opts.input === undefined ? { stdin: 'ignore' as const } : { input: opts.input }),
     ...(opts.env ? { env: opts.env } : {}),
   });

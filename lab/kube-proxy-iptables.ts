@@ -56,9 +56,16 @@ export function sepChain(s: LabService, ep: { ip: string; port: number }): strin
   return `KUBE-SEP-${hash16(servicePortName(s) + s.protocol + `${ep.ip}:${ep.port}`)}`;
 }
 
-/** Chains and hooks that exist once per node, as kube-proxy creates them at start. */
+/**
+ * Chains and hooks that exist once per node, as kube-proxy creates them at
+ * start, and kubelet's KUBE-IPTABLES-HINT chain in mangle that tells readers
+ * (kube-proxy's image, cni-bench's agent) which iptables backend the node uses.
+ */
 export function renderBase(): string {
   return [
+    '*mangle',
+    ':KUBE-IPTABLES-HINT - [0:0]',
+    'COMMIT',
     '*nat',
     ':KUBE-SERVICES - [0:0]',
     ':KUBE-NODEPORTS - [0:0]',

@@ -1,7 +1,7 @@
 /**
  * A lab: N lab nodes on this machine, each a network namespace acting as the
- * host with pod namespaces behind a bridge, kube-proxy's iptables chains in
- * every node, and one cni-bench agent per node running in its first pod. The
+ * host with pod namespaces behind a bridge, kube-proxy's rules (iptables or
+ * nftables mode) in every node, and one cni-bench agent per node running in its first pod. The
  * lab owns everything it creates and `destroy` removes all of it; leftovers of
  * a lab that was killed are removed when the next one starts.
  */
@@ -15,7 +15,7 @@ import { spawnLongRunning, type LongRunning } from '../core/process.js';
 import { removeLeftovers } from './cleanup.js';
 import { createTopology, deleteNamespaces, listNamespaces } from './netns.js';
 import { labNamespacePrefix, planLab, type LabPlan } from './plan.js';
-import { LabIptablesServices } from './services.js';
+import { createLabProxy, type LabProxy, type LabProxyOptions } from './proxy.js';
 import { labRunDir, removeLabState, writeLabState } from './state.js';
 
 const AGENT_MAIN = fileURLToPath(new URL('../agent/main.js', import.meta.url));
@@ -24,6 +24,8 @@ export interface LabOptions {
   nodes: number;
   log: Logger;
   id?: string;
+  /** Which kube-proxy the lab emulates (default iptables mode, legacy backend). */
+  proxy?: LabProxyOptions;
 }
 
 export class Lab {
@@ -32,7 +34,7 @@ export class Lab {
 
   private constructor(
     readonly plan: LabPlan,
-    readonly services: LabIptablesServices,
+    readonly services: LabProxy,
     private readonly log: Logger,
   ) {}
 
@@ -47,7 +49,7 @@ export class Lab {
     await removeLeftovers(opts.log);
     await writeLabState(id);
     await mkdir(labRunDir(id), { recursive: true });
-    const lab = new Lab(plan, new LabIptablesServices(plan), opts.log);
+    const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log);
     try {
       await createTopology(plan);
       await lab.services.init();

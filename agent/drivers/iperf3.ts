@@ -5,6 +5,7 @@
  * which become E_TOOL_FAILED with iperf3's words.
  */
 import { CniBenchError, ErrorCodes, parseError } from '../../core/errors.js';
+import { parseToolJson } from '../../core/tool-json.js';
 import type { Measurement, ThroughputResult } from '../../gen/cnibench/v1/agent.js';
 import type { ClientDriver, ClientSpec, ServerDriver, ServerSpec } from './driver.js';
 
@@ -18,12 +19,7 @@ function num(v: unknown): number | undefined {
 }
 
 export function parseIperf3Json(stdout: string): ThroughputResult {
-  let doc: Record<string, any>;
-  try {
-    doc = JSON.parse(stdout) as Record<string, any>;
-  } catch (err) {
-    throw parseError('iperf3', stdout, `invalid JSON: ${(err as Error).message}`);
-  }
+  const doc = parseToolJson('iperf3', stdout) as Record<string, any>;
   if (typeof doc?.error === 'string') {
     throw new CniBenchError(ErrorCodes.TOOL_FAILED, `iperf3: ${doc.error}`, { details: { tool: 'iperf3' } });
   }

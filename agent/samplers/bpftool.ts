@@ -4,6 +4,14 @@
  * naming bpftool, never an empty list.
  */
 import { parseError } from '../../core/errors.js';
+import { parseToolJson } from '../../core/tool-json.js';
+
+/** bpftool -j output; its {"error": ...} object is an error naming bpftool. */
+function parseBpftoolJson(stdout: string): unknown {
+  const doc = parseToolJson('bpftool', stdout);
+  if (doc && typeof doc === 'object' && 'error' in doc) throw parseError('bpftool', stdout, `bpftool reported an error: ${String((doc as { error: unknown }).error)}`);
+  return doc;
+}
 
 export interface BpfMap {
   id: number;
@@ -15,13 +23,7 @@ export interface BpfMap {
 }
 
 export function parseBpftoolMapShow(stdout: string): BpfMap[] {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(stdout);
-  } catch (err) {
-    throw parseError('bpftool', stdout, `invalid JSON: ${(err as Error).message}`);
-  }
-  if (doc && typeof doc === 'object' && 'error' in doc) throw parseError('bpftool', stdout, `bpftool reported an error: ${String((doc as { error: unknown }).error)}`);
+  const doc = parseBpftoolJson(stdout);
   if (!Array.isArray(doc)) throw parseError('bpftool', stdout, 'expected a JSON array of maps');
   return doc.map((m: unknown, i) => {
     const o = m as Record<string, unknown>;
@@ -36,4 +38,18 @@ export function parseBpftoolMapShow(stdout: string): BpfMap[] {
       bytesMemlock: typeof o.bytes_memlock === 'number' ? o.bytes_memlock : 0,
     };
   });
+}
+
+/**
+ * Counts the entries in `bpftool map dump ... -j` (used for Cilium's LB
+ * service map, whose overflow would otherwise pass for an RPS collapse).
+ * An error object or malformed output is an error naming bpftool.
+ */
+export function parseBpftoolMapDump(stdout: string): number {
+  const doc = parseBpftoolJson(stdout);
+  if (!Array.isArray(doc)) throw parseError('bpftool', stdout, 'expected a JSON array of entries');
+  doc.forEach((e: unknown, i) => {
+    if (!e || typeof e !== 'object' || !('key' in e)) throw parseError('bpftool', stdout, `entry ${i} has no key`);
+  });
+  return doc.length;
 }

@@ -6,6 +6,8 @@
  */
 import type { DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from '../store/store.js';
+import { summarisePhase, type NodePhaseSummary } from './phase-dataplane.js';
+import { buildSweep, type SweepTable } from './sweep.js';
 
 export interface ReportRow {
   id: string;
@@ -21,22 +23,32 @@ export interface ReportRow {
   /** New connections DNATed by KUBE-SEP-* rules on the client's node during the phase; null without samples. */
   dnatConnections: number | null;
   warnings: string[];
+  /** Each node's dataplane over the phase, from the samples taken within it. */
+  dataplane: NodePhaseSummary[];
 }
 
 export interface ReportModel {
   run: { id: string; name: string; state: string; reason: string; createdMs: number; startedMs: number; endedMs: number };
   cluster: unknown;
   rows: ReportRow[];
+  /** Present for a Service scale sweep. */
+  sweep?: SweepTable;
 }
 
 function sumSep(s: DataplaneSample): number {
   return s.chains.filter((c) => c.chain.startsWith('KUBE-SEP-')).reduce((n, c) => n + Number(c.packets), 0);
 }
 
-/** Delta of KUBE-SEP packet counters between two samples; null when either is missing or its iptables read failed. */
+/**
+ * Delta of KUBE-SEP packet counters between two samples; null when either is
+ * missing, its iptables read failed, or the node runs kube-proxy in nftables
+ * mode (its service-ips map exists and no KUBE-SEP chain does): that mode
+ * keeps no per-rule counters.
+ */
 export function dnatDelta(before: DataplaneSample | undefined, after: DataplaneSample | undefined): number | null {
   const usable = (s: DataplaneSample | undefined): s is DataplaneSample => s !== undefined && !s.errors.some((e) => e.startsWith('iptables'));
   if (!usable(before) || !usable(after)) return null;
+  if (after.nftServiceIps !== undefined && !after.chains.some((c) => c.chain.startsWith('KUBE-SEP-'))) return null;
   return sumSep(after) - sumSep(before);
 }
 
@@ -96,11 +108,14 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
       details: v?.details ?? {},
       dnatConnections: dnatDelta(boundary(detail.startSamples), boundary(detail.endSamples)),
       warnings: res?.result.warnings ?? [],
+      dataplane: p.startedMs && p.endedMs ? summarisePhase(samples, p.startedMs, p.endedMs) : [],
     };
   });
+  const sweep = buildSweep(phases, rows);
   return {
     run: { id: run.id, name: scenario.name ?? '', state: run.state, reason: run.reason, createdMs: run.createdMs, startedMs: run.startedMs, endedMs: run.endedMs },
     cluster: run.cluster,
     rows,
+    ...(sweep ? { sweep } : {}),
   };
 }

@@ -5,7 +5,7 @@
  * result, failing fast when the job fails, is cancelled, or its agent is lost.
  */
 import { CniBenchError, ErrorCodes, type ErrorCode } from '../../core/errors.js';
-import { JobState, type AgentMessage, type JobEvent, type JobResult } from '../../gen/cnibench/v1/agent.js';
+import { JobState, type AgentMessage, type DataplaneSample, type JobEvent, type JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { Store } from '../store/store.js';
 
 export interface JobMeta {
@@ -41,7 +41,7 @@ function failureOf(ev: JobEvent, meta: JobMeta): Error {
 export class JobTracker {
   private readonly jobs = new Map<string, TrackedJob>();
   /** Sampling job id -> resolver, for one-shot boundary samples. */
-  private readonly sampleWaiters = new Map<string, () => void>();
+  private readonly sampleWaiters = new Map<string, (sample: DataplaneSample) => void>();
 
   constructor(private readonly store: Store) {}
 
@@ -59,7 +59,7 @@ export class JobTracker {
     if (!body) return;
     if (body.$case === 'sample') {
       this.store.addSample({ runId: body.value.runId, agentId, sample: body.value });
-      this.sampleWaiters.get(body.value.samplingJobId)?.();
+      this.sampleWaiters.get(body.value.samplingJobId)?.(body.value);
       return;
     }
     if (body.$case === 'result') {
@@ -101,19 +101,19 @@ export class JobTracker {
   }
 
   /**
-   * Resolves true once the sample of one-shot sampling job `jobId` is stored,
-   * false on timeout (the report then has no boundary for that phase).
+   * Resolves with the sample of one-shot sampling job `jobId` once stored,
+   * undefined on timeout (the report then has no boundary for that phase).
    */
-  waitForSample(jobId: string, timeoutMs: number): Promise<boolean> {
+  waitForSample(jobId: string, timeoutMs: number): Promise<DataplaneSample | undefined> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.sampleWaiters.delete(jobId);
-        resolve(false);
+        resolve(undefined);
       }, timeoutMs);
-      this.sampleWaiters.set(jobId, () => {
+      this.sampleWaiters.set(jobId, (sample) => {
         clearTimeout(timer);
         this.sampleWaiters.delete(jobId);
-        resolve(true);
+        resolve(sample);
       });
     });
   }

@@ -12,9 +12,11 @@ import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
 import type { JobTracker } from './job-tracker.js';
+import { phasesOf, type PhaseSpec, type ScenarioMeasurement } from './phases.js';
 import { planRun, serverToolFor, type RunPlan } from './plan.js';
-import { measurementLabel, type Scenario } from './scenario.js';
+import type { Scenario } from './scenario.js';
 import type { ServiceFrontend } from './service-frontend.js';
+import { checkSync, type SyncCheck } from './sync.js';
 
 const SERVER_PORTS: Record<string, number> = { iperf3: 5201, 'http-echo': 8080 };
 const SERVICE_PORTS: Record<string, number> = { iperf3: 5201, 'http-echo': 80 };
@@ -23,6 +25,9 @@ const READY_TIMEOUT_MS = 20_000;
 const START_LEAD_MS = 300;
 const RESULT_SLACK_MS = 45_000;
 const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;
+/** A sample of a node with tens of thousands of rules takes seconds; polls for sync wait this long per sample. */
+const SYNC_SAMPLE_TIMEOUT_MS = 60_000;
+const SYNC_POLL_PAUSE_MS = 200;
 
 export interface OrchestratorDeps {
   store: Store;
@@ -32,8 +37,6 @@ export interface OrchestratorDeps {
   log: Logger;
   services?: ServiceFrontend;
 }
-
-type ScenarioMeasurement = Scenario['measurements'][number];
 
 /** One Service per server tool, under a stable name (runs are exclusive, see RunsApi.create). */
 function serviceName(tool: string): string {
@@ -49,6 +52,8 @@ interface RunContext {
   services: Map<string, { ip: string; port: number }>;
   jobs: string[];
   jobSeq: number;
+  /** A sweep put dummy Services in place; cleanup removes them. */
+  scaled: boolean;
 }
 
 export class Orchestrator {
@@ -92,25 +97,26 @@ export class Orchestrator {
   }
 
   plan(scenario: Scenario): RunPlan {
-    return planRun(scenario, this.deps.registry.available(), this.deps.services !== undefined);
+    return planRun(scenario, this.deps.registry.available(), this.deps.services !== undefined, this.deps.services?.scale !== undefined);
   }
 
   private async execute(runId: string, scenario: Scenario, plan: RunPlan, signal: AbortSignal): Promise<void> {
     const { store, metrics, log } = this.deps;
     const began = Date.now();
-    const ctx: RunContext = { runId, scenario, plan, signal, servers: new Map(), services: new Map(), jobs: [], jobSeq: 0 };
+    const ctx: RunContext = { runId, scenario, plan, signal, servers: new Map(), services: new Map(), jobs: [], jobSeq: 0, scaled: false };
+    const phases = phasesOf(scenario);
     store.updateRun(runId, { state: 'running', startedMs: began, cluster: this.describe(plan) });
     metrics.runStarted();
-    scenario.measurements.forEach((m, index) =>
-      store.upsertPhase({ runId, index, name: measurementLabel(m), state: 'pending', error: '', startedMs: 0, endedMs: 0, detail: { measurement: m } }),
-    );
+    phases.forEach((p, index) => store.upsertPhase({ runId, index, name: p.name, state: 'pending', error: '', startedMs: 0, endedMs: 0, detail: specDetail(p) }));
     let failed = 0;
     let fatal: Error | undefined;
     try {
-      for (const a of new Set([plan.server, plan.client])) this.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
-      for (const [index, m] of scenario.measurements.entries()) {
+      if (scenario.sampleIntervalMs > 0) {
+        for (const a of new Set([plan.server, plan.client])) this.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
+      }
+      for (const [index, p] of phases.entries()) {
         if (signal.aborted) break;
-        const ok = await this.phase(ctx, index, m).catch((err: unknown) => {
+        const ok = await this.phase(ctx, index, p).catch((err: unknown) => {
           const e = asCniBenchError(err);
           if (e.code === ErrorCodes.CANCELLED || e.code === ErrorCodes.AGENT_LOST) throw e;
           return false;
@@ -126,7 +132,7 @@ export class Orchestrator {
     let reason = '';
     if (signal.aborted) [state, reason] = ['cancelled', 'cancelled by request'];
     else if (fatal) [state, reason] = ['failed', fatal.message];
-    else if (failed) [state, reason] = ['failed', `${failed} of ${scenario.measurements.length} measurements failed`];
+    else if (failed) [state, reason] = ['failed', `${failed} of ${phases.length} phases failed`];
     this.markUnfinishedPhases(runId, state === 'cancelled' ? 'cancelled' : 'failed', reason);
     store.updateRun(runId, { state, reason, endedMs: Date.now() });
     metrics.runEnded(state, (Date.now() - began) / 1000);
@@ -153,21 +159,27 @@ export class Orchestrator {
     return { server: node(plan.server), client: node(plan.client), serviceFrontend: this.deps.services?.description ?? 'none' };
   }
 
-  /** Runs one measurement; resolves false (phase marked failed) on a measurement error. */
-  private async phase(ctx: RunContext, index: number, m: ScenarioMeasurement): Promise<boolean> {
+  /** Runs one phase; resolves false (phase marked failed) on a measurement error. */
+  private async phase(ctx: RunContext, index: number, spec: PhaseSpec): Promise<boolean> {
     const { store, log } = this.deps;
-    const base: PhaseRecord = { runId: ctx.runId, index, name: measurementLabel(m), state: 'running', error: '', startedMs: Date.now(), endedMs: 0, detail: { measurement: m } };
+    const base: PhaseRecord = { runId: ctx.runId, index, name: spec.name, state: 'running', error: '', startedMs: Date.now(), endedMs: 0, detail: specDetail(spec) };
     store.upsertPhase(base);
     try {
+      if (spec.kind === 'scale') {
+        const detail = await this.scale(ctx, spec, (d) => store.upsertPhase({ ...base, detail: d }));
+        store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
+        return true;
+      }
+      const m = spec.measurement;
       const startSamples = await this.boundarySample(ctx);
       const target = await this.target(ctx, m);
-      const detail: Record<string, unknown> = { measurement: m, serverNode: ctx.plan.server.id, clientNode: ctx.plan.client.id, target, startSamples };
+      const detail: Record<string, unknown> = { ...specDetail(spec), serverNode: ctx.plan.server.id, clientNode: ctx.plan.client.id, target, startSamples };
       store.upsertPhase({ ...base, detail });
       if (m.warmupSeconds > 0) await this.client(ctx, index, m, target, m.warmupSeconds, true);
       await this.client(ctx, index, m, target, m.durationSeconds, false);
-      const endedMs = Date.now();
       detail.endSamples = await this.boundarySample(ctx);
-      store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs });
+      // Ended after its end samples, so the phase's window holds both boundaries.
+      store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
       return true;
     } catch (err) {
       const e = asCniBenchError(err);
@@ -177,6 +189,49 @@ export class Orchestrator {
       if (cancelled || e.code === ErrorCodes.AGENT_LOST) throw e;
       return false;
     }
+  }
+
+  /**
+   * Programs a sweep step's dummy Services through the service frontend, then
+   * samples every connected node until its dataplane shows them (never a fixed
+   * sleep), and records how long programming and sync took.
+   */
+  private async scale(ctx: RunContext, spec: Extract<PhaseSpec, { kind: 'scale' }>, progress: (d: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+    const scaler = this.deps.services?.scale;
+    if (!scaler) throw new CniBenchError(ErrorCodes.VALIDATION, 'serviceScale: this collector cannot create Services', { details: { field: 'serviceScale' } });
+    ctx.scaled = true;
+    const step = await scaler.setDummyServices(spec.services, spec.endpointsPerService);
+    const detail: Record<string, unknown> = { ...specDetail(spec), programmingMs: step.programmingMs, expect: step.expect };
+    progress(detail);
+    const syncBegan = Date.now();
+    const deadline = syncBegan + spec.syncTimeoutMs;
+    const agents = this.deps.registry.available();
+    let polls = 0;
+    let pollMs = 0;
+    let last: Record<string, SyncCheck> = {};
+    for (;;) {
+      if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while waiting for dataplane sync');
+      polls++;
+      const pollBegan = Date.now();
+      const checks = await Promise.all(
+        agents.map(async (a) => {
+          const jobId = this.nextJobId(ctx);
+          const arrived = this.deps.tracker.waitForSample(jobId, SYNC_SAMPLE_TIMEOUT_MS);
+          this.send(ctx, a, { $case: 'sampleOnce', value: {} }, { jobId });
+          return [a.id, checkSync(await untilAborted(arrived, ctx.signal), step.expect)] as const;
+        }),
+      );
+      last = Object.fromEntries(checks);
+      pollMs = Date.now() - pollBegan;
+      if (checks.every(([, c]) => c.ok)) break;
+      if (Date.now() > deadline) {
+        const behind = checks.filter(([, c]) => !c.ok).map(([id, c]) => `${id}: ${c.why}`);
+        throw new CniBenchError(ErrorCodes.TIMEOUT, `dataplane not in sync ${spec.syncTimeoutMs / 1000} s after programming ${spec.services} Services (${behind.join('; ')})`);
+      }
+      await new Promise((r) => setTimeout(r, SYNC_POLL_PAUSE_MS));
+    }
+    // syncMs includes the last poll: the time to take and ship one sample of every node (pollMs).
+    return { ...detail, syncMs: Date.now() - syncBegan, syncPolls: polls, pollMs, nodes: last };
   }
 
   /**
@@ -258,9 +313,32 @@ export class Orchestrator {
         this.deps.log.warn('cannot cancel jobs on agent', { agent: a.id, error: (err as Error).message });
       }
     }
+    if (ctx.scaled) {
+      await this.deps.services?.scale?.setDummyServices(0, 1).catch((err: unknown) => this.deps.log.warn('cannot remove dummy services', { error: (err as Error).message }));
+    }
     for (const [tool] of ctx.services) {
       await this.deps.services?.remove(serviceName(tool)).catch((err: unknown) => this.deps.log.warn('cannot remove service', { error: (err as Error).message }));
     }
     for (const jobId of ctx.jobs) this.deps.tracker.forget(jobId);
   }
+}
+
+/** What a phase record says about its spec before it runs. */
+function specDetail(p: PhaseSpec): Record<string, unknown> {
+  return p.kind === 'scale'
+    ? { scale: { services: p.services, endpointsPerService: p.endpointsPerService } }
+    : { measurement: p.measurement, ...(p.step !== undefined ? { step: p.step } : {}) };
+}
+
+/** Resolves with `p`, or with undefined as soon as `signal` aborts (the caller then sees the abort). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const onAbort = (): void => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then((v) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(v);
+    }, () => resolve(undefined));
+  });
 }

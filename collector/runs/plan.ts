@@ -33,7 +33,10 @@ function pick(agents: AgentEntry[], name: string | undefined, field: string, avo
   return a;
 }
 
-export function planRun(scenario: Scenario, available: AgentEntry[], hasServiceFrontend: boolean): RunPlan {
+export function planRun(scenario: Scenario, available: AgentEntry[], hasServiceFrontend: boolean, canScale = false): RunPlan {
+  if (scenario.serviceScale && !canScale) {
+    throw new CniBenchError(ErrorCodes.VALIDATION, 'serviceScale: this collector cannot create dummy Services (the lab can; a cluster collector needs Kubernetes access)', { details: { field: 'serviceScale' } });
+  }
   scenario.measurements.forEach((m, i) => {
     if (m.path === 'service' && !hasServiceFrontend) {
       throw new CniBenchError(ErrorCodes.VALIDATION, `measurements[${i}].path: 'service' needs a service frontend (the lab, or a collector with Kubernetes access), and this collector has none`, {

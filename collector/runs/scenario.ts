@@ -46,6 +46,21 @@ export const DEFAULT_MEASUREMENTS: z.input<typeof measurement>[] = [
   { kind: 'http', path: 'service', mode: 'short-connection', connections: 64 },
 ];
 
+/** Defaults of a sweep: the study's steps; its short-connection and keep-alive RPS through one fronting Service. */
+export const DEFAULT_SCALE_STEPS = [0, 5000, 10_000, 20_000, 30_000];
+export const DEFAULT_SCALE_MEASUREMENTS: z.input<typeof measurement>[] = [
+  { kind: 'http', path: 'service', mode: 'keepalive', connections: 64 },
+  { kind: 'http', path: 'service', mode: 'short-connection', connections: 64 },
+];
+
+const serviceScale = z.strictObject({
+  /** Dummy Services present at each step (cumulative; the first is the baseline). */
+  steps: z.array(z.number().int().min(0).max(100_000)).min(1).max(50).default(DEFAULT_SCALE_STEPS),
+  endpointsPerService: z.number().int().min(1).max(100).default(4),
+  /** How long every node's dataplane may take to show a step's Services before the step fails. */
+  syncTimeoutSeconds: z.number().positive().max(3600).default(600),
+});
+
 export const scenarioSchema = z
   .strictObject({
     name: z.string().min(1).max(200).default('default'),
@@ -56,16 +71,29 @@ export const scenarioSchema = z
     clientNode: z.string().min(1).optional(),
     /** Allow server and client on the same node (default: refuse). */
     allowSameNode: z.boolean().default(false),
-    /** Periodic dataplane samples for the time series; phase boundaries are always sampled on top. */
-    sampleIntervalMs: z.number().int().min(100).max(600_000).default(5000),
-    measurements: z.array(measurement).min(1).max(500).prefault(DEFAULT_MEASUREMENTS),
+    /**
+     * Periodic dataplane samples for the time series; phase boundaries are always
+     * sampled on top. 0 turns periodic samples off (a sweep does: at 30,000
+     * Services one sample of a node costs seconds of CPU that the measurement
+     * would share).
+     */
+    sampleIntervalMs: z.union([z.literal(0), z.number().int().min(100).max(600_000)]).default(5000),
+    measurements: z.array(measurement).min(1).max(500).optional(),
+    /** A Service scale sweep: the measurements (default: keep-alive and short-connection RPS via Service) run at every step. */
+    serviceScale: serviceScale.optional(),
   })
   .superRefine((s, ctx) => {
     if (s.serverNode && s.clientNode && s.serverNode === s.clientNode && !s.allowSameNode) {
       ctx.addIssue({ code: 'custom', path: ['clientNode'], message: 'must differ from serverNode unless allowSameNode is true' });
     }
+    s.serviceScale?.steps.forEach((n, i, all) => {
+      if (i > 0 && n <= (all[i - 1] as number)) ctx.addIssue({ code: 'custom', path: ['serviceScale', 'steps', i], message: 'steps must increase' });
+    });
+    s.measurements?.forEach((m, i) => {
+      if (s.serviceScale && m.path !== 'service') ctx.addIssue({ code: 'custom', path: ['measurements', i, 'path'], message: "a Service scale sweep measures through the Service: path must be 'service'" });
+    });
     const seen = new Set<string>();
-    s.measurements.forEach((m, i) => {
+    s.measurements?.forEach((m, i) => {
       if (m.id && seen.has(m.id)) ctx.addIssue({ code: 'custom', path: ['measurements', i, 'id'], message: `duplicate id '${m.id}'` });
       if (m.id) seen.add(m.id);
     });
@@ -78,6 +106,7 @@ export type Measurement = z.output<typeof measurement>;
 export interface Scenario extends Omit<z.output<typeof scenarioSchema>, 'measurements'> {
   measurements: (Measurement & { id: string; durationSeconds: number; warmupSeconds: number })[];
 }
+export type ServiceScale = z.output<typeof serviceScale>;
 
 export function measurementLabel(m: Measurement): string {
   if (m.kind === 'throughput') return `${m.tool} ${m.path} TCP ${m.streams} stream${m.streams === 1 ? '' : 's'}`;
@@ -100,7 +129,8 @@ export function parseScenario(input: unknown): Scenario {
   }
   const s = parseWith(scenarioSchema, value ?? {}, 'scenario');
   const used = new Map<string, number>();
-  const measurements = s.measurements.map((m) => {
+  const given = s.measurements ?? (s.serviceScale ? DEFAULT_SCALE_MEASUREMENTS : DEFAULT_MEASUREMENTS).map((m) => measurement.parse(m));
+  const measurements = given.map((m) => {
     let id = m.id ?? defaultId(m);
     const n = used.get(id) ?? 0;
     used.set(id, n + 1);

@@ -1,7 +1,8 @@
 /**
- * How a run puts a Service in front of its servers. The lab programs kube-proxy
- * rules in its node namespaces; in a cluster the collector creates a Service.
- * The orchestrator only sees this interface.
+ * How a run puts a Service in front of its servers, and how a Service scale
+ * sweep adds dummy Services ahead of it. The lab programs kube-proxy rules in
+ * its node namespaces; in a cluster the collector creates Services and
+ * EndpointSlices. The orchestrator only sees these interfaces.
  */
 export interface ServiceEndpoint {
   ip: string;
@@ -14,8 +15,33 @@ export interface ServiceAddress {
 }
 
 export interface ServiceFrontend {
-  /** Short description for reports, e.g. "lab kube-proxy iptables". */
+  /** Short description for reports, e.g. "lab kube-proxy iptables (legacy)". */
   readonly description: string;
   expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress>;
   remove(name: string): Promise<void>;
+  /** Present when the frontend can run a Service scale sweep. */
+  readonly scale?: ServiceScaler;
+}
+
+/**
+ * What every node's dataplane must show once a step is programmed: at least
+ * this many KUBE-SERVICES rules (iptables mode) or service-ips map elements
+ * (nftables mode). The orchestrator checks it on the agents' samples.
+ */
+export interface SyncTarget {
+  kubeServicesRules?: number;
+  nftServiceIps?: number;
+}
+
+export interface ScaleStep {
+  /** Dummy Services now present. */
+  services: number;
+  /** Wall time of the batch that programmed this step (all nodes). */
+  programmingMs: number;
+  expect: SyncTarget;
+}
+
+export interface ServiceScaler {
+  /** Adds or removes dummy Services (without selector, `endpointsPerService` fake endpoints each) so that exactly `count` exist. */
+  setDummyServices(count: number, endpointsPerService: number): Promise<ScaleStep>;
 }

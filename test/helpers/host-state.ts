@@ -24,16 +24,20 @@ export function rootLinks(): string {
     .join(',');
 }
 
-/** Root namespace nat and filter rules (counters stripped). */
+/** Root namespace iptables rules of both backends (counters stripped) and the nftables ruleset. */
 export function rootRules(): string {
   const out: string[] = [];
-  for (const table of ['nat', 'filter']) {
+  const read = (file: string, args: string[]): string => {
     try {
-      out.push(execFileSync('iptables-save', ['-t', table], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().replace(/^#.*$/gm, '').replace(/\[\d+:\d+\]/g, ''));
+      return execFileSync(file, args, { stdio: ['ignore', 'pipe', 'ignore'] }).toString().replace(/^#.*$/gm, '').replace(/\[\d+:\d+\]/g, '');
     } catch {
-      out.push(`${table}: unreadable`);
+      return `${file} ${args.join(' ')}: unreadable`;
     }
+  };
+  for (const table of ['nat', 'filter']) {
+    out.push(read('iptables-nft-save', ['-t', table]), read('iptables-legacy-save', ['-t', table]));
   }
+  out.push(read('nft', ['list', 'ruleset']));
   return out.join('\n');
 }
 

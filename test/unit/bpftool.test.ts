@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 
 import { test } from 'node:test';
 import { isCniBenchError } from '../../core/errors.js';
-import { parseBpftoolMapShow } from '../../agent/samplers/bpftool.js';
+import { parseBpftoolMapDump, parseBpftoolMapShow } from '../../agent/samplers/bpftool.js';
+import { summariseBpfMaps } from '../../agent/samplers/bpf-totals.js';
 
 import { fixture } from '../helpers/fixtures.js';
 
@@ -27,4 +28,22 @@ test('truncated and error outputs are errors naming bpftool with a sample', () =
       name,
     );
   }
+});
+
+test('map dump: entries counted; an empty map is 0; errors and truncation name bpftool', () => {
+  assert.equal(parseBpftoolMapDump(fixture('bpftool-map-dump-lb.json')), 3);
+  assert.equal(parseBpftoolMapDump(fixture('bpftool-map-dump-empty.json')), 0);
+  assert.throws(() => parseBpftoolMapDump(fixture('bpftool-map-dump-error.json')), /bpftool: .*No such file or directory/s);
+  assert.throws(() => parseBpftoolMapDump(fixture('bpftool-map-dump-truncated.json')), /bpftool: .*invalid JSON/s);
+});
+
+test("totals over all maps; the LB service map's fill only where Cilium's map exists", () => {
+  const maps = parseBpftoolMapShow(fixture('bpftool-map-show.json'));
+  const t = summariseBpfMaps(maps, 12);
+  assert.equal(t.maps, maps.length);
+  assert.equal(t.maxEntries, maps.reduce((n, m) => n + m.maxEntries, 0));
+  assert.equal(t.lbServiceEntries, undefined, 'no cilium_lb4_serv* map in this capture');
+  const withLb = summariseBpfMaps([...maps, { id: 99, name: 'cilium_lb4_serv', type: 'hash', maxEntries: 65536, bytesMemlock: 1 }], 3);
+  assert.equal(withLb.lbServiceEntries, 3);
+  assert.equal(withLb.lbServiceMaxEntries, 65536);
 });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { AgentMessage } from '../../gen/cnibench/v1/agent.js';
+import { DataplaneSample, type AgentMessage } from '../../gen/cnibench/v1/agent.js';
 import { Outbox } from '../../agent/outbox.js';
 
-const sample = (t: number) => ({ $case: 'sample' as const, value: { runId: 'r', samplingJobId: 'j', timeMs: t, iptablesRules: 0, kubeServicesRules: 0, conntrackCount: 0, conntrackMax: 0, chains: [], errors: [] } });
+const sample = (t: number) => ({ $case: 'sample' as const, value: DataplaneSample.fromPartial({ runId: 'r', samplingJobId: 'j', timeMs: t }) });
 
 test('numbers messages from 1 and replays everything unacknowledged on attach', () => {
   const box = new Outbox(10);

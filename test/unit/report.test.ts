@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
+import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
 import { dnatDelta } from '../../collector/report/report.js';
 
-const s = (timeMs: number, sep: number, errors: string[] = []): DataplaneSample => ({
+const s = (timeMs: number, sep: number, errors: string[] = []): DataplaneSample => DataplaneSample.fromPartial({
   runId: 'r',
   samplingJobId: 'j',
   timeMs,

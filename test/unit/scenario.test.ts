@@ -1,17 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isCniBenchError } from '../../core/errors.js';
+import { validationMessage as fieldOf } from '../helpers/errors.js';
 import { parseScenario } from '../../collector/runs/scenario.js';
-
-function fieldOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(isCniBenchError(err, 'E_VALIDATION'), String(err));
-    return err.message;
-  }
-  assert.fail('expected a validation error');
-}
 
 test('an empty scenario gets the study defaults with ids and durations', () => {
   const s = parseScenario({});

@@ -247,6 +247,59 @@ export interface DataplaneSample {
   chains: ChainCounter[];
   /** Reads that failed in this sample, by sampler name. */
   errors: string[];
+  /** The backend read ("nft" or "legacy"), chosen as kube-proxy's image does. */
+  iptablesBackend: string;
+  /** iptables rules per table ("nat", "filter", ...). */
+  iptablesTableRules: { [key: string]: number };
+  /**
+   * nftables: all rules (absent when the ruleset was too large to list, see
+   * notes), and every set and map with its element count.
+   */
+  nftRules?: number | undefined;
+  nftSets: NftSetCount[];
+  /** Elements of kube-proxy's nftables service-ips map; absent without one. */
+  nftServiceIps?:
+    | number
+    | undefined;
+  /** Named dataplane processes (kube-proxy, cilium-agent, ...) read from /proc. */
+  processes: ProcessUsage[];
+  bpf:
+    | BpfMapTotals
+    | undefined;
+  /** What this sample left out on purpose, and why (not errors). */
+  notes: string[];
+}
+
+export interface DataplaneSample_IptablesTableRulesEntry {
+  key: string;
+  value: number;
+}
+
+export interface NftSetCount {
+  family: string;
+  table: string;
+  name: string;
+  /** "set" or "map". */
+  kind: string;
+  elements: number;
+}
+
+export interface ProcessUsage {
+  name: string;
+  pids: number[];
+  /** CPU since the previous sample of this agent; absent on the first. */
+  cpuMillicores?: number | undefined;
+  rssBytes: number;
+  threads: number;
+}
+
+export interface BpfMapTotals {
+  maps: number;
+  maxEntries: number;
+  bytesMemlock: number;
+  /** Entries of Cilium's LB service map (cilium_lb4_services_v2) when present. */
+  lbServiceEntries?: number | undefined;
+  lbServiceMaxEntries: number;
 }
 
 export interface ChainCounter {
@@ -2754,6 +2807,14 @@ function createBaseDataplaneSample(): DataplaneSample {
     conntrackMax: 0,
     chains: [],
     errors: [],
+    iptablesBackend: "",
+    iptablesTableRules: {},
+    nftRules: undefined,
+    nftSets: [],
+    nftServiceIps: undefined,
+    processes: [],
+    bpf: undefined,
+    notes: [],
   };
 }
 
@@ -2785,6 +2846,30 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     for (const v of message.errors) {
       writer.uint32(74).string(v!);
+    }
+    if (message.iptablesBackend !== "") {
+      writer.uint32(82).string(message.iptablesBackend);
+    }
+    globalThis.Object.entries(message.iptablesTableRules).forEach(([key, value]: [string, number]) => {
+      DataplaneSample_IptablesTableRulesEntry.encode({ key: key as any, value }, writer.uint32(90).fork()).join();
+    });
+    if (message.nftRules !== undefined) {
+      writer.uint32(96).uint32(message.nftRules);
+    }
+    for (const v of message.nftSets) {
+      NftSetCount.encode(v!, writer.uint32(106).fork()).join();
+    }
+    if (message.nftServiceIps !== undefined) {
+      writer.uint32(112).uint32(message.nftServiceIps);
+    }
+    for (const v of message.processes) {
+      ProcessUsage.encode(v!, writer.uint32(122).fork()).join();
+    }
+    if (message.bpf !== undefined) {
+      BpfMapTotals.encode(message.bpf, writer.uint32(130).fork()).join();
+    }
+    for (const v of message.notes) {
+      writer.uint32(138).string(v!);
     }
     return writer;
   },
@@ -2874,6 +2959,73 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.errors.push(reader.string());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.iptablesBackend = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            const entry11 = DataplaneSample_IptablesTableRulesEntry.decode(reader, reader.uint32());
+            if (entry11.value !== undefined) {
+              message.iptablesTableRules[entry11.key] = entry11.value;
+            }
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.nftRules = reader.uint32();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.nftSets.push(NftSetCount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.nftServiceIps = reader.uint32();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.processes.push(ProcessUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.bpf = BpfMapTotals.decode(reader, reader.uint32());
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.notes.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2929,6 +3081,60 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
       errors: globalThis.Array.isArray(object?.errors)
         ? object.errors.map((e: any) => globalThis.String(e))
         : [],
+      iptablesBackend: isSet(object.iptablesBackend)
+        ? globalThis.String(object.iptablesBackend)
+        : isSet(object.iptables_backend)
+        ? globalThis.String(object.iptables_backend)
+        : "",
+      iptablesTableRules: isObject(object.iptablesTableRules)
+        ? (globalThis.Object.entries(object.iptablesTableRules) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.iptables_table_rules)
+        ? (globalThis.Object.entries(object.iptables_table_rules) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      nftRules: isSet(object.nftRules)
+        ? globalThis.Number(object.nftRules)
+        : isSet(object.nft_rules)
+        ? globalThis.Number(object.nft_rules)
+        : undefined,
+      nftSets: globalThis.Array.isArray(object?.nftSets)
+        ? object.nftSets.map((e: any) => NftSetCount.fromJSON(e))
+        : globalThis.Array.isArray(object?.nft_sets)
+        ? object.nft_sets.map((e: any) => NftSetCount.fromJSON(e))
+        : [],
+      nftServiceIps: isSet(object.nftServiceIps)
+        ? globalThis.Number(object.nftServiceIps)
+        : isSet(object.nft_service_ips)
+        ? globalThis.Number(object.nft_service_ips)
+        : undefined,
+      processes: globalThis.Array.isArray(object?.processes)
+        ? object.processes.map((e: any) => ProcessUsage.fromJSON(e))
+        : [],
+      bpf: isSet(object.bpf) ? BpfMapTotals.fromJSON(object.bpf) : undefined,
+      notes: globalThis.Array.isArray(object?.notes)
+        ? object.notes.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2961,6 +3167,36 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.errors?.length) {
       obj.errors = message.errors;
     }
+    if (message.iptablesBackend !== "") {
+      obj.iptablesBackend = message.iptablesBackend;
+    }
+    if (message.iptablesTableRules) {
+      const entries = globalThis.Object.entries(message.iptablesTableRules) as [string, number][];
+      if (entries.length > 0) {
+        obj.iptablesTableRules = {};
+        entries.forEach(([k, v]) => {
+          obj.iptablesTableRules[k] = Math.round(v);
+        });
+      }
+    }
+    if (message.nftRules !== undefined) {
+      obj.nftRules = Math.round(message.nftRules);
+    }
+    if (message.nftSets?.length) {
+      obj.nftSets = message.nftSets.map((e) => NftSetCount.toJSON(e));
+    }
+    if (message.nftServiceIps !== undefined) {
+      obj.nftServiceIps = Math.round(message.nftServiceIps);
+    }
+    if (message.processes?.length) {
+      obj.processes = message.processes.map((e) => ProcessUsage.toJSON(e));
+    }
+    if (message.bpf !== undefined) {
+      obj.bpf = BpfMapTotals.toJSON(message.bpf);
+    }
+    if (message.notes?.length) {
+      obj.notes = message.notes;
+    }
     return obj;
   },
 
@@ -2978,6 +3214,546 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     message.conntrackMax = object.conntrackMax ?? 0;
     message.chains = object.chains?.map((e) => ChainCounter.fromPartial(e)) || [];
     message.errors = object.errors?.map((e) => e) || [];
+    message.iptablesBackend = object.iptablesBackend ?? "";
+    message.iptablesTableRules = (globalThis.Object.entries(object.iptablesTableRules ?? {}) as [string, number][])
+      .reduce((acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      }, {});
+    message.nftRules = object.nftRules ?? undefined;
+    message.nftSets = object.nftSets?.map((e) => NftSetCount.fromPartial(e)) || [];
+    message.nftServiceIps = object.nftServiceIps ?? undefined;
+    message.processes = object.processes?.map((e) => ProcessUsage.fromPartial(e)) || [];
+    message.bpf = (object.bpf !== undefined && object.bpf !== null) ? BpfMapTotals.fromPartial(object.bpf) : undefined;
+    message.notes = object.notes?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseDataplaneSample_IptablesTableRulesEntry(): DataplaneSample_IptablesTableRulesEntry {
+  return { key: "", value: 0 };
+}
+
+export const DataplaneSample_IptablesTableRulesEntry: MessageFns<DataplaneSample_IptablesTableRulesEntry> = {
+  encode(message: DataplaneSample_IptablesTableRulesEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).uint32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DataplaneSample_IptablesTableRulesEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDataplaneSample_IptablesTableRulesEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DataplaneSample_IptablesTableRulesEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: DataplaneSample_IptablesTableRulesEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DataplaneSample_IptablesTableRulesEntry>, I>>(
+    base?: I,
+  ): DataplaneSample_IptablesTableRulesEntry {
+    return DataplaneSample_IptablesTableRulesEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DataplaneSample_IptablesTableRulesEntry>, I>>(
+    object: I,
+  ): DataplaneSample_IptablesTableRulesEntry {
+    const message = createBaseDataplaneSample_IptablesTableRulesEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseNftSetCount(): NftSetCount {
+  return { family: "", table: "", name: "", kind: "", elements: 0 };
+}
+
+export const NftSetCount: MessageFns<NftSetCount> = {
+  encode(message: NftSetCount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.family !== "") {
+      writer.uint32(10).string(message.family);
+    }
+    if (message.table !== "") {
+      writer.uint32(18).string(message.table);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.kind !== "") {
+      writer.uint32(34).string(message.kind);
+    }
+    if (message.elements !== 0) {
+      writer.uint32(40).uint32(message.elements);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): NftSetCount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseNftSetCount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.family = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.table = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.elements = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): NftSetCount {
+    return {
+      family: isSet(object.family) ? globalThis.String(object.family) : "",
+      table: isSet(object.table) ? globalThis.String(object.table) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      elements: isSet(object.elements) ? globalThis.Number(object.elements) : 0,
+    };
+  },
+
+  toJSON(message: NftSetCount): unknown {
+    const obj: any = {};
+    if (message.family !== "") {
+      obj.family = message.family;
+    }
+    if (message.table !== "") {
+      obj.table = message.table;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.elements !== 0) {
+      obj.elements = Math.round(message.elements);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<NftSetCount>, I>>(base?: I): NftSetCount {
+    return NftSetCount.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<NftSetCount>, I>>(object: I): NftSetCount {
+    const message = createBaseNftSetCount();
+    message.family = object.family ?? "";
+    message.table = object.table ?? "";
+    message.name = object.name ?? "";
+    message.kind = object.kind ?? "";
+    message.elements = object.elements ?? 0;
+    return message;
+  },
+};
+
+function createBaseProcessUsage(): ProcessUsage {
+  return { name: "", pids: [], cpuMillicores: undefined, rssBytes: 0, threads: 0 };
+}
+
+export const ProcessUsage: MessageFns<ProcessUsage> = {
+  encode(message: ProcessUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.pids.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.pids) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message.cpuMillicores !== undefined) {
+      writer.uint32(25).double(message.cpuMillicores);
+    }
+    if (message.rssBytes !== 0) {
+      writer.uint32(32).uint64(message.rssBytes);
+    }
+    if (message.threads !== 0) {
+      writer.uint32(40).uint32(message.threads);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProcessUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProcessUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.pids.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.pids.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.cpuMillicores = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.rssBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.threads = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProcessUsage {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      pids: globalThis.Array.isArray(object?.pids) ? object.pids.map((e: any) => globalThis.Number(e)) : [],
+      cpuMillicores: isSet(object.cpuMillicores)
+        ? globalThis.Number(object.cpuMillicores)
+        : isSet(object.cpu_millicores)
+        ? globalThis.Number(object.cpu_millicores)
+        : undefined,
+      rssBytes: isSet(object.rssBytes)
+        ? globalThis.Number(object.rssBytes)
+        : isSet(object.rss_bytes)
+        ? globalThis.Number(object.rss_bytes)
+        : 0,
+      threads: isSet(object.threads) ? globalThis.Number(object.threads) : 0,
+    };
+  },
+
+  toJSON(message: ProcessUsage): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.pids?.length) {
+      obj.pids = message.pids.map((e) => Math.round(e));
+    }
+    if (message.cpuMillicores !== undefined) {
+      obj.cpuMillicores = floatToJson(message.cpuMillicores);
+    }
+    if (message.rssBytes !== 0) {
+      obj.rssBytes = Math.round(message.rssBytes);
+    }
+    if (message.threads !== 0) {
+      obj.threads = Math.round(message.threads);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProcessUsage>, I>>(base?: I): ProcessUsage {
+    return ProcessUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProcessUsage>, I>>(object: I): ProcessUsage {
+    const message = createBaseProcessUsage();
+    message.name = object.name ?? "";
+    message.pids = object.pids?.map((e) => e) || [];
+    message.cpuMillicores = object.cpuMillicores ?? undefined;
+    message.rssBytes = object.rssBytes ?? 0;
+    message.threads = object.threads ?? 0;
+    return message;
+  },
+};
+
+function createBaseBpfMapTotals(): BpfMapTotals {
+  return { maps: 0, maxEntries: 0, bytesMemlock: 0, lbServiceEntries: undefined, lbServiceMaxEntries: 0 };
+}
+
+export const BpfMapTotals: MessageFns<BpfMapTotals> = {
+  encode(message: BpfMapTotals, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.maps !== 0) {
+      writer.uint32(8).uint32(message.maps);
+    }
+    if (message.maxEntries !== 0) {
+      writer.uint32(16).uint64(message.maxEntries);
+    }
+    if (message.bytesMemlock !== 0) {
+      writer.uint32(24).uint64(message.bytesMemlock);
+    }
+    if (message.lbServiceEntries !== undefined) {
+      writer.uint32(32).uint32(message.lbServiceEntries);
+    }
+    if (message.lbServiceMaxEntries !== 0) {
+      writer.uint32(40).uint32(message.lbServiceMaxEntries);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BpfMapTotals {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBpfMapTotals();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.maps = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.maxEntries = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.bytesMemlock = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.lbServiceEntries = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.lbServiceMaxEntries = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BpfMapTotals {
+    return {
+      maps: isSet(object.maps) ? globalThis.Number(object.maps) : 0,
+      maxEntries: isSet(object.maxEntries)
+        ? globalThis.Number(object.maxEntries)
+        : isSet(object.max_entries)
+        ? globalThis.Number(object.max_entries)
+        : 0,
+      bytesMemlock: isSet(object.bytesMemlock)
+        ? globalThis.Number(object.bytesMemlock)
+        : isSet(object.bytes_memlock)
+        ? globalThis.Number(object.bytes_memlock)
+        : 0,
+      lbServiceEntries: isSet(object.lbServiceEntries)
+        ? globalThis.Number(object.lbServiceEntries)
+        : isSet(object.lb_service_entries)
+        ? globalThis.Number(object.lb_service_entries)
+        : undefined,
+      lbServiceMaxEntries: isSet(object.lbServiceMaxEntries)
+        ? globalThis.Number(object.lbServiceMaxEntries)
+        : isSet(object.lb_service_max_entries)
+        ? globalThis.Number(object.lb_service_max_entries)
+        : 0,
+    };
+  },
+
+  toJSON(message: BpfMapTotals): unknown {
+    const obj: any = {};
+    if (message.maps !== 0) {
+      obj.maps = Math.round(message.maps);
+    }
+    if (message.maxEntries !== 0) {
+      obj.maxEntries = Math.round(message.maxEntries);
+    }
+    if (message.bytesMemlock !== 0) {
+      obj.bytesMemlock = Math.round(message.bytesMemlock);
+    }
+    if (message.lbServiceEntries !== undefined) {
+      obj.lbServiceEntries = Math.round(message.lbServiceEntries);
+    }
+    if (message.lbServiceMaxEntries !== 0) {
+      obj.lbServiceMaxEntries = Math.round(message.lbServiceMaxEntries);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BpfMapTotals>, I>>(base?: I): BpfMapTotals {
+    return BpfMapTotals.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BpfMapTotals>, I>>(object: I): BpfMapTotals {
+    const message = createBaseBpfMapTotals();
+    message.maps = object.maps ?? 0;
+    message.maxEntries = object.maxEntries ?? 0;
+    message.bytesMemlock = object.bytesMemlock ?? 0;
+    message.lbServiceEntries = object.lbServiceEntries ?? undefined;
+    message.lbServiceMaxEntries = object.lbServiceMaxEntries ?? 0;
     return message;
   },
 };

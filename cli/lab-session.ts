@@ -1,0 +1,101 @@
+/**
+ * What every lab command shares: SIGINT/SIGTERM turned into an abort, and a
+ * session that creates a lab, starts a collector in this process (root
+ * namespace) and agents in the lab's pods, runs a scenario to its end, and
+ * tears everything down whatever happens.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startCollector, type Collector } from '../collector/collector.js';
+import { collectorConfig } from '../collector/config.js';
+import type { ReportModel } from '../collector/report/report.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { Lab } from '../lab/lab.js';
+import type { LabProxyOptions } from '../lab/proxy.js';
+
+export interface Interrupts {
+  signal: AbortSignal;
+  /** The signal that interrupted, if any. */
+  received(): NodeJS.Signals | undefined;
+  dispose(): void;
+}
+
+export function trapInterrupts(log: Logger): Interrupts {
+  const abort = new AbortController();
+  let got: NodeJS.Signals | undefined;
+  const on = (sig: NodeJS.Signals): void => {
+    if (got) return;
+    got = sig;
+    log.warn('interrupted: cleaning up', { signal: sig });
+    abort.abort();
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return {
+    signal: abort.signal,
+    received: () => got,
+    dispose: () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
+}
+
+export function exitCodeFor(sig: NodeJS.Signals | undefined): number {
+  return sig === 'SIGTERM' ? 143 : 130;
+}
+
+/**
+ * Lab agents share two cores with the kernel work of programming tens of
+ * thousands of rules; a sweep step starved them of CPU for more than 8 s and
+ * the collector declared them lost. Lab links are local: a long timeout costs nothing.
+ */
+const LAB_LIVENESS_TIMEOUT_MS = 30_000;
+
+export interface LabSessionOptions {
+  nodes: number;
+  proxy: LabProxyOptions;
+  dbPath: string;
+  agentWaitMs: number;
+}
+
+async function waitForAgents(c: Collector, n: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (c.registry.available().length < n) {
+    if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'interrupted while waiting for agents');
+    if (Date.now() > deadline) {
+      throw new CniBenchError(ErrorCodes.NO_AGENTS, `only ${c.registry.available().length} of ${n} lab agents connected within ${timeoutMs} ms`);
+    }
+    await sleep(100);
+  }
+}
+
+/**
+ * Runs one scenario in a fresh lab and returns its report model, or undefined
+ * when interrupted before the run started. An interrupt during the run cancels
+ * it (with cleanup on the agents) and returns what was measured so far.
+ */
+export async function runInLab(opts: LabSessionOptions, scenario: unknown, log: Logger, signal: AbortSignal): Promise<ReportModel | undefined> {
+  let lab: Lab | undefined;
+  let collector: Collector | undefined;
+  try {
+    lab = await Lab.create({ nodes: opts.nodes, log, proxy: opts.proxy });
+    if (signal.aborted) return undefined;
+    collector = await startCollector(
+      collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: opts.dbPath, heartbeatIntervalMs: 1000, livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS }),
+      log,
+      lab.services,
+    );
+    lab.startAgents(collector.grpcAddress);
+    await waitForAgents(collector, opts.nodes, opts.agentWaitMs, signal);
+    const run = collector.api.create(scenario);
+    log.info('run started', { runId: run.id, rest: collector.httpUrl, proxy: lab.services.description });
+    const c = collector;
+    await Promise.race([c.orchestrator.wait(run.id), new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+    if (signal.aborted) await c.orchestrator.cancel(run.id);
+    return c.api.reportModel(run.id);
+  } finally {
+    await collector?.close().catch((err: unknown) => log.error('collector close failed', { error: (err as Error).message }));
+    await lab?.destroy().catch((err: unknown) => log.error('lab teardown failed', { error: (err as Error).message }));
+  }
+}

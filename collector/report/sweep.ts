@@ -1,0 +1,179 @@
+/**
+ * The Service scale sweep as tables: per step, how long programming and sync
+ * took and what the client's node showed; per measurement, its value at every
+ * step and the change against the first step (the baseline). Across runs (one
+ * per proxy mode), where one mode overtakes the other. Pure.
+ */
+import type { PhaseRecord } from '../store/store.js';
+import type { ReportRow } from './report.js';
+
+export interface SweepStep {
+  services: number;
+  programmingMs: number | null;
+  syncMs: number | null;
+  /** How long the last sync poll (one sample of every node) took; syncMs includes it. */
+  pollMs: number | null;
+  /** What the slowest node showed when the step was in sync. */
+  kubeServicesRules: number | null;
+  nftServiceIps: number | null;
+  status: string;
+}
+
+export interface SweepSeries {
+  id: string;
+  label: string;
+  unit: string;
+  values: (number | null)[];
+  /** Relative change against the first step: -0.59 is 59% lower. */
+  change: (number | null)[];
+}
+
+export interface SweepTable {
+  steps: SweepStep[];
+  series: SweepSeries[];
+}
+
+interface ScaleDetail {
+  scale?: { services: number };
+  programmingMs?: number;
+  syncMs?: number;
+  pollMs?: number;
+  nodes?: Record<string, { kubeServicesRules: number; nftServiceIps: number | null }>;
+}
+
+/** Builds the sweep table from a run's phases and report rows (same order), or undefined for a run without a sweep. */
+export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable | undefined {
+  const steps: SweepStep[] = [];
+  for (const p of phases) {
+    const d = p.detail as ScaleDetail;
+    if (!d.scale) continue;
+    const nodes = Object.values(d.nodes ?? {});
+    steps.push({
+      services: d.scale.services,
+      programmingMs: d.programmingMs ?? null,
+      syncMs: d.syncMs ?? null,
+      pollMs: d.pollMs ?? null,
+      kubeServicesRules: nodes.length ? Math.min(...nodes.map((n) => n.kubeServicesRules)) : null,
+      nftServiceIps: nodes.length && nodes.every((n) => n.nftServiceIps !== null) ? Math.min(...nodes.map((n) => n.nftServiceIps as number)) : null,
+      status: p.state,
+    });
+  }
+  if (!steps.length) return undefined;
+  const byId = new Map<string, SweepSeries>();
+  phases.forEach((p, i) => {
+    const d = p.detail as { step?: number; measurement?: { id: string } };
+    const row = rows[i];
+    if (d.step === undefined || !d.measurement || !row) return;
+    let s = byId.get(d.measurement.id);
+    if (!s) {
+      s = { id: d.measurement.id, label: row.measurement.replace(/ @ .*$/, ''), unit: row.unit, values: steps.map(() => null), change: steps.map(() => null) };
+      byId.set(d.measurement.id, s);
+    }
+    if (row.unit) s.unit = row.unit;
+    const at = steps.findIndex((st) => st.services === d.step);
+    if (at >= 0) s.values[at] = row.value;
+  });
+  for (const s of byId.values()) {
+    const base = s.values[0];
+    s.change = s.values.map((v) => (v === null || base === null || base === undefined || base === 0 ? null : v / base - 1));
+  }
+  return { steps, series: [...byId.values()] };
+}
+
+export interface Crossover {
+  /** Plain sentence for the report. */
+  text: string;
+  /** The last step where the final leader was not ahead, and the first from which it stays ahead; null without a lasting change. */
+  between: [number, number] | null;
+  /** Linear estimate of where the difference crosses zero within `between`, when it changes sign there. */
+  estimate: number | null;
+}
+
+/**
+ * Differences smaller than this share of the larger value count as ties: with
+ * one round per step, a few percent either way is noise on this machine.
+ */
+export const CROSSOVER_TIE = 0.1;
+
+type Lead = 'a' | 'b' | 'tie' | null;
+
+/**
+ * Where one series overtakes the other for good (higher is better), over the
+ * same steps. Each step is 'a' ahead, 'b' ahead or a tie (within
+ * CROSSOVER_TIE); the leader at the last step compared is the winner, and the
+ * crossover is where it took the lead it then kept.
+ */
+export function crossover(steps: number[], aName: string, a: (number | null)[], bName: string, b: (number | null)[], tie = CROSSOVER_TIE): Crossover {
+  const lead: Lead[] = steps.map((_, i) => {
+    const x = a[i];
+    const y = b[i];
+    if (x == null || y == null) return null;
+    if (Math.abs(x - y) < tie * Math.max(x, y)) return 'tie';
+    return x > y ? 'a' : 'b';
+  });
+  const known = lead.map((l, i) => (l === null ? -1 : i)).filter((i) => i >= 0);
+  if (!known.length) return { text: `no step has values for both ${aName} and ${bName}`, between: null, estimate: null };
+  const first = known[0] as number;
+  const last = known.at(-1) as number;
+  const fmtN = (n: number | undefined): string => (n ?? 0).toLocaleString('en-US');
+  const gaps = known.length < steps.length ? `; ${steps.length - known.length} of ${steps.length} steps lack a value for one of them` : '';
+  const tiesNote = `differences under ${Math.round(tie * 100)}% count as ties${gaps}`;
+  const winner = lead[last];
+  if (winner === 'tie') return { text: `${aName} and ${bName} are within noise of each other at ${fmtN(steps[last])} Services (${tiesNote})`, between: null, estimate: null };
+  const [w, l] = winner === 'a' ? [aName, bName] : [bName, aName];
+  // The last compared step where the winner was not ahead.
+  let k = known.length - 1;
+  while (k >= 0 && lead[known[k] as number] === winner) k--;
+  if (k < 0) return { text: `${w} is ahead of ${l} at every step compared (${fmtN(steps[first])} to ${fmtN(steps[last])} Services; ${tiesNote})`, between: null, estimate: null };
+  const i = known[k] as number;
+  const j = known[k + 1] as number;
+  const d0 = (a[i] as number) - (b[i] as number);
+  const d1 = (a[j] as number) - (b[j] as number);
+  const x0 = steps[i] as number;
+  const x1 = steps[j] as number;
+  const estimate = d0 !== d1 && Math.sign(d0) !== Math.sign(d1) ? Math.round(x0 + ((x1 - x0) * d0) / (d0 - d1)) : null;
+  return {
+    text: `${w} overtakes ${l} between ${fmtN(x0)} and ${fmtN(x1)} Services${estimate !== null ? ` (linear estimate ${fmtN(estimate)})` : ''} and stays ahead (${tiesNote})`,
+    between: [x0, x1],
+    estimate,
+  };
+}
+
+export interface SweepComparison {
+  steps: number[];
+  runs: string[];
+  series: {
+    id: string;
+    label: string;
+    unit: string;
+    /** Per run (same order as `runs`): value and change against its own baseline, per step. */
+    byRun: { values: (number | null)[]; change: (number | null)[] }[];
+    /** Where the second run overtakes the first (and so on for each later run against the first). */
+    crossovers: Crossover[];
+  }[];
+}
+
+/** Puts the sweeps of several runs (one per proxy mode) side by side on the steps they share. */
+export function compareSweeps(runs: { label: string; sweep: SweepTable }[]): SweepComparison {
+  const steps = runs[0]?.sweep.steps.map((s) => s.services).filter((n) => runs.every((r) => r.sweep.steps.some((s) => s.services === n))) ?? [];
+  const ids = runs[0]?.sweep.series.map((s) => s.id).filter((id) => runs.every((r) => r.sweep.series.some((s) => s.id === id))) ?? [];
+  return {
+    steps,
+    runs: runs.map((r) => r.label),
+    series: ids.map((id) => {
+      const per = runs.map((r) => {
+        const s = r.sweep.series.find((x) => x.id === id) as SweepSeries;
+        const at = (n: number) => r.sweep.steps.findIndex((st) => st.services === n);
+        return { s, values: steps.map((n) => s.values[at(n)] ?? null), change: steps.map((n) => s.change[at(n)] ?? null) };
+      });
+      const first = per[0] as (typeof per)[number];
+      return {
+        id,
+        label: first.s.label,
+        unit: first.s.unit,
+        byRun: per.map((p) => ({ values: p.values, change: p.change })),
+        crossovers: per.slice(1).map((p, i) => crossover(steps, runs[0]?.label ?? '', first.values, runs[i + 1]?.label ?? '', p.values)),
+      };
+    }),
+  };
+}

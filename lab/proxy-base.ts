@@ -1,0 +1,73 @@
+/**
+ * What both lab kube-proxy emulations share: the run's own Services under
+ * stable ClusterIPs, and a sweep's dummy Services added or removed by index in
+ * batches. A mode supplies only how to render and apply rules (LabRules).
+ */
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler, SyncTarget } from '../collector/runs/service-frontend.js';
+import { dummyRange } from './dummy-services.js';
+import type { LabService } from './kube-proxy-iptables.js';
+import { ServiceIps } from './service-ips.js';
+
+export interface LabRules {
+  /** Services per batch when a step adds or removes many (Infinity: one batch). */
+  readonly batchServices: number;
+  /** Writes base rules into every node. */
+  init(): Promise<void>;
+  add(services: readonly LabService[]): Promise<void>;
+  delete(services: readonly LabService[]): Promise<void>;
+  /** What every node must show once `total` Services (dummies and the run's own) are programmed. */
+  expect(total: number): SyncTarget;
+}
+
+export abstract class LabProxyBase implements ServiceFrontend, ServiceScaler {
+  abstract readonly description: string;
+  readonly scale = this;
+  private readonly services = new Map<string, LabService>();
+  private readonly ips = new ServiceIps();
+  private dummies = 0;
+  private dummyEndpoints = 0;
+
+  protected constructor(protected readonly rules: LabRules) {}
+
+  async init(): Promise<void> {
+    await this.rules.init();
+  }
+
+  async expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress> {
+    if (this.services.has(name)) throw new CniBenchError(ErrorCodes.CONFLICT, `lab service '${name}' exists`);
+    const svc: LabService = { namespace: 'cni-bench', name, portName: 'p', clusterIp: this.ips.allocate(name), port, protocol: 'tcp', endpoints };
+    await this.rules.add([svc]);
+    this.services.set(name, svc);
+    return { ip: svc.clusterIp, port };
+  }
+
+  async remove(name: string): Promise<void> {
+    const svc = this.services.get(name);
+    if (!svc) return;
+    this.services.delete(name);
+    await this.rules.delete([svc]);
+  }
+
+  /** Removes dummies [to, from) from the top, one batch at a time; `dummies` follows what is really programmed. */
+  private async shrink(to: number, endpoints: number): Promise<void> {
+    while (this.dummies > to) {
+      const from = Math.max(to, this.dummies - this.rules.batchServices);
+      await this.rules.delete(dummyRange(from, this.dummies, endpoints));
+      this.dummies = from;
+    }
+  }
+
+  async setDummyServices(count: number, endpointsPerService: number): Promise<ScaleStep> {
+    const began = Date.now();
+    if (this.dummies > 0 && endpointsPerService !== this.dummyEndpoints) await this.shrink(0, this.dummyEndpoints);
+    this.dummyEndpoints = endpointsPerService;
+    await this.shrink(count, endpointsPerService);
+    while (this.dummies < count) {
+      const to = Math.min(count, this.dummies + this.rules.batchServices);
+      await this.rules.add(dummyRange(this.dummies, to, endpointsPerService));
+      this.dummies = to;
+    }
+    return { services: count, programmingMs: Date.now() - began, expect: this.rules.expect(count + this.services.size) };
+  }
+}

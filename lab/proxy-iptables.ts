@@ -1,0 +1,41 @@
+/**
+ * The lab's kube-proxy in iptables mode: Services in kube-proxy's iptables
+ * layout in every node namespace, with the iptables backend chosen for the lab
+ * (legacy or nft). A sweep step's dummy Services go in one iptables-restore
+ * batch per node, ahead of the run's own Services in KUBE-SERVICES.
+ */
+import { run } from '../core/process.js';
+import { renderBase, renderServicesAdd, renderServicesDelete } from './kube-proxy-iptables.js';
+import { CLUSTER_CIDR, type LabPlan } from './plan.js';
+import { LabProxyBase, type LabRules } from './proxy-base.js';
+
+export type IptablesBackend = 'legacy' | 'nft';
+
+/** Generous: iptables-nft needs about a minute for 5,000 Services in kube-proxy's layout. */
+const RESTORE_TIMEOUT_MS = 15 * 60_000;
+
+function iptablesRules(plan: LabPlan, backend: IptablesBackend): LabRules {
+  const tool = `iptables-${backend}-restore`;
+  // Every node in parallel, as kube-proxy runs on each node.
+  const restore = async (text: string): Promise<void> => {
+    await Promise.all(plan.nodes.map((node) => run('ip', ['netns', 'exec', node.ns, tool, '--noflush'], { input: text, tool, timeoutMs: RESTORE_TIMEOUT_MS })));
+  };
+  return {
+    batchServices: Infinity,
+    init: () => restore(renderBase()),
+    add: (services) => restore(renderServicesAdd(services, CLUSTER_CIDR)),
+    delete: (services) => restore(renderServicesDelete(services)),
+    // One KUBE-SERVICES rule per Service port plus kube-proxy's trailing nodeports rule.
+    expect: (total) => ({ kubeServicesRules: total + 1 }),
+  };
+}
+
+export class LabIptablesProxy extends LabProxyBase {
+  readonly mode = 'iptables' as const;
+  readonly description: string;
+
+  constructor(plan: LabPlan, readonly backend: IptablesBackend) {
+    super(iptablesRules(plan, backend));
+    this.description = `lab kube-proxy iptables (${backend})`;
+  }
+}

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { validationMessage } from '../helpers/errors.js';
+import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
+import type { ReportRow } from '../../collector/report/report.js';
+import { buildSweep, compareSweeps, crossover } from '../../collector/report/sweep.js';
+import { phasesOf } from '../../collector/runs/phases.js';
+import { parseScenario } from '../../collector/runs/scenario.js';
+import { checkSync } from '../../collector/runs/sync.js';
+import type { PhaseRecord } from '../../collector/store/store.js';
+
+test("a sweep scenario gets the study's steps and RPS via Service at each step", () => {
+  const s = parseScenario({ serviceScale: {} });
+  assert.deepEqual(s.serviceScale?.steps, [0, 5000, 10_000, 20_000, 30_000]);
+  assert.equal(s.serviceScale?.endpointsPerService, 4);
+  assert.deepEqual(s.measurements.map((m) => m.id), ['http-ka-service-c64', 'http-sc-service-c64']);
+  const phases = phasesOf(s);
+  assert.equal(phases.length, 15);
+  assert.deepEqual(phases.slice(0, 3).map((p) => p.name), ['program 0 Services', 'HTTP keepalive c64 service (wrk) @ 0 Services', 'HTTP short-connection c64 service (wrk) @ 0 Services']);
+  assert.equal(phases[12]?.name, 'program 30,000 Services');
+});
+
+test('sweep input errors name the field', () => {
+  assert.match(validationMessage(() => parseScenario({ serviceScale: { steps: [0, 5000, 5000] } })), /serviceScale\.steps\[2\]: steps must increase/);
+  assert.match(validationMessage(() => parseScenario({ serviceScale: { steps: [0, -1] } })), /serviceScale\.steps\[1\]/);
+  assert.match(validationMessage(() => parseScenario({ serviceScale: { endpointsPerService: 0 } })), /serviceScale\.endpointsPerService/);
+  assert.match(validationMessage(() => parseScenario({ serviceScale: {}, measurements: [{ kind: 'http', path: 'pod-to-pod' }] })), /measurements\[0\]\.path/);
+  assert.match(validationMessage(() => parseScenario({ serviceScale: { stepz: [1] } })), /serviceScale/);
+});
+
+test('a plain scenario still lays out one phase per measurement', () => {
+  assert.equal(phasesOf(parseScenario({})).length, 6);
+});
+
+// Values of the reference study's table measured on this machine (../shared/reference.md, section 4):
+// iptables 13.4k/5.5k/3.8k/2.1k/1.5k, nftables 11.5k/11.9k/-/11.7k/-. Worked by hand: at 0 iptables
+// leads by 14% (over the 10% tie), from 5,000 on nftables leads; the difference goes from +1.9k to
+// -6.4k, so the linear estimate is 0 + 5000 * 1.9 / 8.3 = 1,145.
+test('crossover: where nftables overtakes iptables for good, with a linear estimate', () => {
+  const steps = [0, 5000, 10_000, 20_000, 30_000];
+  const x = crossover(steps, 'iptables', [13.4, 5.5, 3.8, 2.1, 1.5], 'nftables', [11.5, 11.9, null, 11.7, null]);
+  assert.deepEqual(x.between, [0, 5000]);
+  assert.equal(x.estimate, 1145);
+  assert.equal(x.text, 'nftables overtakes iptables between 0 and 5,000 Services (linear estimate 1,145) and stays ahead (differences under 10% count as ties; 2 of 5 steps lack a value for one of them)');
+});
+
+// The lab sweep of this session (short connections, req/s): iptables 4,370/4,764/3,999/2,770/1,667,
+// nftables 4,729/4,585/5,254/5,405/5,218. Steps 0 and 5,000 are ties (8% and 4%), so an early flip
+// of noise must not count: nftables takes the lead it keeps between 5,000 and 10,000. Differences
+// +179 and -1,255 give 5000 + 5000 * 179 / 1434 = 5,624.
+test('crossover: ties at the start do not count, the lasting lead does', () => {
+  const steps = [0, 5000, 10_000, 20_000, 30_000];
+  const x = crossover(steps, 'iptables', [4370, 4764, 3999, 2770, 1667], 'nftables', [4729, 4585, 5254, 5405, 5218]);
+  assert.deepEqual(x.between, [5000, 10_000]);
+  assert.equal(x.estimate, 5624);
+});
+
+test('crossover: a lead held at every step, a tie at the end, and no data', () => {
+  const steps = [0, 10, 20, 30];
+  assert.equal(crossover(steps, 'a', [5, 5, 5, 5], 'b', [1, 2, 3, 4]).text, 'a is ahead of b at every step compared (0 to 30 Services; differences under 10% count as ties)');
+  assert.match(crossover(steps, 'a', [5, 5, 5, 5], 'b', [1, 2, 3, 4.9]).text, /within noise of each other at 30 Services/);
+  const x = crossover(steps, 'a', [10, 8, null, 4], 'b', [5, 6, 7, 8]);
+  assert.deepEqual(x.between, [10, 30]);
+  assert.equal(x.estimate, 10 + Math.round((20 * 2) / 6));
+  assert.equal(crossover(steps, 'a', [null, null, null, null], 'b', [1, 2, 3, 4]).between, null);
+});
+
+function phase(index: number, detail: unknown, state: PhaseRecord['state'] = 'succeeded'): PhaseRecord {
+  return { runId: 'r', index, name: `p${index}`, state, error: '', startedMs: 0, endedMs: 0, detail };
+}
+function row(measurement: string, value: number | null): ReportRow {
+  return { id: '', measurement, path: 'service', tool: 'wrk', toolVersion: '', value, unit: 'req/s', status: 'succeeded', error: '', details: {}, dnatConnections: null, warnings: [], dataplane: [] };
+}
+
+test('the sweep table takes steps from scale phases and values from the measurements at each step', () => {
+  const m = { id: 'http-sc-service-c64' };
+  const phases = [
+    phase(0, { scale: { services: 0 }, programmingMs: 10, syncMs: 5, nodes: { a: { kubeServicesRules: 2, nftServiceIps: null }, b: { kubeServicesRules: 1, nftServiceIps: null } } }),
+    phase(1, { measurement: m, step: 0 }),
+    phase(2, { scale: { services: 100 }, programmingMs: 300, syncMs: 7, nodes: { a: { kubeServicesRules: 102, nftServiceIps: null } } }),
+    phase(3, { measurement: m, step: 100 }),
+  ];
+  const rows = [row('program 0', null), row('HTTP sc @ 0 Services', 1000), row('program 100', null), row('HTTP sc @ 100 Services', 400)];
+  const t = buildSweep(phases, rows);
+  assert.ok(t);
+  assert.deepEqual(t.steps.map((s) => [s.services, s.programmingMs, s.syncMs, s.kubeServicesRules]), [[0, 10, 5, 1], [100, 300, 7, 102]]);
+  assert.equal(t.series.length, 1);
+  assert.equal(t.series[0]?.label, 'HTTP sc');
+  assert.deepEqual(t.series[0]?.values, [1000, 400]);
+  assert.deepEqual(t.series[0]?.change.map((c) => (c === null ? null : Math.round(c * 100))), [0, -60]);
+  assert.equal(buildSweep([phase(0, { measurement: m })], [row('x', 1)]), undefined);
+
+  const other = { steps: t.steps, series: [{ ...t.series[0]!, values: [900, 880], change: [0, -880 / 900 + 0] }] };
+  const c = compareSweeps([{ label: 'iptables', sweep: t }, { label: 'nftables', sweep: other }]);
+  assert.deepEqual(c.steps, [0, 100]);
+  assert.equal(c.series[0]?.crossovers[0]?.text, 'nftables overtakes iptables between 0 and 100 Services (linear estimate 17) and stays ahead (differences under 10% count as ties)');
+});
+
+test('sync: a node is caught up only when its sample shows the expected count and the read worked', () => {
+  const s = (over: Partial<DataplaneSample>) => DataplaneSample.fromPartial({ kubeServicesRules: 5001, ...over });
+  assert.equal(checkSync(s({}), { kubeServicesRules: 5001 }).ok, true);
+  assert.match(checkSync(s({ kubeServicesRules: 4000 }), { kubeServicesRules: 5001 }).why, /KUBE-SERVICES has 4000 of 5001 rules/);
+  assert.match(checkSync(s({ errors: ['iptables: timed out'] }), { kubeServicesRules: 5001 }).why, /iptables: timed out/);
+  assert.equal(checkSync(s({ nftServiceIps: 10 }), { nftServiceIps: 10 }).ok, true);
+  assert.match(checkSync(s({}), { nftServiceIps: 10 }).why, /service-ips has no map of 10/);
+  assert.match(checkSync(undefined, { nftServiceIps: 1 }).why, /no sample/);
+});
