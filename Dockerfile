@@ -4,6 +4,12 @@
 # nsenter into the host network namespace); the collector runs as the image's
 # non-root user.
 
+# fortio is not packaged by Debian: built from the Go module proxy at the
+# version scripts/build-go-tools.sh pins (keep the two in step).
+FROM golang:1.26-bookworm AS fortio
+ARG FORTIO_VERSION=v1.68.2
+RUN CGO_ENABLED=0 GOBIN=/out go install "fortio.org/fortio@${FORTIO_VERSION}"
+
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -30,6 +36,8 @@ WORKDIR /opt/cni-bench
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+COPY assets ./assets
+COPY --from=fortio /out/fortio /usr/local/bin/fortio
 RUN ln -s /opt/cni-bench/dist/agent/main.js /usr/local/bin/cni-bench-agent \
  && ln -s /opt/cni-bench/dist/collector/main.js /usr/local/bin/cni-bench-collector \
  && ln -s /opt/cni-bench/dist/cli/main.js /usr/local/bin/cni-bench \

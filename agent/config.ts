@@ -13,6 +13,8 @@ const schema = z.strictObject({
   /** host:port, or unix:/path for the lab's control socket. */
   collector: z.string().min(1),
   nodeName: z.string().min(1),
+  /** Unique among agents (default: the node name); a node's second, same-node agent needs its own. */
+  agentName: z.string().min(1).max(253).optional(),
   podName: z.string().min(1),
   podIp: z.string().default(''),
   hostIp: z.string().default(''),
@@ -57,6 +59,7 @@ function listOf(text: string | undefined): string[] | undefined {
 export const AGENT_ENV = {
   collector: 'CNI_BENCH_COLLECTOR',
   nodeName: 'NODE_NAME',
+  agentName: 'CNI_BENCH_AGENT_NAME',
   podName: 'POD_NAME',
   podIp: 'POD_IP',
   hostIp: 'HOST_IP',
@@ -74,6 +77,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     options: {
       collector: { type: 'string' },
       'node-name': { type: 'string' },
+      'agent-name': { type: 'string' },
       'pod-name': { type: 'string' },
       'pod-ip': { type: 'string' },
       'host-ip': { type: 'string' },
@@ -87,6 +91,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
   const raw = {
     collector: values.collector ?? env[AGENT_ENV.collector],
     nodeName: values['node-name'] ?? env[AGENT_ENV.nodeName] ?? hostname(),
+    agentName: values['agent-name'] ?? env[AGENT_ENV.agentName],
     podName: values['pod-name'] ?? env[AGENT_ENV.podName] ?? hostname(),
     podIp: values['pod-ip'] ?? env[AGENT_ENV.podIp] ?? firstIpv4(),
     hostIp: values['host-ip'] ?? env[AGENT_ENV.hostIp],

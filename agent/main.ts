@@ -4,7 +4,7 @@
  * collector link together. It binds nothing but the optional health port.
  */
 import { randomUUID } from 'node:crypto';
-import { release } from 'node:os';
+import { availableParallelism, release } from 'node:os';
 import { createLogger } from '../core/log.js';
 import { stopAllChildren } from '../core/process.js';
 import { requireSupportedNode, VERSION } from '../core/version.js';
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const versions = new Map(tools.map((t) => [t.name, t.version]));
   const outbox = new Outbox(config.outboxLimit);
   const sampler = new DataplaneSampler({ hostNetns: config.hostNetns, processNames: config.processNames });
-  const jobs = new JobRunner({ outbox, log, toolVersion: (t) => versions.get(t), sampler });
+  const jobs = new JobRunner({ outbox, log, toolVersion: (t) => versions.get(t), sampler, hostNetns: config.hostNetns, cpus: availableParallelism() });
   const link = new CollectorLink({
     address: config.collector,
     outbox,
@@ -46,6 +46,8 @@ async function main(): Promise<void> {
       tools,
       dataplane: await detectDataplane(config.hostNetns, sampler),
       labels: { ...config.labels },
+      agentName: config.agentName ?? config.nodeName,
+      cpus: availableParallelism(),
     }),
   });
   const stop = new AbortController();

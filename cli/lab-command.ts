@@ -18,14 +18,16 @@ export interface LabCommandOptions {
   dbPath: string;
   agentWaitMs: number;
   proxy: LabProxyOptions;
+  /** Shape node uplinks (tc tbf) to this rate and declare it as the link speed. */
+  linkMbit?: number;
 }
 
-/** Lab defaults: the study's measurements with short durations, so a lab run takes about a minute. */
-export const LAB_DEFAULTS = { nodes: 3, durationSeconds: 5, warmupSeconds: 2 } as const;
+/** Lab defaults: the study's whole matrix with short rounds (3 rounds of 2 s), so a lab run takes about four minutes on 2 cores. */
+export const LAB_DEFAULTS = { nodes: 3, durationSeconds: 2, warmupSeconds: 1, rounds: 3, roundSleepSeconds: 0.5 } as const;
 
 async function loadScenario(opts: LabCommandOptions): Promise<unknown> {
   const base: Record<string, unknown> = opts.scenarioFile ? (JSON.parse(await readFile(opts.scenarioFile, 'utf8')) as Record<string, unknown>) : { name: 'lab default' };
-  return { durationSeconds: opts.durationSeconds, warmupSeconds: opts.warmupSeconds, ...base };
+  return { durationSeconds: opts.durationSeconds, warmupSeconds: opts.warmupSeconds, rounds: LAB_DEFAULTS.rounds, roundSleepSeconds: LAB_DEFAULTS.roundSleepSeconds, ...base };
 }
 
 /** Returns the process exit code: 0 succeeded, 1 run failed, 130/143 interrupted. */

@@ -57,6 +57,10 @@ export interface LabSessionOptions {
   proxy: LabProxyOptions;
   dbPath: string;
   agentWaitMs: number;
+  /** Shape node uplinks to this rate (see Lab); also declared to the scenario as its link speed. */
+  linkMbit?: number;
+  /** Runs once the lab exists, before agents start (tests use it to set up conditions in the namespaces). */
+  beforeAgents?: (lab: Lab) => Promise<void>;
 }
 
 async function waitForAgents(c: Collector, n: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
@@ -79,16 +83,18 @@ export async function runInLab(opts: LabSessionOptions, scenario: unknown, log: 
   let lab: Lab | undefined;
   let collector: Collector | undefined;
   try {
-    lab = await Lab.create({ nodes: opts.nodes, log, proxy: opts.proxy });
+    lab = await Lab.create({ nodes: opts.nodes, log, proxy: opts.proxy, ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}) });
     if (signal.aborted) return undefined;
     collector = await startCollector(
       collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: opts.dbPath, heartbeatIntervalMs: 1000, livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS }),
       log,
       lab.services,
     );
+    await opts.beforeAgents?.(lab);
     lab.startAgents(collector.grpcAddress);
-    await waitForAgents(collector, opts.nodes, opts.agentWaitMs, signal);
-    const run = collector.api.create(scenario);
+    await waitForAgents(collector, lab.agentCount, opts.agentWaitMs, signal);
+    const declared = opts.linkMbit !== undefined && typeof scenario === 'object' && scenario !== null && !('linkGbps' in scenario) ? { ...scenario, linkGbps: opts.linkMbit / 1000 } : scenario;
+    const run = collector.api.create(declared, process.env);
     log.info('run started', { runId: run.id, rest: collector.httpUrl, proxy: lab.services.description });
     const c = collector;
     await Promise.race([c.orchestrator.wait(run.id), new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);

@@ -16,14 +16,16 @@ import { PROXY_MODES, type ProxyMode } from '../lab/proxy.js';
 import type { IptablesBackend } from '../lab/proxy-iptables.js';
 import { LAB_DEFAULTS, labCommand } from './lab-command.js';
 import { sweepCommand } from './sweep-command.js';
+import { COMPARE_USAGE, compareCommand } from './compare-command.js';
 
 const USAGE = `usage:
   cni-bench lab [--nodes N] [--duration S] [--warmup S] [--scenario FILE] [--json] [--db FILE]
-                [--proxy-mode iptables|nftables] [--iptables-backend legacy|nft]
+                [--proxy-mode iptables|nftables] [--iptables-backend legacy|nft] [--link-mbit N]
+                (environment IPERF_DURATION, FORTIO_DURATION, ROUNDS, ROUND_SLEEP override the scenario)
   cni-bench lab sweep [--modes iptables,nftables] [--steps 0,5000,10000,20000,30000] [--endpoints 4]
                 [--duration S] [--warmup S] [--nodes N] [--iptables-backend legacy|nft] [--json] [--db FILE]
   cni-bench lab cleanup        remove namespaces and processes of labs that were killed
-`;
+${COMPARE_USAGE}`;
 
 const BACKENDS = ['legacy', 'nft'] as const;
 
@@ -54,6 +56,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`cni-bench ${VERSION} (node ${process.version})\n`);
     return 0;
   }
+  const dbDefault = process.env.CNI_BENCH_DB ?? join(homedir(), '.local', 'state', 'cni-bench', 'lab.db');
+  if (cmd === 'compare') return compareCommand(rest, { stdout: (s) => process.stdout.write(s), dbPath: dbDefault });
   if (cmd !== 'lab') {
     process.stderr.write(USAGE);
     return cmd === undefined || cmd === '--help' ? 0 : 2;
@@ -63,7 +67,6 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`removed ${cleaned.length} leftover lab(s)${cleaned.length ? `: ${cleaned.join(', ')}` : ''}\n`);
     return 0;
   }
-  const dbDefault = process.env.CNI_BENCH_DB ?? join(homedir(), '.local', 'state', 'cni-bench', 'lab.db');
   if (rest[0] === 'sweep') {
     const { values } = parseArgs({
       args: rest.slice(1),
@@ -111,6 +114,7 @@ async function main(argv: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       db: { type: 'string' },
       'agent-wait': { type: 'string' },
+      'link-mbit': { type: 'string' },
     },
   });
   const nodes = num('--nodes', values.nodes, LAB_DEFAULTS.nodes, 2);
@@ -123,6 +127,7 @@ async function main(argv: string[]): Promise<number> {
       json: values.json,
       dbPath: values.db ?? dbDefault,
       agentWaitMs: num('--agent-wait', values['agent-wait'], 30, 1) * 1000,
+      ...(values['link-mbit'] !== undefined ? { linkMbit: num('--link-mbit', values['link-mbit'], 0, 1) } : {}),
       proxy: {
         mode: oneOf<ProxyMode>('--proxy-mode', values['proxy-mode'], PROXY_MODES, 'iptables'),
         iptablesBackend: oneOf<IptablesBackend>('--iptables-backend', values['iptables-backend'], BACKENDS, 'legacy'),

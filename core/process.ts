@@ -19,6 +19,8 @@ export interface RunOptions {
   /** Name used in errors (default: the executable). */
   tool?: string;
   env?: Record<string, string>;
+  /** Called with the child's pid once it started (run() only: observers of a running tool). */
+  onSpawn?: (pid: number) => void;
   /** Largest stdout/stderr kept, in bytes (default 64 MiB); more is an error, never a silent cut. */
   maxBuffer?: number;
 }
@@ -87,6 +89,7 @@ export async function run(file: string, args: readonly string[], opts: RunOption
   if (opts.signal?.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, `${tool}: cancelled before start`, { details: { tool } });
   const began = Date.now();
   const child = start(file, args, opts);
+  if (child.pid !== undefined) opts.onSpawn?.(child.pid);
   let why: 'timeout' | 'cancel' | undefined;
   const onAbort = (): void => {
     why ??= 'cancel';

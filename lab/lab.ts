@@ -13,8 +13,9 @@ import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { spawnLongRunning, type LongRunning } from '../core/process.js';
 import { removeLeftovers } from './cleanup.js';
-import { createTopology, deleteNamespaces, listNamespaces } from './netns.js';
-import { labNamespacePrefix, planLab, type LabPlan } from './plan.js';
+import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
+import { labNamespacePrefix, planLab, type LabNode, type LabPlan, type LabPod } from './plan.js';
+import { PEER_ROLE_LABEL } from '../core/tools.js';
 import { createLabProxy, type LabProxy, type LabProxyOptions } from './proxy.js';
 import { labRunDir, removeLabState, writeLabState } from './state.js';
 
@@ -26,7 +27,12 @@ export interface LabOptions {
   id?: string;
   /** Which kube-proxy the lab emulates (default iptables mode, legacy backend). */
   proxy?: LabProxyOptions;
+  /** Shape every node's uplink to this rate (tc tbf), to stand for a real NIC; default unshaped. */
+  linkMbit?: number;
 }
+
+/** Node 0 has a second pod with a "peer" agent, the client of same-node measurements. */
+const PODS_PER_NODE = 2;
 
 export class Lab {
   private readonly agents: LongRunning[] = [];
@@ -45,13 +51,14 @@ export class Lab {
 
   static async create(opts: LabOptions): Promise<Lab> {
     const id = opts.id ?? randomBytes(4).toString('hex');
-    const plan = planLab(id, opts.nodes);
+    const plan = planLab(id, opts.nodes, PODS_PER_NODE);
     await removeLeftovers(opts.log);
     await writeLabState(id);
     await mkdir(labRunDir(id), { recursive: true });
     const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log);
     try {
       await createTopology(plan);
+      if (opts.linkMbit !== undefined) await shapeUplinks(plan, opts.linkMbit);
       await lab.services.init();
     } catch (err) {
       await lab.destroy();
@@ -64,21 +71,33 @@ export class Lab {
   /** Starts one agent per node inside the node's first pod namespace. */
   startAgents(collectorAddress: string, extraArgs: string[] = []): void {
     for (const node of this.plan.nodes) {
-      const pod = node.pods[0];
-      if (!pod) continue;
-      const args = [
-        'netns', 'exec', pod.ns, process.execPath, '--enable-source-maps', AGENT_MAIN,
-        '--collector', collectorAddress,
-        '--node-name', node.name,
-        '--pod-name', `cni-bench-agent-${node.index}`,
-        '--pod-ip', pod.ip,
-        '--host-ip', node.underlayIp,
-        '--host-netns', `/run/netns/${node.ns}`,
-        '--label', `lab=${this.plan.id}`,
-        ...extraArgs,
-      ];
-      this.agents.push(spawnLongRunning('ip', args, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
+      const [pod, second] = node.pods;
+      if (pod) this.startAgent(node, pod, collectorAddress, [`cni-bench-agent-${node.index}`], extraArgs);
+      if (second && node.index === 0) {
+        this.startAgent(node, second, collectorAddress, [`cni-bench-agent-peer-${node.index}`, '--agent-name', `${node.name}-peer`, '--label', `${PEER_ROLE_LABEL}=peer`], extraArgs);
+      }
     }
+  }
+
+  /** Agents this lab starts (the peer included). */
+  get agentCount(): number {
+    return this.plan.nodes.length + 1;
+  }
+
+  private startAgent(node: LabNode, pod: LabPod, collectorAddress: string, [podName, ...own]: string[], extraArgs: string[]): void {
+    const args = [
+      'netns', 'exec', pod.ns, process.execPath, '--enable-source-maps', AGENT_MAIN,
+      '--collector', collectorAddress,
+      '--node-name', node.name,
+      '--pod-name', podName as string,
+      '--pod-ip', pod.ip,
+      '--host-ip', node.underlayIp,
+      '--host-netns', `/run/netns/${node.ns}`,
+      '--label', `lab=${this.plan.id}`,
+      ...own,
+      ...extraArgs,
+    ];
+    this.agents.push(spawnLongRunning('ip', args, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
   }
 
   /** Stops agents, kills anything left in the lab's namespaces and deletes them. Idempotent. */

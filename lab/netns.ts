@@ -86,3 +86,15 @@ export async function deleteNamespaces(names: string[]): Promise<void> {
     for (const ns of names) await run('ip', ['netns', 'delete', ns], { tool: 'ip', okExitCodes: [0, 1] }).catch(() => undefined);
   });
 }
+
+/**
+ * Limits every node's uplink (egress of its eth0) to `mbit` with a token
+ * bucket, so the lab has a link rate like a real NIC (veth has none) and the
+ * link-rate guard can be provoked.
+ */
+export async function shapeUplinks(plan: LabPlan, mbit: number): Promise<void> {
+  if (!Number.isFinite(mbit) || mbit <= 0) throw new Error(`linkMbit: must be a positive number, got ${mbit}`);
+  for (const node of plan.nodes) {
+    await run('ip', ['netns', 'exec', node.ns, 'tc', 'qdisc', 'replace', 'dev', 'eth0', 'root', 'tbf', 'rate', `${mbit}mbit`, 'burst', '256kb', 'latency', '20ms'], { tool: 'tc', timeoutMs: 10_000 });
+  }
+}

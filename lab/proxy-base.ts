@@ -5,6 +5,7 @@
  */
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler, SyncTarget } from '../collector/runs/service-frontend.js';
+import type { ClusterDescription } from '../collector/report/metrics-model.js';
 import { dummyRange } from './dummy-services.js';
 import type { LabService } from './kube-proxy-iptables.js';
 import { ServiceIps } from './service-ips.js';
@@ -22,6 +23,8 @@ export interface LabRules {
 
 export abstract class LabProxyBase implements ServiceFrontend, ServiceScaler {
   abstract readonly description: string;
+  /** kube-proxy's mode as the lab programs it, e.g. "iptables (legacy)". */
+  protected abstract readonly proxyMode: string;
   readonly scale = this;
   private readonly services = new Map<string, LabService>();
   private readonly ips = new ServiceIps();
@@ -29,6 +32,10 @@ export abstract class LabProxyBase implements ServiceFrontend, ServiceScaler {
   private dummyEndpoints = 0;
 
   protected constructor(protected readonly rules: LabRules) {}
+
+  get cluster(): Partial<ClusterDescription> {
+    return { kubernetesVersion: 'none (lab)', cni: 'lab bridge', cniMode: 'routed', kubeProxyMode: this.proxyMode };
+  }
 
   async init(): Promise<void> {
     await this.rules.init();

@@ -33,9 +33,11 @@ function iptablesRules(plan: LabPlan, backend: IptablesBackend): LabRules {
 export class LabIptablesProxy extends LabProxyBase {
   readonly mode = 'iptables' as const;
   readonly description: string;
+  protected readonly proxyMode: string;
 
   constructor(plan: LabPlan, readonly backend: IptablesBackend) {
     super(iptablesRules(plan, backend));
     this.description = `lab kube-proxy iptables (${backend})`;
+    this.proxyMode = `iptables (${backend})`;
   }
 }

@@ -39,6 +39,7 @@ function nftRules(plan: LabPlan): LabRules {
 export class LabNftablesProxy extends LabProxyBase {
   readonly mode = 'nftables' as const;
   readonly description = 'lab kube-proxy nftables';
+  protected readonly proxyMode = 'nftables';
 
   constructor(plan: LabPlan) {
     super(nftRules(plan));

@@ -16,6 +16,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# fortio (not packaged by Debian) is built with Go from the module proxy into a cache outside the repo.
+bash scripts/build-go-tools.sh
+
 # npm 11 blocks dependency install scripts unless allowed; the project runs none it needs.
 npm ci --no-audit --no-fund --loglevel=error
 # Node 24 comes from the `node` package (node_modules/.bin/node), which npm scripts put first on PATH.

@@ -10,13 +10,21 @@ export interface ClientSpec {
   targetHost: string;
   targetPort: number;
   durationSeconds: number;
-  /** Throughput tools: parallel streams. */
+  /** Throughput tools: parallel streams, "tcp" or "udp", and the UDP sender rate (bit/s, 0 = tool default). */
   streams?: number;
+  protocol?: 'tcp' | 'udp';
+  targetBitsPerSecond?: number;
   /** HTTP tools. */
   connections?: number;
   threads?: number;
   keepalive?: boolean;
   path?: string;
+  /** HTTP requests per second in all; 0/undefined = as fast as possible. */
+  qps?: number;
+  /** Request/response tools: TCP_CRR when true, and the message sizes. */
+  connectPerTransaction?: boolean;
+  requestBytes?: number;
+  responseBytes?: number;
 }
 
 export interface ServerSpec {
@@ -29,10 +37,16 @@ export interface ClientDriver {
   /** Executable looked up on PATH. */
   readonly binary: string;
   /** What kind of measurement the client produces. */
-  readonly kind: 'throughput' | 'http';
+  readonly kind: 'throughput' | 'http' | 'rr';
   /** Exit codes after which stdout still goes to `parse` (a tool that reports its own errors in its output). */
   readonly okExitCodes?: readonly number[];
   buildClientArgs(spec: ClientSpec): string[];
+  /**
+   * Threads of work the client can keep busy (its CPU ceiling before the
+   * client-cpu-saturated guard fires); Infinity for tools that use every core.
+   * Default 1.
+   */
+  cpuThreads?(spec: ClientSpec): number;
   /** Throws a CniBenchError(E_PARSE or E_TOOL_FAILED) naming the tool; never returns zeros for garbage. */
   parse(stdout: string, spec: ClientSpec): Measurement;
 }

@@ -32,14 +32,25 @@ export function parseIperf3Json(stdout: string): ThroughputResult {
   if (bps === undefined || seconds === undefined || bytes === undefined || streams === undefined) {
     throw parseError('iperf3', stdout, 'missing end.sum_received or start.test_start.num_streams');
   }
+  const protocol = String(doc.start?.test_start?.protocol ?? 'TCP').toLowerCase();
+  // UDP: loss and jitter are measured by the receiver and reported in end.sum.
+  const udp = protocol === 'udp' ? doc.end?.sum : undefined;
+  if (udp && (num(udp.jitter_ms) === undefined || num(udp.lost_packets) === undefined || num(udp.packets) === undefined)) {
+    throw parseError('iperf3', stdout, 'UDP result without end.sum jitter_ms, lost_packets and packets');
+  }
   return {
-    protocol: String(doc.start?.test_start?.protocol ?? 'TCP').toLowerCase(),
+    protocol,
     streams,
     seconds,
     bytes,
     bitsPerSecond: bps,
     senderBitsPerSecond: num(sent?.bits_per_second) ?? 0,
     retransmits: num(sent?.retransmits) ?? 0,
+    jitterMs: udp ? (udp.jitter_ms as number) : 0,
+    lostPackets: udp ? (udp.lost_packets as number) : 0,
+    packets: udp ? (udp.packets as number) : 0,
+    // iperf3 -b is per stream.
+    targetBitsPerSecond: (num(doc.start?.test_start?.target_bitrate) ?? 0) * streams,
   };
 }
 
@@ -55,6 +66,7 @@ export const iperf3: ClientDriver & ServerDriver = {
       '-p', String(spec.targetPort),
       '-t', String(wholeSeconds(spec.durationSeconds)),
       '-P', String(spec.streams ?? 1),
+      ...(spec.protocol === 'udp' ? ['-u', '-b', String(Math.max(1, Math.round((spec.targetBitsPerSecond || 1e6) / (spec.streams ?? 1))))] : []),
       '-J',
       '--connect-timeout', '3000',
     ];

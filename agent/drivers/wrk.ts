@@ -5,9 +5,14 @@
  * parsed strictly: a missing summary is an error, never zero requests.
  */
 import { CniBenchError, ErrorCodes, parseError } from '../../core/errors.js';
-import type { HttpLoadResult, Measurement } from '../../gen/cnibench/v1/agent.js';
+import { fileURLToPath } from 'node:url';
+import { LatencyHistogram } from '../../core/histogram.js';
+import type { Histogram, HttpLoadResult, Measurement } from '../../gen/cnibench/v1/agent.js';
 import type { ClientDriver, ClientSpec } from './driver.js';
 import { wholeSeconds } from './iperf3.js';
+
+/** The Lua script that prints wrk's latency distribution (assets/ sits beside dist/ and the sources alike). */
+export const WRK_PERCENTILES_SCRIPT = fileURLToPath(new URL('../../../assets/wrk/percentiles.lua', import.meta.url));
 
 const UNIT_US: Record<string, number> = { us: 1, ms: 1e3, s: 1e6, m: 60e6, h: 3600e6 };
 
@@ -17,6 +22,48 @@ export function durationToUs(text: string): number {
   const unit = m?.[2];
   if (!m || !unit) throw new Error(`not a wrk duration: '${text}'`);
   return Number(m[1]) * (UNIT_US[unit] ?? NaN);
+}
+
+/**
+ * Rebuilds a histogram from the percentile block the Lua script prints: the
+ * requests between two successive percentile points are spread over the
+ * interval between their values. Counts, min and max are exact; the shape
+ * inside each 0.1% (0.001% above p99.9) slice is not. Undefined without a block.
+ */
+export function parseWrkLatencyBlock(stdout: string): Histogram | undefined {
+  const begin = stdout.indexOf('cni-bench-wrk-latency-begin');
+  if (begin < 0) return undefined;
+  const end = stdout.indexOf('cni-bench-wrk-latency-end', begin);
+  if (end < 0) throw parseError('wrk', stdout.slice(begin), 'latency block without its end marker (truncated)');
+  const block = stdout.slice(begin, end);
+  const count = /^count (\d+)$/m.exec(block);
+  const min = /^min (\d+)$/m.exec(block);
+  const max = /^max (\d+)$/m.exec(block);
+  if (!count || !min || !max) throw parseError('wrk', block, 'latency block without count, min and max');
+  const total = Number(count[1]);
+  const points = [...block.matchAll(/^p ([\d.]+) (\d+)$/gm)].map((m) => ({ p: Number(m[1]), us: Number(m[2]) }));
+  if (points.length < 10) throw parseError('wrk', block, `latency block has ${points.length} percentile points`);
+  const h = new LatencyHistogram();
+  if (total === 0) return h.toProto();
+  const lo = Number(min[1]);
+  const hi = Number(max[1]);
+  // The extremes are exact: one request each; the rest is spread between the points.
+  h.record(lo);
+  if (total > 1) h.record(hi);
+  const rest = Math.max(0, total - 2);
+  const all = [{ p: 0, us: lo }, ...points, { p: 100, us: hi }];
+  let assigned = 0;
+  for (let i = 1; i < all.length; i++) {
+    const a = all[i - 1] as { p: number; us: number };
+    const b = all[i] as { p: number; us: number };
+    const upto = i === all.length - 1 ? rest : Math.round((b.p / 100) * rest);
+    const n = upto - assigned;
+    if (n <= 0) continue;
+    if (b.us <= a.us) h.record(b.us, n);
+    else h.recordRange(a.us, b.us, n);
+    assigned = upto;
+  }
+  return h.toProto();
 }
 
 export function parseWrkOutput(stdout: string): HttpLoadResult {
@@ -32,6 +79,7 @@ export function parseWrkOutput(stdout: string): HttpLoadResult {
   if (!rps || !conns) throw parseError('wrk', stdout, "missing 'Requests/sec' or 'threads and connections'");
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(stdout);
+  const histogram = parseWrkLatencyBlock(stdout);
   try {
     const percentiles = [...stdout.matchAll(/^\s+(50|75|90|99(?:\.\d+)?)%\s+([\d.]+\w+)\s*$/gm)].map((m) => ({
       percentile: Number(m[1]),
@@ -50,6 +98,10 @@ export function parseWrkOutput(stdout: string): HttpLoadResult {
       latency: lat
         ? { meanUs: durationToUs(lat[1] ?? ''), stdevUs: durationToUs(lat[2] ?? ''), maxUs: durationToUs(lat[3] ?? ''), percentiles }
         : { meanUs: 0, stdevUs: 0, maxUs: 0, percentiles },
+      histogram,
+      targetQps: 0,
+      // wrk (unlike wrk2) times each request from when it was sent: closed loop at maximum rate.
+      latencyFromIntendedStart: false,
     };
   } catch (err) {
     throw parseError('wrk', stdout, (err as Error).message);
@@ -70,9 +122,13 @@ export const wrk: ClientDriver = {
       '-d', `${wholeSeconds(spec.durationSeconds)}s`,
       '--latency',
       '--timeout', '5s',
+      '-s', WRK_PERCENTILES_SCRIPT,
       ...(spec.keepalive === false ? ['-H', 'Connection: close'] : []),
       `http://${spec.targetHost}:${spec.targetPort}${path}`,
     ];
+  },
+  cpuThreads(spec: ClientSpec): number {
+    return Math.min(spec.threads ?? 2, spec.connections ?? 64);
   },
   parse(stdout: string, spec: ClientSpec): Measurement {
     const result = parseWrkOutput(stdout);

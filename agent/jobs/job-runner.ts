@@ -5,14 +5,16 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { run, spawnLongRunning } from '../../core/process.js';
+import { inNetns, run, spawnLongRunning } from '../../core/process.js';
 import type { Logger } from '../../core/log.js';
-import { JobState, type Job, type RunClient, type StartServer } from '../../gen/cnibench/v1/agent.js';
+import { DataplaneSample, JobState, type ClientObservation, type Job, type RunClient, type ServerUsage, type StartServer } from '../../gen/cnibench/v1/agent.js';
 import type { ClientSpec } from '../drivers/driver.js';
 import { BUILTIN_TOOLS } from '../../core/tools.js';
 import { clientDrivers, serverDrivers } from '../drivers/registry.js';
 import type { Outbox } from '../outbox.js';
 import { waitForListen } from '../readiness.js';
+import { startClientObserver } from '../observe/client-observer.js';
+import { readTreeUsage } from '../observe/process-tree.js';
 import type { DataplaneSampler } from '../samplers/dataplane-sampler.js';
 
 const RAW_OUTPUT_LIMIT = 64 * 1024;
@@ -31,10 +33,20 @@ export interface JobRunnerDeps {
   /** Installed tools by name -> version. */
   toolVersion: (tool: string) => string | undefined;
   sampler: DataplaneSampler;
+  /** The node's network namespace, entered for host-network servers and clients ('' = the agent's own). */
+  hostNetns: string;
+  /** CPUs the agent's tools may use. */
+  cpus: number;
+}
+
+interface RunningServer {
+  tool: string;
+  pid: number;
 }
 
 export class JobRunner {
   private readonly active = new Map<string, Active>();
+  private readonly servers = new Map<string, RunningServer>();
 
   constructor(private readonly deps: JobRunnerDeps) {}
 
@@ -62,7 +74,9 @@ export class JobRunner {
         : kind.$case === 'runClient'
           ? this.runClient(job, kind.value, signal)
           : kind.$case === 'sampleOnce'
-            ? this.sampleOnce(job, signal)
+            ? kind.value.serversOnly
+              ? this.sampleServers(job)
+              : this.sampleOnce(job, signal)
             : this.sample(job, kind.value.intervalMs, signal);
     work
       .then(() => this.event(job, entry.abort.signal.aborted ? JobState.JOB_STATE_CANCELLED : JobState.JOB_STATE_SUCCEEDED, ''))
@@ -100,9 +114,13 @@ export class JobRunner {
     const driver = serverDrivers.get(spec.tool);
     if (!driver) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown server tool '${spec.tool}'`, { details: { tool: spec.tool } });
     this.requireTool(spec.tool);
-    const proc = spawnLongRunning(driver.binary, driver.buildServerArgs({ port: spec.port }), { signal, tool: spec.tool });
+    const [file, args] = this.where(spec.hostNetwork, driver.binary, driver.buildServerArgs({ port: spec.port }));
+    const proc = spawnLongRunning(file, args, { signal, tool: spec.tool });
+    if (proc.pid !== undefined) this.servers.set(job.jobId, { tool: spec.tool, pid: proc.pid });
+    void proc.exited.finally(() => this.servers.delete(job.jobId)).catch(() => undefined);
     try {
-      await waitForListen(spec.port, { timeoutMs: SERVER_READY_TIMEOUT_MS, signal, exited: proc.exited });
+      // nsenter execs the server in place, so its pid's /proc/<pid>/net shows the namespace it listens in.
+      await waitForListen(spec.port, { timeoutMs: SERVER_READY_TIMEOUT_MS, signal, exited: proc.exited, ...(proc.pid !== undefined ? { pid: proc.pid } : {}) });
     } catch (err) {
       const r = await proc.stop();
       const why = (r.stderr || r.stdout).trim().slice(0, 300);
@@ -123,23 +141,27 @@ export class JobRunner {
       targetHost: spec.targetHost,
       targetPort: spec.targetPort,
       durationSeconds: spec.durationSeconds,
-      ...(spec.spec?.$case === 'throughput' ? { streams: spec.spec.value.streams } : {}),
-      ...(spec.spec?.$case === 'http'
-        ? { connections: spec.spec.value.connections, threads: spec.spec.value.threads, keepalive: spec.spec.value.keepalive, path: spec.spec.value.path || '/' }
-        : {}),
+      ...clientSpecFields(spec.spec),
     };
-    const args = driver.buildClientArgs(cs);
+    const [file, args] = this.where(spec.hostNetwork, driver.binary, driver.buildClientArgs(cs));
+    const threads = driver.cpuThreads?.(cs) ?? 1;
     const wait = spec.startAtMs - Date.now();
     if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
     if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled before start');
     this.event(job, JobState.JOB_STATE_RUNNING, '');
     const started = Date.now();
-    const r = await run(driver.binary, args, {
+    let observer: ReturnType<typeof startClientObserver> | undefined;
+    const r = await run(file, args, {
       tool: spec.tool,
       signal,
       timeoutMs: spec.durationSeconds * 1000 + CLIENT_GRACE_MS,
       okExitCodes: driver.okExitCodes ?? [0],
-    });
+      onSpawn: (pid) => {
+        observer = startClientObserver({ pid, threads: Number.isFinite(threads) ? threads : this.deps.cpus, cpus: this.deps.cpus, targetHost: spec.targetHost, ...(spec.hostNetwork && this.deps.hostNetns ? { netnsPath: this.deps.hostNetns } : {}) });
+      },
+    }).finally(() => observer?.stop().catch(() => undefined));
+    const seen = await observer?.stop();
+    for (const note of seen?.notes ?? []) this.deps.log.debug('client observer', { jobId: job.jobId, note });
     let measurement;
     try {
       measurement = driver.parse(r.stdout, cs);
@@ -161,13 +183,39 @@ export class JobRunner {
         startedMs: started,
         endedMs: Date.now(),
         warnings: [],
+        observation: seen?.observation as ClientObservation | undefined,
+        round: 0,
       },
     });
   }
 
   private async sampleOnce(job: Job, signal: AbortSignal): Promise<void> {
     const s = await this.deps.sampler.sample(signal);
-    if (!signal.aborted) this.deps.outbox.push({ $case: 'sample', value: { ...s, runId: job.runId, samplingJobId: job.jobId } });
+    const servers = await this.serverUsage();
+    if (!signal.aborted) this.deps.outbox.push({ $case: 'sample', value: { ...s, servers, runId: job.runId, samplingJobId: job.jobId } });
+  }
+
+  /** A sample of only the servers' CPU: cheap enough to bracket every round. */
+  private async sampleServers(job: Job): Promise<void> {
+    const servers = await this.serverUsage();
+    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
+  }
+
+  private async serverUsage(): Promise<ServerUsage[]> {
+    const out: ServerUsage[] = [];
+    for (const [jobId, s] of this.servers) {
+      const u = await readTreeUsage(s.pid).catch(() => undefined);
+      if (u) out.push({ tool: s.tool, jobId, pid: s.pid, cpuSeconds: u.cpuSeconds, rssBytes: u.rssBytes });
+    }
+    return out;
+  }
+
+  /** The argv that runs a tool in the host network namespace when asked (and one is configured), else in the agent's. */
+  private where(hostNetwork: boolean, file: string, args: string[]): [string, string[]] {
+    if (hostNetwork && !this.deps.hostNetns) {
+      throw new CniBenchError(ErrorCodes.VALIDATION, 'host network: this agent has no --host-netns configured', { details: { field: 'hostNetns' } });
+    }
+    return inNetns(hostNetwork ? this.deps.hostNetns : undefined, file, args);
   }
 
   private async sample(job: Job, intervalMs: number, signal: AbortSignal): Promise<void> {
@@ -177,4 +225,20 @@ export class JobRunner {
       await sleep(every, undefined, { signal }).catch(() => undefined);
     }
   }
+}
+
+/** The driver-facing fields of a client job's spec. */
+function clientSpecFields(spec: RunClient['spec']): Partial<ClientSpec> {
+  if (spec?.$case === 'throughput') {
+    return { streams: spec.value.streams, protocol: spec.value.protocol === 'udp' ? 'udp' : 'tcp', targetBitsPerSecond: spec.value.targetBitsPerSecond };
+  }
+  if (spec?.$case === 'http') {
+    const v = spec.value;
+    return { connections: v.connections, threads: v.threads, keepalive: v.keepalive, path: v.path || '/', qps: v.qps };
+  }
+  if (spec?.$case === 'rr') {
+    const v = spec.value;
+    return { connections: v.connections || 1, connectPerTransaction: v.connectPerTransaction, requestBytes: v.requestBytes || 1, responseBytes: v.responseBytes || 1 };
+  }
+  return {};
 }

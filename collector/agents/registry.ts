@@ -32,7 +32,7 @@ export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; regis
 
   /** Records (or refreshes) an agent; a new instance of the same node restarts sequence tracking. */
   register(req: RegisterRequest, now = Date.now()): AgentEntry {
-    const id = req.nodeName;
+    const id = req.agentName || req.nodeName;
     const prev = this.agents.get(id);
     const sameInstance = prev?.info.instanceId === req.instanceId;
     const entry: AgentEntry = {

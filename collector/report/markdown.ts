@@ -12,14 +12,31 @@ function notes(r: ReportRow): string {
   const out: string[] = [];
   const d = r.details;
   if (typeof d.retransmits === 'number') out.push(`retrans ${d.retransmits}`);
-  if (typeof d.p50Us === 'number') out.push(`p50 ${(d.p50Us / 1000).toFixed(2)} ms`);
-  if (typeof d.p99Us === 'number') out.push(`p99 ${(d.p99Us / 1000).toFixed(2)} ms`);
+  // Latency percentiles that are not the headline (merged over rounds).
+  for (const m of r.metrics.slice(1)) if (m.name.startsWith('p') || m.name === 'loss' || m.name === 'jitter') out.push(`${m.name} ${fmtUnit(m.value, m.unit)}`);
   if (typeof d.non2xx === 'number' && d.non2xx > 0) out.push(`non-2xx ${d.non2xx}`);
   if (typeof d.socketErrors === 'number' && d.socketErrors > 0) out.push(`socket errors ${d.socketErrors}`);
   if (r.dnatConnections !== null) out.push(`DNAT +${r.dnatConnections}`);
-  out.push(...r.warnings.map((w) => `⚠ ${w}`));
+  out.push(...r.warnings.map((w) => `⚠ ${w.code}: ${w.message}`));
   if (r.error) out.push(`error: ${r.error}`);
   return out.join('; ');
+}
+
+function fmtUnit(v: number, unit: string): string {
+  if (unit === 'ms') return `${v.toFixed(v < 10 ? 2 : 1)} ms`;
+  if (unit === 'us') return `${Math.round(v)} µs`;
+  if (unit === '%') return `${v.toFixed(2)}%`;
+  return `${fmt(v, unit)} ${unit}`;
+}
+
+/** "±3.1% (n=3, CV 2.0%)": the 95% interval of the mean, relative to the headline, and the spread. */
+export function dispersion(r: ReportRow): string {
+  const s = r.metrics[0]?.summary;
+  if (!s) return '—';
+  if (!s.ci95) return `n=${s.n}`;
+  const half = (s.ci95[1] - s.ci95[0]) / 2;
+  const rel = s.mean !== 0 ? (100 * half) / Math.abs(s.mean) : 0;
+  return `±${rel.toFixed(1)}% (n=${s.n}, CV ${(100 * s.cv).toFixed(1)}%)`;
 }
 
 export function renderMarkdown(report: ReportModel): string {
@@ -30,13 +47,18 @@ export function renderMarkdown(report: ReportModel): string {
     '',
     `State: **${run.state}**${run.reason ? ` (${run.reason})` : ''}; wall time ${secs} s.`,
     '',
-    '| measurement | path | tool | value | unit | status | notes |',
-    '|---|---|---|---:|---|---|---|',
+    `Cluster: ${describeLine(report)}.`,
+    '',
+    '| measurement | path | tool | value | unit | 95% CI | status | notes |',
+    '|---|---|---|---:|---|---|---|---|',
     ...report.rows.map(
-      (r) => `| ${r.measurement} | ${r.path} | ${r.tool}${r.toolVersion ? ` ${r.toolVersion}` : ''} | ${fmt(r.value, r.unit)} | ${r.unit} | ${r.status} | ${notes(r).replaceAll('|', '\\|')} |`,
+      (r) =>
+        `| ${r.measurement} | ${r.path} | ${r.tool}${r.toolVersion ? ` ${r.toolVersion}` : ''} | ${r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${r.unit} | ${dispersion(r)} | ${r.status} | ${notes(r).replaceAll('|', '\\|')} |`,
     ),
     '',
+    'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes).',
     'DNAT +N: new connections that kube-proxy KUBE-SEP rules translated on the client node during the phase (warm-up included).',
+    ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),
     '',
     ...renderDataplane(report.rows),
@@ -123,4 +145,14 @@ export function renderSweepComparison(c: SweepComparison): string {
   }
   lines.push('One round per step: a difference under 10% between modes counts as a tie, and changes of that size against the first step are within noise on a shared machine.');
   return `${lines.join('\n')}\n`;
+}
+
+function describeLine(report: ReportModel): string {
+  const d = report.cluster.description;
+  return `Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}`;
+}
+
+function skippedLines(report: ReportModel): string[] {
+  const skipped = (report.cluster.skipped ?? []) as { id: string; reason: string }[];
+  return skipped.length ? ['', 'Skipped (default measurements these nodes cannot run):', ...skipped.map((s) => `- ${s.id}: ${s.reason}`)] : [];
 }

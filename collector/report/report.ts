@@ -4,8 +4,12 @@
  * went through the service proxy (kube-proxy DNAT counters on the client's node).
  * Pure: it takes records and returns a model; renderers turn it into text.
  */
-import type { DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
+import type { ClientObservation, DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from '../store/store.js';
+import { evaluateGuards, type Guard, type GuardThresholds } from '../../core/guards.js';
+import { SINGLE_THREADED_SERVERS } from '../../core/tools.js';
+import { rowMetrics } from './row-metrics.js';
+import type { ClusterDescription, Metric } from './metrics-model.js';
 import { summarisePhase, type NodePhaseSummary } from './phase-dataplane.js';
 import { buildSweep, type SweepTable } from './sweep.js';
 
@@ -22,14 +26,22 @@ export interface ReportRow {
   details: Record<string, number | string | boolean>;
   /** New connections DNATed by KUBE-SEP-* rules on the client's node during the phase; null without samples. */
   dnatConnections: number | null;
-  warnings: string[];
+  /** Methodology guards that fired in any round (core/guards.ts), shown next to the number. */
+  warnings: Guard[];
+  /** Measured rounds that produced a result. */
+  rounds: number;
+  /** Every number of the row with its rounds and dispersion; metrics[0] is the headline `value`. */
+  metrics: Metric[];
+  /** Dummy Services present when a sweep measured this row. */
+  step?: number;
   /** Each node's dataplane over the phase, from the samples taken within it. */
   dataplane: NodePhaseSummary[];
 }
 
 export interface ReportModel {
   run: { id: string; name: string; state: string; reason: string; createdMs: number; startedMs: number; endedMs: number };
-  cluster: unknown;
+  /** What the collector knew when the run started (agents, tools, dataplane), plus its one-line description. */
+  cluster: { description: ClusterDescription } & Record<string, unknown>;
   rows: ReportRow[];
   /** Present for a Service scale sweep. */
   sweep?: SweepTable;
@@ -52,70 +64,123 @@ export function dnatDelta(before: DataplaneSample | undefined, after: DataplaneS
   return sumSep(after) - sumSep(before);
 }
 
-function valueOf(r: JobResult): { value: number; unit: string; details: ReportRow['details'] } {
-  const k = r.measurement?.kind;
-  if (k?.$case === 'throughput') {
-    const t = k.value;
-    return { value: t.bitsPerSecond / 1e9, unit: 'Gbit/s', details: { streams: t.streams, seconds: t.seconds, retransmits: Number(t.retransmits), bytes: Number(t.bytes) } };
+/** Totals over the rounds that the notes column shows beside the number. */
+function detailsOf(results: readonly JobResult[], metrics: readonly Metric[]): ReportRow['details'] {
+  const d: ReportRow['details'] = {};
+  const add = (k: string, v: number): void => {
+    d[k] = (typeof d[k] === 'number' ? (d[k] as number) : 0) + v;
+  };
+  for (const r of results) {
+    const k = r.measurement?.kind;
+    if (k?.$case === 'throughput') {
+      d.streams = k.value.streams;
+      add('retransmits', Number(k.value.retransmits));
+      if (k.value.protocol === 'udp') add('lostPackets', Number(k.value.lostPackets));
+    } else if (k?.$case === 'http') {
+      const se = k.value.socketErrors;
+      d.connections = k.value.connections;
+      d.keepalive = k.value.keepalive;
+      add('requests', Number(k.value.requests));
+      add('non2xx', Number(k.value.non2xx));
+      add('socketErrors', se ? Number(se.connect) + Number(se.read) + Number(se.write) + Number(se.timeout) : 0);
+      if (k.value.targetQps > 0) d.targetQps = k.value.targetQps;
+    } else if (k?.$case === 'rr') {
+      add('transactions', Number(k.value.transactions));
+      add('errors', Number(k.value.errors));
+    }
   }
-  if (k?.$case === 'http') {
-    const h = k.value;
-    const se = h.socketErrors;
-    const p = (q: number) => h.latency?.percentiles.find((x) => x.percentile === q)?.valueUs;
-    return {
-      value: h.requestsPerSecond,
-      unit: 'req/s',
-      details: {
-        connections: h.connections,
-        keepalive: h.keepalive,
-        requests: Number(h.requests),
-        non2xx: Number(h.non2xx),
-        socketErrors: se ? Number(se.connect) + Number(se.read) + Number(se.write) + Number(se.timeout) : 0,
-        ...(p(50) !== undefined ? { p50Us: p(50) as number } : {}),
-        ...(p(99) !== undefined ? { p99Us: p(99) as number } : {}),
-      },
-    };
-  }
-  return { value: NaN, unit: '', details: {} };
+  for (const m of metrics) if (m.name.startsWith('p')) d[`${m.name}${m.unit === 'ms' ? 'Ms' : 'Us'}`] = m.value;
+  return d;
+}
+
+/** The union of the guards that fired in any round, one per code, the first round's words. */
+function mergeGuards(perRound: readonly Guard[][]): Guard[] {
+  const byCode = new Map<string, Guard>();
+  for (const gs of perRound) for (const g of gs) if (!byCode.has(g.code)) byCode.set(g.code, g);
+  return [...byCode.values()];
+}
+
+interface MeasureDetail {
+  measurement?: { id?: string; path?: string; tool?: string; serverTool?: string; rounds?: number };
+  step?: number;
+  serverNode?: string;
+  clientNode?: string;
+  startSamples?: Record<string, string>;
+  endSamples?: Record<string, string>;
+  rounds?: { round: number; serverBefore?: string; serverAfter?: string }[];
+}
+
+export interface ReportContext {
+  /** Link speed the scenario declared (Gbit/s), for the link-rate guard where agents could not read it. */
+  linkGbps?: number;
+  /** CPUs of the server node's agent, the ceiling of multi-threaded servers. */
+  serverCpus?: number;
 }
 
 export function buildReport(run: RunRecord, phases: PhaseRecord[], results: ResultRecord[], samples: SampleRecord[]): ReportModel {
-  const scenario = run.scenario as { name?: string };
+  const scenario = run.scenario as { name?: string; linkGbps?: number; guardThresholds?: Partial<GuardThresholds> };
+  const cluster = (run.cluster ?? {}) as ReportModel['cluster'];
+  const byJob = new Map(samples.map((s) => [s.sample.samplingJobId, s.sample]));
+  const serverCpus = (cluster.server as { cpus?: number } | undefined)?.cpus;
   const rows = phases.map((p): ReportRow => {
-    const detail = p.detail as {
-      measurement?: { id?: string; path?: string; tool?: string };
-      clientNode?: string;
-      startSamples?: Record<string, string>;
-      endSamples?: Record<string, string>;
-    };
+    const detail = p.detail as MeasureDetail;
     const m = detail.measurement ?? {};
-    const res = results.find((r) => r.phaseIndex === p.index && !r.warmup);
-    const v = res ? valueOf(res.result) : undefined;
-    const boundary = (ids?: Record<string, string>) => {
-      const jobId = detail.clientNode ? ids?.[detail.clientNode] : undefined;
-      return jobId ? samples.find((s) => s.sample.samplingJobId === jobId)?.sample : undefined;
-    };
+    const measured = results.filter((r) => r.phaseIndex === p.index && !r.warmup).sort((a, b) => (a.result.round ?? 0) - (b.result.round ?? 0));
+    const res = measured.map((r) => r.result);
+    const metrics = rowMetrics(res);
+    const boundary = (ids: Record<string, string> | undefined, node: string | undefined) => (node && ids?.[node] ? byJob.get(ids[node] as string) : undefined);
+    const clientSamples = { start: boundary(detail.startSamples, detail.clientNode), end: boundary(detail.endSamples, detail.clientNode) };
+    const serverPhase = { start: boundary(detail.startSamples, detail.serverNode), end: boundary(detail.endSamples, detail.serverNode) };
+    const serverTool = m.serverTool;
+    const capacity = serverTool ? (SINGLE_THREADED_SERVERS.has(serverTool) ? 1 : (serverCpus ?? 0)) : 0;
+    const guards = mergeGuards(
+      res.map((r) => {
+        const bracket = detail.rounds?.find((x) => x.round === r.round);
+        const observation = withDeclaredLink(r.observation, scenario.linkGbps);
+        return evaluateGuards({
+          result: r,
+          ...(observation ? { observation } : {}),
+          clientSamples,
+          serverSamples: { ...serverPhase, ...(bracket?.serverBefore ? { start: byJob.get(bracket.serverBefore) } : {}), ...(bracket?.serverAfter ? { end: byJob.get(bracket.serverAfter) } : {}) },
+          ...(serverTool ? { serverTool, serverCapacityCores: capacity } : {}),
+          rounds: res.length,
+          ...(scenario.guardThresholds ? { thresholds: scenario.guardThresholds } : {}),
+        });
+      }),
+    );
+    const head = metrics[0];
     return {
       id: m.id ?? `phase-${p.index}`,
       measurement: p.name,
       path: m.path ?? '',
-      tool: res?.result.tool ?? m.tool ?? '',
-      toolVersion: res?.result.toolVersion ?? '',
-      value: v && Number.isFinite(v.value) ? v.value : null,
-      unit: v?.unit ?? '',
+      tool: res[0]?.tool ?? m.tool ?? '',
+      toolVersion: res[0]?.toolVersion ?? '',
+      value: head && Number.isFinite(head.value) ? head.value : null,
+      unit: head?.unit ?? '',
       status: p.state,
       error: p.error,
-      details: v?.details ?? {},
-      dnatConnections: dnatDelta(boundary(detail.startSamples), boundary(detail.endSamples)),
-      warnings: res?.result.warnings ?? [],
+      details: detailsOf(res, metrics),
+      dnatConnections: dnatDelta(clientSamples.start, clientSamples.end),
+      warnings: guards,
+      rounds: res.length,
+      metrics,
+      ...(detail.step !== undefined ? { step: detail.step } : {}),
       dataplane: p.startedMs && p.endedMs ? summarisePhase(samples, p.startedMs, p.endedMs) : [],
     };
   });
   const sweep = buildSweep(phases, rows);
   return {
     run: { id: run.id, name: scenario.name ?? '', state: run.state, reason: run.reason, createdMs: run.createdMs, startedMs: run.startedMs, endedMs: run.endedMs },
-    cluster: run.cluster,
+    cluster: { ...cluster, description: cluster.description ?? UNKNOWN_CLUSTER },
     rows,
     ...(sweep ? { sweep } : {}),
   };
+}
+
+const UNKNOWN_CLUSTER = Object.freeze({ kubernetesVersion: 'unknown', cni: 'unknown', cniMode: '', kubeProxyMode: 'unknown', kernel: 'unknown', nodeType: 'unknown' });
+
+/** The agent's link speed when it read one, else the scenario's declared one. */
+function withDeclaredLink(o: ClientObservation | undefined, linkGbps: number | undefined): ClientObservation | undefined {
+  if (!o || o.linkSpeedMbps > 0 || !linkGbps) return o;
+  return { ...o, linkSpeedMbps: Math.round(linkGbps * 1000) };
 }

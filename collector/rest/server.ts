@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { CniBenchError, ErrorCodes, toWireStatus } from '../../core/errors.js';
 import type { CollectorMetrics } from '../metrics.js';
+import { parseCompareQuery } from '../report/compare.js';
 import type { RunsApi } from '../runs/runs-api.js';
 
 const MAX_BODY = 1024 * 1024;
@@ -34,6 +35,14 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
     ['GET', /^\/metrics$/, async () => ({ status: 200, body: await metrics.registry.metrics(), contentType: metrics.registry.contentType })],
     ['GET', /^\/v1\/agents$/, async () => ({ status: 200, body: { agents: api.agents() } })],
     ['POST', /^\/v1\/runs$/, async (req) => ({ status: 201, body: api.create(await readJson(req)) })],
+    [
+      'GET',
+      /^\/v1\/compare$/,
+      async (_r, _p, url) => {
+        const r = api.compare(parseCompareQuery(url.searchParams));
+        return { status: 200, body: r.body, contentType: r.contentType };
+      },
+    ],
     ['GET', /^\/v1\/runs$/, async (_r, _p, url) => ({ status: 200, body: { runs: api.list(Number(url.searchParams.get('limit') ?? 50)) } })],
     ['GET', /^\/v1\/runs\/([\w-]+)$/, async (_r, [id]) => ({ status: 200, body: api.get(id ?? '') })],
     ['DELETE', /^\/v1\/runs\/([\w-]+)$/, async (_r, [id]) => ({ status: 200, body: await api.cancel(id ?? '') })],

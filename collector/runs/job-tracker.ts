@@ -14,6 +14,8 @@ export interface JobMeta {
   agentId: string;
   phaseIndex: number | null;
   warmup: boolean;
+  /** Which measured round a client job is (0-based); stamped on its result. */
+  round?: number;
 }
 
 interface Waiter {
@@ -64,6 +66,7 @@ export class JobTracker {
     }
     if (body.$case === 'result') {
       const job = this.jobs.get(body.value.jobId);
+      if (job?.meta.round !== undefined) body.value.round = job.meta.round;
       this.store.addResult({
         runId: body.value.runId,
         phaseIndex: job?.meta.phaseIndex ?? null,

@@ -7,23 +7,19 @@
  */
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { JobState, type Job } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
 import type { JobTracker } from './job-tracker.js';
-import { phasesOf, type PhaseSpec, type ScenarioMeasurement } from './phases.js';
-import { planRun, serverToolFor, type RunPlan } from './plan.js';
+import { describeCluster } from './cluster-description.js';
+import { MeasurePhase, placementOf, serviceName } from './measure-phase.js';
+import { phasesOf, type PhaseSpec } from './phases.js';
+import { planRun, type RunPlan } from './plan.js';
+import { JobSender, runAgents, type RunContext } from './run-context.js';
 import type { Scenario } from './scenario.js';
 import type { ServiceFrontend } from './service-frontend.js';
 import { checkSync, type SyncCheck } from './sync.js';
 
-const SERVER_PORTS: Record<string, number> = { iperf3: 5201, 'http-echo': 8080 };
-const SERVICE_PORTS: Record<string, number> = { iperf3: 5201, 'http-echo': 80 };
-const READY_TIMEOUT_MS = 20_000;
-/** Clients are told to start this far in the future so they begin together. */
-const START_LEAD_MS = 300;
-const RESULT_SLACK_MS = 45_000;
 const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;
 /** A sample of a node with tens of thousands of rules takes seconds; polls for sync wait this long per sample. */
 const SYNC_SAMPLE_TIMEOUT_MS = 60_000;
@@ -38,29 +34,15 @@ export interface OrchestratorDeps {
   services?: ServiceFrontend;
 }
 
-/** One Service per server tool, under a stable name (runs are exclusive, see RunsApi.create). */
-function serviceName(tool: string): string {
-  return `cni-bench-${tool}`;
-}
-
-interface RunContext {
-  runId: string;
-  scenario: Scenario;
-  plan: RunPlan;
-  signal: AbortSignal;
-  servers: Map<string, string>;
-  services: Map<string, { ip: string; port: number }>;
-  jobs: string[];
-  jobSeq: number;
-  /** A sweep put dummy Services in place; cleanup removes them. */
-  scaled: boolean;
-}
-
 export class Orchestrator {
   private readonly active = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private readonly sender: JobSender;
+  private readonly measure: MeasurePhase;
 
   constructor(private readonly deps: OrchestratorDeps) {
     deps.registry.on('lost', (id) => deps.tracker.agentLost(id));
+    this.sender = new JobSender(deps.registry, deps.tracker);
+    this.measure = new MeasurePhase(this.sender, deps.tracker, deps.services);
   }
 
   isActive(runId: string): boolean {
@@ -104,7 +86,7 @@ export class Orchestrator {
     const { store, metrics, log } = this.deps;
     const began = Date.now();
     const ctx: RunContext = { runId, scenario, plan, signal, servers: new Map(), services: new Map(), jobs: [], jobSeq: 0, scaled: false };
-    const phases = phasesOf(scenario);
+    const phases = phasesOf(scenario, scenario.measurements.filter((m) => plan.measurements.some((x) => x.id === m.id)));
     store.updateRun(runId, { state: 'running', startedMs: began, cluster: this.describe(plan) });
     metrics.runStarted();
     phases.forEach((p, index) => store.upsertPhase({ runId, index, name: p.name, state: 'pending', error: '', startedMs: 0, endedMs: 0, detail: specDetail(p) }));
@@ -112,7 +94,7 @@ export class Orchestrator {
     let fatal: Error | undefined;
     try {
       if (scenario.sampleIntervalMs > 0) {
-        for (const a of new Set([plan.server, plan.client])) this.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
+        for (const a of runAgents(plan)) this.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
       }
       for (const [index, p] of phases.entries()) {
         if (signal.aborted) break;
@@ -151,12 +133,20 @@ export class Orchestrator {
       podIp: a.info.podIp,
       hostIp: a.info.hostIp,
       kernel: a.info.kernel,
+      cpus: a.info.cpus,
       agentVersion: a.info.agentVersion,
       tools: a.info.tools.map((t) => ({ name: t.name, version: t.version })),
       dataplane: a.info.dataplane,
       labels: a.info.labels,
     });
-    return { server: node(plan.server), client: node(plan.client), serviceFrontend: this.deps.services?.description ?? 'none' };
+    return {
+      server: node(plan.server),
+      client: node(plan.client),
+      ...(plan.peer ? { peer: node(plan.peer) } : {}),
+      serviceFrontend: this.deps.services?.description ?? 'none',
+      skipped: plan.skipped,
+      description: describeCluster(plan, this.deps.services?.cluster),
+    };
   }
 
   /** Runs one phase; resolves false (phase marked failed) on a measurement error. */
@@ -170,13 +160,14 @@ export class Orchestrator {
         store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
         return true;
       }
-      const m = spec.measurement;
+      const m = ctx.plan.measurements.find((x) => x.id === spec.measurement.id);
+      if (!m) throw new CniBenchError(ErrorCodes.INTERNAL, `measurement '${spec.measurement.id}' is not in the plan`);
+      const place = placementOf(m, ctx.plan);
       const startSamples = await this.boundarySample(ctx);
-      const target = await this.target(ctx, m);
-      const detail: Record<string, unknown> = { ...specDetail(spec), serverNode: ctx.plan.server.id, clientNode: ctx.plan.client.id, target, startSamples };
+      const target = await this.measure.target(ctx, m, place);
+      const detail: Record<string, unknown> = { ...specDetail(spec), measurement: m, serverNode: ctx.plan.server.id, clientNode: place.client.id, target, startSamples };
       store.upsertPhase({ ...base, detail });
-      if (m.warmupSeconds > 0) await this.client(ctx, index, m, target, m.warmupSeconds, true);
-      await this.client(ctx, index, m, target, m.durationSeconds, false);
+      detail.rounds = await this.measure.rounds(ctx, index, m, place, target);
       detail.endSamples = await this.boundarySample(ctx);
       // Ended after its end samples, so the phase's window holds both boundaries.
       store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
@@ -215,10 +206,8 @@ export class Orchestrator {
       const pollBegan = Date.now();
       const checks = await Promise.all(
         agents.map(async (a) => {
-          const jobId = this.nextJobId(ctx);
-          const arrived = this.deps.tracker.waitForSample(jobId, SYNC_SAMPLE_TIMEOUT_MS);
-          this.send(ctx, a, { $case: 'sampleOnce', value: {} }, { jobId });
-          return [a.id, checkSync(await untilAborted(arrived, ctx.signal), step.expect)] as const;
+          const { sample } = this.sender.sampleOnce(ctx, a, SYNC_SAMPLE_TIMEOUT_MS);
+          return [a.id, checkSync(await untilAborted(sample, ctx.signal), step.expect)] as const;
         }),
       );
       last = Object.fromEntries(checks);
@@ -243,70 +232,22 @@ export class Orchestrator {
   private async boundarySample(ctx: RunContext): Promise<Record<string, string>> {
     const ids: Record<string, string> = {};
     await Promise.all(
-      [...new Set([ctx.plan.server, ctx.plan.client])].map((a) => {
-        const jobId = this.nextJobId(ctx);
+      runAgents(ctx.plan).map((a) => {
+        const { jobId, sample } = this.sender.sampleOnce(ctx, a, BOUNDARY_SAMPLE_TIMEOUT_MS);
         ids[a.id] = jobId;
-        const seen = this.deps.tracker.waitForSample(jobId, BOUNDARY_SAMPLE_TIMEOUT_MS);
-        this.send(ctx, a, { $case: 'sampleOnce', value: {} }, { jobId });
-        return seen;
+        return sample;
       }),
     );
     return ids;
   }
 
-  private async target(ctx: RunContext, m: ScenarioMeasurement): Promise<{ host: string; port: number; via: string }> {
-    const tool = serverToolFor(m);
-    const port = SERVER_PORTS[tool];
-    if (port === undefined) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `no server port known for '${tool}'`);
-    await this.ensureServer(ctx, tool, port);
-    const podIp = ctx.plan.server.info.podIp;
-    if (m.path === 'pod-to-pod') return { host: podIp, port, via: 'pod IP' };
-    const services = this.deps.services;
-    if (!services) throw new CniBenchError(ErrorCodes.VALIDATION, `path 'service' needs a service frontend, and this collector has none`, { details: { field: 'path' } });
-    let svc = ctx.services.get(tool);
-    if (!svc) {
-      svc = await services.expose(serviceName(tool), SERVICE_PORTS[tool] ?? port, [{ ip: podIp, port }]);
-      ctx.services.set(tool, svc);
-    }
-    return { host: svc.ip, port: svc.port, via: `Service ${services.description}` };
-  }
-
-  private async ensureServer(ctx: RunContext, tool: string, port: number): Promise<void> {
-    if (ctx.servers.has(tool)) return;
-    const jobId = this.send(ctx, ctx.plan.server, { $case: 'startServer', value: { tool, port } });
-    ctx.servers.set(tool, jobId);
-    await this.deps.tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, ctx.signal);
-  }
-
-  private async client(ctx: RunContext, index: number, m: ScenarioMeasurement, target: { host: string; port: number }, seconds: number, warmup: boolean): Promise<void> {
-    const spec =
-      m.kind === 'throughput'
-        ? { $case: 'throughput' as const, value: { streams: m.streams } }
-        : { $case: 'http' as const, value: { connections: m.connections, threads: Math.min(m.threads, m.connections), keepalive: m.mode === 'keepalive', path: '/' } };
-    const jobId = this.send(
-      ctx,
-      ctx.plan.client,
-      { $case: 'runClient', value: { tool: m.tool, targetHost: target.host, targetPort: target.port, durationSeconds: seconds, startAtMs: Date.now() + START_LEAD_MS, spec } },
-      { phaseIndex: index, warmup },
-    );
-    await this.deps.tracker.waitForResult(jobId, seconds * 1000 + START_LEAD_MS + RESULT_SLACK_MS, ctx.signal);
-  }
-
-  private nextJobId(ctx: RunContext): string {
-    return `${ctx.runId}-j${++ctx.jobSeq}`;
-  }
-
-  private send(ctx: RunContext, agent: AgentEntry, kind: NonNullable<Job['kind']>, meta: { phaseIndex?: number; warmup?: boolean; jobId?: string } = {}): string {
-    const jobId = meta.jobId ?? this.nextJobId(ctx);
-    ctx.jobs.push(jobId);
-    this.deps.tracker.expect({ jobId, runId: ctx.runId, agentId: agent.id, phaseIndex: meta.phaseIndex ?? null, warmup: meta.warmup ?? false });
-    this.deps.registry.send(agent.id, { body: { $case: 'job', value: { jobId, runId: ctx.runId, kind } } });
-    return jobId;
+  private send(ctx: RunContext, agent: AgentEntry, kind: Parameters<JobSender['send']>[2]): string {
+    return this.sender.send(ctx, agent, kind);
   }
 
   /** Cancels every job of the run on its agents and removes its Services. Never throws. */
   private async cleanup(ctx: RunContext): Promise<void> {
-    for (const a of new Set([ctx.plan.server, ctx.plan.client])) {
+    for (const a of runAgents(ctx.plan)) {
       try {
         this.deps.registry.send(a.id, { body: { $case: 'job', value: { jobId: `${ctx.runId}-cancel`, runId: ctx.runId, kind: { $case: 'cancel', value: { jobId: '', runId: ctx.runId } } } } });
       } catch (err) {

@@ -16,11 +16,12 @@ function services(n: number): string {
   return `${n.toLocaleString('en-US')} Service${n === 1 ? '' : 's'}`;
 }
 
-export function phasesOf(s: Scenario): PhaseSpec[] {
+/** `measurements` default to the scenario's; the orchestrator passes the plan's (defaults the nodes cannot run are skipped). */
+export function phasesOf(s: Scenario, measurements: readonly ScenarioMeasurement[] = s.measurements): PhaseSpec[] {
   const sweep = s.serviceScale;
-  if (!sweep) return s.measurements.map((m) => ({ kind: 'measure', name: measurementLabel(m), measurement: m }));
+  if (!sweep) return measurements.map((m) => ({ kind: 'measure', name: measurementLabel(m), measurement: m }));
   return sweep.steps.flatMap((step): PhaseSpec[] => [
     { kind: 'scale', name: `program ${services(step)}`, services: step, endpointsPerService: sweep.endpointsPerService, syncTimeoutMs: sweep.syncTimeoutSeconds * 1000 },
-    ...s.measurements.map((m): PhaseSpec => ({ kind: 'measure', name: `${measurementLabel(m)} @ ${services(step)}`, measurement: m, step })),
+    ...measurements.map((m): PhaseSpec => ({ kind: 'measure', name: `${measurementLabel(m)} @ ${services(step)}`, measurement: m, step })),
   ]);
 }

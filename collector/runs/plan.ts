@@ -1,25 +1,36 @@
 /**
- * Chooses where a run's servers and clients go and checks, before anything
- * starts, that those agents have every tool the scenario needs. Pure: it works
- * on a snapshot of the registry, so a refusal can be returned to the API caller.
+ * Chooses where a run's servers and clients go, resolves each measurement's
+ * 'auto' tools to the native tool the nodes have (built-in fallbacks only
+ * where none is installed), and checks before anything starts that those
+ * agents have every tool the scenario needs. Pure: it works on a snapshot of
+ * the registry, so a refusal can be returned to the API caller.
  */
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { BUILTIN_TOOLS } from '../../core/tools.js';
+import { BUILTIN_TOOLS, PEER_ROLE_LABEL, SERVER_TOOL_OF } from '../../core/tools.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { Scenario } from './scenario.js';
+
+type ScenarioMeasurement = Scenario['measurements'][number];
+
+/** A measurement with its tools resolved. */
+export type PlannedMeasurement = ScenarioMeasurement extends infer M ? (M extends unknown ? Omit<M, 'tool'> & { tool: string; serverTool: string } : never) : never;
 
 export interface RunPlan {
   server: AgentEntry;
   client: AgentEntry;
-}
-
-/** Server tool each client tool talks to. */
-export function serverToolFor(m: Scenario['measurements'][number]): string {
-  return m.kind === 'throughput' ? 'iperf3' : m.server;
+  /** A second agent on the server's node, for same-node measurements. */
+  peer?: AgentEntry;
+  measurements: PlannedMeasurement[];
+  /** Default measurements these nodes cannot run (no peer agent, tool missing), with why. */
+  skipped: { id: string; reason: string }[];
 }
 
 function hasTool(a: AgentEntry, tool: string): boolean {
   return BUILTIN_TOOLS.has(tool) || a.info.tools.some((t) => t.name === tool);
+}
+
+export function isPeer(a: AgentEntry): boolean {
+  return a.info.labels[PEER_ROLE_LABEL] === 'peer';
 }
 
 function pick(agents: AgentEntry[], name: string | undefined, field: string, avoid?: AgentEntry): AgentEntry {
@@ -31,6 +42,29 @@ function pick(agents: AgentEntry[], name: string | undefined, field: string, avo
   const a = agents.find((x) => x !== avoid);
   if (!a) throw new CniBenchError(ErrorCodes.NO_AGENTS, `${field}: need a connected agent on a second node (have ${agents.length})`, { details: { field } });
   return a;
+}
+
+/** Native first: the first candidate that both ends have; the last candidate is the fallback. */
+function firstShared(candidates: string[], client: AgentEntry, server: AgentEntry): string {
+  return candidates.find((t) => hasTool(client, t) && hasTool(server, SERVER_TOOL_OF[t] ?? t)) ?? (candidates.at(-1) as string);
+}
+
+/** Client tool a measurement uses on these agents. */
+export function resolveClientTool(m: ScenarioMeasurement, client: AgentEntry, server: AgentEntry): string {
+  if (m.tool !== 'auto') return m.tool;
+  if (m.kind === 'throughput') return 'iperf3';
+  if (m.kind === 'http') return m.qps > 0 ? 'fortio' : firstShared(['wrk', 'fortio'], client, server);
+  return m.mode === 'crr' ? 'tcp-rr' : firstShared(['sockperf', 'fortio-tcp', 'tcp-rr'], client, server);
+}
+
+/** Server tool a client tool talks to; HTTP clients take the scenario's server (auto: fortio's server where installed, else the built-in). */
+export function resolveServerTool(m: ScenarioMeasurement, clientTool: string, server: AgentEntry): string {
+  if (m.kind === 'http') return m.server !== 'auto' ? m.server : hasTool(server, 'fortio') ? 'fortio' : 'http-echo';
+  return SERVER_TOOL_OF[clientTool] ?? clientTool;
+}
+
+function clientOf(m: ScenarioMeasurement, plan: Omit<RunPlan, 'measurements' | 'skipped'>): AgentEntry | undefined {
+  return m.path === 'pod-to-pod-same-node' ? plan.peer : plan.client;
 }
 
 export function planRun(scenario: Scenario, available: AgentEntry[], hasServiceFrontend: boolean, canScale = false): RunPlan {
@@ -45,20 +79,42 @@ export function planRun(scenario: Scenario, available: AgentEntry[], hasServiceF
     }
   });
   if (available.length === 0) throw new CniBenchError(ErrorCodes.NO_AGENTS, 'no agents are connected');
-  const server = pick(available, scenario.serverNode, 'serverNode');
-  const client = scenario.allowSameNode && !scenario.clientNode ? server : pick(available, scenario.clientNode, 'clientNode', server);
+  const primaries = available.filter((a) => !isPeer(a));
+  const server = pick(primaries, scenario.serverNode, 'serverNode');
+  const client = scenario.allowSameNode && !scenario.clientNode ? server : pick(primaries, scenario.clientNode, 'clientNode', server);
+  const peer = available.find((a) => isPeer(a) && a.info.nodeName === server.info.nodeName);
+  const base = { server, client, ...(peer ? { peer } : {}) };
+  const measurements: PlannedMeasurement[] = [];
+  const skipped: RunPlan['skipped'] = [];
   scenario.measurements.forEach((m, i) => {
-    const need: [AgentEntry, string][] = [
-      [client, m.tool],
-      [server, serverToolFor(m)],
-    ];
-    for (const [agent, tool] of need) {
-      if (!hasTool(agent, tool)) {
-        throw new CniBenchError(ErrorCodes.TOOL_MISSING, `measurements[${i}]: tool '${tool}' is not installed on node '${agent.id}'`, {
-          details: { field: `measurements[${i}].tool`, tool, node: agent.id },
-        });
-      }
+    try {
+      measurements.push(planMeasurement(m, i, base));
+    } catch (err) {
+      // Defaults adapt to the nodes; what the user asked for explicitly is refused.
+      if (!scenario.measurementsDefaulted) throw err;
+      skipped.push({ id: m.id, reason: (err as Error).message });
     }
   });
-  return { server, client };
+  if (measurements.length === 0) throw new CniBenchError(ErrorCodes.TOOL_MISSING, `no measurement can run on these nodes: ${skipped.map((s) => s.reason).join('; ')}`);
+  return { ...base, measurements, skipped };
+}
+
+function planMeasurement(m: ScenarioMeasurement, i: number, base: Omit<RunPlan, 'measurements' | 'skipped'>): PlannedMeasurement {
+  const { server } = base;
+  const c = clientOf(m, base);
+  if (!c) {
+    throw new CniBenchError(ErrorCodes.NO_AGENTS, `measurements[${i}].path: 'pod-to-pod-same-node' needs a peer agent (label ${PEER_ROLE_LABEL}=peer) on node '${server.info.nodeName}', and none is connected`, {
+      details: { field: `measurements[${i}].path`, node: server.info.nodeName },
+    });
+  }
+  const tool = resolveClientTool(m, c, server);
+  const serverTool = resolveServerTool(m, tool, server);
+  for (const [agent, t] of [[c, tool], [server, serverTool]] as const) {
+    if (!hasTool(agent, t)) {
+      throw new CniBenchError(ErrorCodes.TOOL_MISSING, `measurements[${i}]: tool '${t}' is not installed on node '${agent.id}'`, {
+        details: { field: `measurements[${i}].tool`, tool: t, node: agent.id },
+      });
+    }
+  }
+  return { ...m, tool, serverTool } as PlannedMeasurement;
 }

@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { AgentStatus } from '../../gen/cnibench/v1/run.js';
 import type { AgentRegistry } from '../agents/registry.js';
+import { compareReports, type CompareRequest } from '../report/compare.js';
+import { renderComparison } from '../report/compare-render.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { buildReport, type ReportModel } from '../report/report.js';
 import { TERMINAL_STATES, type PhaseRecord, type RunRecord, type Store } from '../store/store.js';
@@ -34,8 +36,8 @@ export class RunsApi {
    * stores and starts the run. One run at a time (409): runs share agents,
    * server ports and Services, and a second load would distort the first.
    */
-  create(scenarioInput: unknown): RunView {
-    const scenario = parseScenario(scenarioInput);
+  create(scenarioInput: unknown, env: Readonly<Record<string, string | undefined>> = {}): RunView {
+    const scenario = parseScenario(scenarioInput, env);
     const busy = this.orchestrator.activeRunId();
     if (busy) throw new CniBenchError(ErrorCodes.CONFLICT, `run '${busy}' is in progress; runs are exclusive`, { details: { running: busy } });
     const plan = this.orchestrator.plan(scenario);
@@ -76,6 +78,11 @@ export class RunsApi {
     return format === 'md'
       ? { contentType: 'text/markdown; charset=utf-8', body: renderMarkdown(model) }
       : { contentType: 'application/json', body: `${JSON.stringify(model, null, 2)}\n` };
+  }
+
+  /** Runs side by side with a verdict per measurement (the first run is the baseline). */
+  compare(q: CompareRequest): { contentType: string; body: string } {
+    return renderComparison(compareReports(q.runs.map((id) => this.reportModel(id)), q), q.format);
   }
 
   /** The gRPC message type doubles as the REST shape, so both APIs list agents alike. */

@@ -6,52 +6,56 @@
 import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
 import { parseWith } from '../../core/validate.js';
+import { DEFAULT_MEASUREMENTS, DEFAULT_SCALE_MEASUREMENTS, DEFAULT_SCALE_STEPS, PATHS, type PathName } from './scenario-defaults.js';
+import { envOverrides } from './scenario-env.js';
 
-export const PATHS = ['pod-to-pod', 'service'] as const;
-export type PathName = (typeof PATHS)[number];
+export { DEFAULT_MEASUREMENTS, DEFAULT_SCALE_STEPS, PATHS, type PathName };
 
 const duration = z.number().positive().max(3600);
 const common = {
-  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lowercase letters, digits and dashes').optional(),
+  id: z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'lowercase letters, digits, dots and dashes').optional(),
   path: z.enum(PATHS),
   durationSeconds: duration.optional(),
   warmupSeconds: z.number().min(0).max(600).optional(),
+  rounds: z.number().int().min(1).max(100).optional(),
 };
 
 const throughput = z.strictObject({
   ...common,
   kind: z.literal('throughput'),
-  tool: z.enum(['iperf3']).default('iperf3'),
+  tool: z.enum(['auto', 'iperf3']).default('auto'),
+  protocol: z.enum(['tcp', 'udp']).default('tcp'),
   streams: z.number().int().min(1).max(128).default(1),
+  /** UDP sender rate over all streams, Mbit/s (iperf3 -b); UDP has no congestion control, so a rate is required. */
+  udpTargetMbps: z.number().positive().max(400_000).optional(),
 });
 
 const http = z.strictObject({
   ...common,
   kind: z.literal('http'),
-  tool: z.enum(['wrk']).default('wrk'),
-  server: z.enum(['http-echo']).default('http-echo'),
+  tool: z.enum(['auto', 'wrk', 'fortio']).default('auto'),
+  server: z.enum(['auto', 'http-echo', 'fortio']).default('auto'),
   mode: z.enum(['keepalive', 'short-connection']).default('keepalive'),
   connections: z.number().int().min(1).max(10_000).default(64),
   threads: z.number().int().min(1).max(64).default(2),
+  /** Requests per second in all; absent or 0 = as fast as possible. A fixed rate measures latency, not capacity. */
+  qps: z.number().min(0).max(1_000_000).default(0),
+  /** Path requested of the server (the built-in server answers 404 on /missing). */
+  urlPath: z.string().regex(/^\/[A-Za-z0-9._~\-/]*$/, 'an absolute path of letters, digits and ._~-/').max(200).default('/'),
 });
 
-const measurement = z.discriminatedUnion('kind', [throughput, http]);
+const rr = z.strictObject({
+  ...common,
+  kind: z.literal('rr'),
+  tool: z.enum(['auto', 'sockperf', 'fortio-tcp', 'tcp-rr']).default('auto'),
+  /** rr: TCP_RR (one connection, transactions back to back); crr: TCP_CRR (a new connection per transaction). */
+  mode: z.enum(['rr', 'crr']).default('rr'),
+  connections: z.number().int().min(1).max(1024).default(1),
+  requestBytes: z.number().int().min(1).max(65_536).default(1),
+  responseBytes: z.number().int().min(1).max(65_536).default(1),
+});
 
-export const DEFAULT_MEASUREMENTS: z.input<typeof measurement>[] = [
-  { kind: 'throughput', path: 'pod-to-pod', streams: 1 },
-  { kind: 'throughput', path: 'pod-to-pod', streams: 8 },
-  { kind: 'throughput', path: 'service', streams: 8 },
-  { kind: 'http', path: 'pod-to-pod', mode: 'keepalive', connections: 64 },
-  { kind: 'http', path: 'service', mode: 'keepalive', connections: 64 },
-  { kind: 'http', path: 'service', mode: 'short-connection', connections: 64 },
-];
-
-/** Defaults of a sweep: the study's steps; its short-connection and keep-alive RPS through one fronting Service. */
-export const DEFAULT_SCALE_STEPS = [0, 5000, 10_000, 20_000, 30_000];
-export const DEFAULT_SCALE_MEASUREMENTS: z.input<typeof measurement>[] = [
-  { kind: 'http', path: 'service', mode: 'keepalive', connections: 64 },
-  { kind: 'http', path: 'service', mode: 'short-connection', connections: 64 },
-];
+const measurement = z.discriminatedUnion('kind', [throughput, http, rr]);
 
 const serviceScale = z.strictObject({
   /** Dummy Services present at each step (cumulative; the first is the baseline). */
@@ -66,11 +70,33 @@ export const scenarioSchema = z
     name: z.string().min(1).max(200).default('default'),
     durationSeconds: duration.default(10),
     warmupSeconds: z.number().min(0).max(600).default(2),
+    /** Measured rounds per measurement (the warm-up runs once before them); 3 gives a confidence interval. */
+    rounds: z.number().int().min(1).max(100).default(3),
+    /** Pause between rounds, letting TIME_WAIT sockets and queues drain. */
+    roundSleepSeconds: z.number().min(0).max(600).default(1),
     /** Node names; default: the first two connected agents by name. */
     serverNode: z.string().min(1).optional(),
     clientNode: z.string().min(1).optional(),
     /** Allow server and client on the same node (default: refuse). */
     allowSameNode: z.boolean().default(false),
+    /** Overrides of the methodology guards' thresholds (core/guards.ts DEFAULT_GUARD_THRESHOLDS), e.g. { "clientCpuShare": 0.8 }. */
+    guardThresholds: z
+      .strictObject({
+        timeWaitShare: z.number().gt(0).max(1),
+        conntrackShare: z.number().gt(0).max(1),
+        clientCpuShare: z.number().gt(0).max(1),
+        serverCpuShare: z.number().gt(0).max(1),
+        errorShare: z.number().min(0).max(1),
+        retransmitShare: z.number().min(0).max(1),
+        linkRateShare: z.number().gt(0).max(1),
+        minRounds: z.number().int().min(1).max(100),
+        minSamplesP99: z.number().int().min(1),
+        minSamplesP999: z.number().int().min(1),
+      })
+      .partial()
+      .default({}),
+    /** Speed of the nodes' links in Gbit/s when the agents cannot read it (virtual NICs); feeds the link-rate guard. */
+    linkGbps: z.number().positive().max(1600).optional(),
     /**
      * Periodic dataplane samples for the time series; phase boundaries are always
      * sampled on top. 0 turns periodic samples off (a sweep does: at 30,000
@@ -79,7 +105,7 @@ export const scenarioSchema = z
      */
     sampleIntervalMs: z.union([z.literal(0), z.number().int().min(100).max(600_000)]).default(5000),
     measurements: z.array(measurement).min(1).max(500).optional(),
-    /** A Service scale sweep: the measurements (default: keep-alive and short-connection RPS via Service) run at every step. */
+    /** A Service scale sweep: the measurements (default: keep-alive and short-connection RPS and TCP_CRR via Service) run at every step. */
     serviceScale: serviceScale.optional(),
   })
   .superRefine((s, ctx) => {
@@ -89,36 +115,70 @@ export const scenarioSchema = z
     s.serviceScale?.steps.forEach((n, i, all) => {
       if (i > 0 && n <= (all[i - 1] as number)) ctx.addIssue({ code: 'custom', path: ['serviceScale', 'steps', i], message: 'steps must increase' });
     });
-    s.measurements?.forEach((m, i) => {
-      if (s.serviceScale && m.path !== 'service') ctx.addIssue({ code: 'custom', path: ['measurements', i, 'path'], message: "a Service scale sweep measures through the Service: path must be 'service'" });
-    });
     const seen = new Set<string>();
     s.measurements?.forEach((m, i) => {
-      if (m.id && seen.has(m.id)) ctx.addIssue({ code: 'custom', path: ['measurements', i, 'id'], message: `duplicate id '${m.id}'` });
+      const at = (field: string, message: string): void => ctx.addIssue({ code: 'custom', path: ['measurements', i, field], message });
+      if (s.serviceScale && m.path !== 'service') at('path', "a Service scale sweep measures through the Service: path must be 'service'");
+      if (m.id && seen.has(m.id)) at('id', `duplicate id '${m.id}'`);
       if (m.id) seen.add(m.id);
+      refineMeasurement(m, at);
     });
   });
+
+/** Combinations no tool can measure, refused before anything runs. */
+function refineMeasurement(m: z.output<typeof measurement>, at: (field: string, message: string) => void): void {
+  if (m.kind === 'throughput') {
+    if (m.protocol === 'udp' && m.udpTargetMbps === undefined) at('udpTargetMbps', 'required for UDP (UDP has no congestion control: the sender needs a rate)');
+    if (m.protocol === 'tcp' && m.udpTargetMbps !== undefined) at('udpTargetMbps', "only applies to protocol 'udp'");
+  }
+  if (m.kind === 'http' && m.qps > 0 && m.tool === 'wrk') at('tool', 'wrk cannot hold a fixed rate: use fortio (or auto) with qps');
+  if (m.kind === 'http' && m.qps > 0 && m.qps < m.connections) at('qps', `must be at least connections (${m.connections}) so every connection sends`);
+  if (m.kind === 'rr' && m.mode === 'crr' && (m.tool === 'sockperf' || m.tool === 'fortio-tcp')) at('tool', `${m.tool} keeps one connection: TCP_CRR needs tcp-rr (or auto)`);
+}
 
 export type ScenarioInput = z.input<typeof scenarioSchema>;
 export type Measurement = z.output<typeof measurement>;
 
-/** A validated scenario whose measurements all have ids and durations. */
+/** A validated scenario whose measurements all have ids, durations and rounds. */
 export interface Scenario extends Omit<z.output<typeof scenarioSchema>, 'measurements'> {
-  measurements: (Measurement & { id: string; durationSeconds: number; warmupSeconds: number })[];
+  measurements: (Measurement & { id: string; durationSeconds: number; warmupSeconds: number; rounds: number })[];
+  /** The measurements are the defaults: the plan skips (and reports) those the nodes cannot run instead of refusing the run. */
+  measurementsDefaulted: boolean;
 }
 export type ServiceScale = z.output<typeof serviceScale>;
 
+const PATH_LABEL: Record<PathName, string> = {
+  'pod-to-pod': 'pod-to-pod',
+  'pod-to-pod-same-node': 'pod-to-pod same node',
+  service: 'service',
+  'host-to-host': 'host-to-host',
+  'pod-to-host': 'pod-to-host',
+};
+
 export function measurementLabel(m: Measurement): string {
-  if (m.kind === 'throughput') return `${m.tool} ${m.path} TCP ${m.streams} stream${m.streams === 1 ? '' : 's'}`;
-  return `HTTP ${m.mode} c${m.connections} ${m.path} (${m.tool})`;
+  const path = PATH_LABEL[m.path];
+  const tool = m.tool === 'auto' ? '' : ` (${m.tool})`;
+  if (m.kind === 'throughput') {
+    return m.protocol === 'udp' ? `UDP ${path} ${m.udpTargetMbps} Mbit/s target${tool}` : `TCP ${path} ${m.streams} stream${m.streams === 1 ? '' : 's'}${tool}`;
+  }
+  if (m.kind === 'rr') return `${m.mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'} ${path}${m.connections > 1 ? ` c${m.connections}` : ''}${tool}`;
+  if (m.qps > 0) return `HTTP latency at ${m.qps} QPS c${m.connections} ${path}${tool}`;
+  return `HTTP ${m.mode} c${m.connections} ${path}${tool}`;
 }
 
 function defaultId(m: Measurement): string {
-  return m.kind === 'throughput' ? `tput-${m.path}-p${m.streams}` : `http-${m.mode === 'keepalive' ? 'ka' : 'sc'}-${m.path}-c${m.connections}`;
+  if (m.kind === 'throughput') return m.protocol === 'udp' ? `udp-${m.path}-${m.udpTargetMbps}m` : `tput-${m.path}-p${m.streams}`;
+  if (m.kind === 'rr') return `${m.mode}-${m.path}${m.connections > 1 ? `-c${m.connections}` : ''}`;
+  if (m.qps > 0) return `http-qps${m.qps}-${m.path}-c${m.connections}`;
+  return `http-${m.mode === 'keepalive' ? 'ka' : 'sc'}-${m.path}-c${m.connections}`;
 }
 
-/** Validates a scenario (object or JSON text); throws E_VALIDATION naming each bad field. */
-export function parseScenario(input: unknown): Scenario {
+/**
+ * Validates a scenario (object or JSON text); throws E_VALIDATION naming each
+ * bad field. `env` carries the study's knobs (IPERF_DURATION, FORTIO_DURATION,
+ * ROUNDS, ROUND_SLEEP), which override the scenario.
+ */
+export function parseScenario(input: unknown, env: Readonly<Record<string, string | undefined>> = {}): Scenario {
   let value = input;
   if (typeof input === 'string') {
     try {
@@ -127,6 +187,7 @@ export function parseScenario(input: unknown): Scenario {
       throw validationError([{ path: '', message: `not valid JSON: ${(err as Error).message}` }], 'scenario');
     }
   }
+  const o = envOverrides(env);
   const s = parseWith(scenarioSchema, value ?? {}, 'scenario');
   const used = new Map<string, number>();
   const given = s.measurements ?? (s.serviceScale ? DEFAULT_SCALE_MEASUREMENTS : DEFAULT_MEASUREMENTS).map((m) => measurement.parse(m));
@@ -135,7 +196,8 @@ export function parseScenario(input: unknown): Scenario {
     const n = used.get(id) ?? 0;
     used.set(id, n + 1);
     if (!m.id && n > 0) id = `${id}-${n + 1}`;
-    return { ...m, id, durationSeconds: m.durationSeconds ?? s.durationSeconds, warmupSeconds: m.warmupSeconds ?? s.warmupSeconds };
+    const envDuration = m.kind === 'throughput' ? o.throughputDurationSeconds : o.loadDurationSeconds;
+    return { ...m, id, durationSeconds: envDuration ?? m.durationSeconds ?? s.durationSeconds, warmupSeconds: m.warmupSeconds ?? s.warmupSeconds, rounds: o.rounds ?? m.rounds ?? s.rounds };
   });
-  return Object.freeze({ ...s, measurements });
+  return Object.freeze({ ...s, rounds: o.rounds ?? s.rounds, roundSleepSeconds: o.roundSleepSeconds ?? s.roundSleepSeconds, measurements, measurementsDefaulted: !s.measurements });
 }

@@ -4,6 +4,8 @@
  * its node namespaces; in a cluster the collector creates Services and
  * EndpointSlices. The orchestrator only sees these interfaces.
  */
+import type { ClusterDescription } from '../report/metrics-model.js';
+
 export interface ServiceEndpoint {
   ip: string;
   port: number;
@@ -17,6 +19,8 @@ export interface ServiceAddress {
 export interface ServiceFrontend {
   /** Short description for reports, e.g. "lab kube-proxy iptables (legacy)". */
   readonly description: string;
+  /** What the frontend knows of the cluster it programs (the lab knows all of it). */
+  readonly cluster?: Partial<ClusterDescription>;
   expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress>;
   remove(name: string): Promise<void>;
   /** Present when the frontend can run a Service scale sweep. */

@@ -40,3 +40,18 @@ test('client and server arguments', () => {
   ]);
   assert.deepEqual(iperf3.buildServerArgs({ port: 5201 }), ['-s', '-p', '5201']);
 });
+
+test('UDP: receiver rate, jitter and loss come from the real capture; -b is per stream', () => {
+  const t = parseIperf3Json(fixture('iperf3-client-udp.json'));
+  assert.equal(t.protocol, 'udp');
+  assert.ok(Math.abs(t.bitsPerSecond - 499566714.41) < 1, String(t.bitsPerSecond));
+  assert.equal(t.lostPackets, 35);
+  assert.equal(t.packets, 86295);
+  assert.ok(t.jitterMs > 0 && t.jitterMs < 1);
+  assert.equal(t.targetBitsPerSecond, 500e6);
+  const over = parseIperf3Json(fixture('iperf3-client-udp-overload.json'));
+  assert.equal(over.lostPackets, 26489);
+  assert.equal(over.targetBitsPerSecond, 2 * 20e9);
+  const args = iperf3.buildClientArgs({ targetHost: '198.18.0.1', targetPort: 5201, durationSeconds: 2, streams: 2, protocol: 'udp', targetBitsPerSecond: 1e9 });
+  assert.deepEqual(args.slice(args.indexOf('-u'), args.indexOf('-u') + 3), ['-u', '-b', '500000000']);
+});

@@ -13,11 +13,11 @@ test("a sweep scenario gets the study's steps and RPS via Service at each step",
   const s = parseScenario({ serviceScale: {} });
   assert.deepEqual(s.serviceScale?.steps, [0, 5000, 10_000, 20_000, 30_000]);
   assert.equal(s.serviceScale?.endpointsPerService, 4);
-  assert.deepEqual(s.measurements.map((m) => m.id), ['http-ka-service-c64', 'http-sc-service-c64']);
+  assert.deepEqual(s.measurements.map((m) => m.id), ['http-ka-service-c64', 'http-sc-service-c64', 'crr-service']);
   const phases = phasesOf(s);
-  assert.equal(phases.length, 15);
-  assert.deepEqual(phases.slice(0, 3).map((p) => p.name), ['program 0 Services', 'HTTP keepalive c64 service (wrk) @ 0 Services', 'HTTP short-connection c64 service (wrk) @ 0 Services']);
-  assert.equal(phases[12]?.name, 'program 30,000 Services');
+  assert.equal(phases.length, 20);
+  assert.deepEqual(phases.slice(0, 4).map((p) => p.name), ['program 0 Services', 'HTTP keepalive c64 service @ 0 Services', 'HTTP short-connection c64 service @ 0 Services', 'TCP_CRR service @ 0 Services']);
+  assert.equal(phases[16]?.name, 'program 30,000 Services');
 });
 
 test('sweep input errors name the field', () => {
@@ -29,7 +29,9 @@ test('sweep input errors name the field', () => {
 });
 
 test('a plain scenario still lays out one phase per measurement', () => {
-  assert.equal(phasesOf(parseScenario({})).length, 6);
+  const s = parseScenario({});
+  assert.equal(phasesOf(s).length, s.measurements.length);
+  assert.ok(phasesOf(s).every((p) => p.kind === 'measure'));
 });
 
 // Values of the reference study's table measured on this machine (../shared/reference.md, section 4):
@@ -69,7 +71,7 @@ function phase(index: number, detail: unknown, state: PhaseRecord['state'] = 'su
   return { runId: 'r', index, name: `p${index}`, state, error: '', startedMs: 0, endedMs: 0, detail };
 }
 function row(measurement: string, value: number | null): ReportRow {
-  return { id: '', measurement, path: 'service', tool: 'wrk', toolVersion: '', value, unit: 'req/s', status: 'succeeded', error: '', details: {}, dnatConnections: null, warnings: [], dataplane: [] };
+  return { id: '', measurement, path: 'service', tool: 'wrk', toolVersion: '', value, unit: 'req/s', status: 'succeeded', error: '', details: {}, dnatConnections: null, warnings: [], rounds: 1, metrics: [], dataplane: [] };
 }
 
 test('the sweep table takes steps from scale phases and values from the measurements at each step', () => {

@@ -18,6 +18,7 @@ test('versions of the installed tools, from their real output', () => {
   assert.equal(probe('iptables').parse(fixture('version-iptables-nft.txt')), '1.8.9');
   assert.equal(probe('nft').parse(fixture('version-nft.txt')), '1.0.6');
   assert.equal(probe('conntrack').parse(fixture('version-conntrack.txt')), '1.4.7');
+  assert.equal(probe('fortio').parse(fixture('version-fortio.txt')), '1.68.2');
 });
 
 test('a missing tool answers with the shell, which is not a version', () => {

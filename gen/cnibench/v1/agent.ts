@@ -120,6 +120,13 @@ export interface RegisterRequest {
   tools: ToolInfo[];
   dataplane: Dataplane | undefined;
   labels: { [key: string]: string };
+  /**
+   * Unique among agents; defaults to node_name. A second agent on a node (the
+   * "peer" that a same-node measurement needs) registers under its own name.
+   */
+  agentName: string;
+  /** CPUs this agent's load generators may use (its cgroup limit or nproc). */
+  cpus: number;
 }
 
 export interface RegisterRequest_LabelsEntry {
@@ -174,6 +181,31 @@ export interface JobEvent {
   timeMs: number;
 }
 
+/**
+ * What the agent saw on the client's side while a measurement ran: the
+ * evidence behind the methodology guards.
+ */
+export interface ClientObservation {
+  /** CPU of the load generator's process tree, in cores, averaged over the run. */
+  cpuCores: number;
+  /** Cores the generator could use at most (min of its threads and the agent's cpus). */
+  cpuCapacityCores: number;
+  /**
+   * Peak sockets in TIME_WAIT in the client's network namespace, and the size
+   * of its ephemeral port range (ip_local_port_range).
+   */
+  timeWaitPeak: number;
+  ephemeralPorts: number;
+  tcpTwReuse: boolean;
+  /** Connect failures for want of a local address (EADDRNOTAVAIL), from the kernel's view. */
+  connectErrors: number;
+  /** Interface speed of the client's route to the target when the kernel knows it (0 = unknown or virtual). */
+  linkSpeedMbps: number;
+  /** TCP segments retransmitted in the client's network namespace during the run. */
+  tcpRetransSegs: number;
+  tcpOutSegs: number;
+}
+
 export interface JobResult {
   jobId: string;
   runId: string;
@@ -187,10 +219,18 @@ export interface JobResult {
   startedMs: number;
   endedMs: number;
   warnings: string[];
+  observation:
+    | ClientObservation
+    | undefined;
+  /** Which of a measurement's rounds this is (0-based). */
+  round: number;
 }
 
 export interface Measurement {
-  kind: { $case: "throughput"; value: ThroughputResult } | { $case: "http"; value: HttpLoadResult } | undefined;
+  kind: { $case: "throughput"; value: ThroughputResult } | { $case: "http"; value: HttpLoadResult } | {
+    $case: "rr";
+    value: RequestResponseResult;
+  } | undefined;
 }
 
 export interface ThroughputResult {
@@ -202,6 +242,12 @@ export interface ThroughputResult {
   bitsPerSecond: number;
   senderBitsPerSecond: number;
   retransmits: number;
+  /** UDP only: receiver-side jitter and datagram loss. */
+  jitterMs: number;
+  lostPackets: number;
+  packets: number;
+  /** Bits per second asked of the sender (UDP target rate); 0 = unlimited. */
+  targetBitsPerSecond: number;
 }
 
 export interface HttpLoadResult {
@@ -212,7 +258,50 @@ export interface HttpLoadResult {
   requestsPerSecond: number;
   non2xx: number;
   socketErrors: SocketErrors | undefined;
+  latency:
+    | Latency
+    | undefined;
+  /** Every request's latency, mergeable across rounds (absent when the tool gives none). */
+  histogram:
+    | Histogram
+    | undefined;
+  /**
+   * Fixed-rate load: the rate asked for (0 = as fast as possible) and whether
+   * latency is counted from each request's intended start (coordinated
+   * omission corrected) or from when it was actually sent.
+   */
+  targetQps: number;
+  latencyFromIntendedStart: boolean;
+}
+
+/**
+ * TCP request/response: TCP_RR (one connection, many transactions) or TCP_CRR
+ * (a new connection per transaction).
+ */
+export interface RequestResponseResult {
+  connectPerTransaction: boolean;
+  connections: number;
+  seconds: number;
+  transactions: number;
+  transactionsPerSecond: number;
+  errors: number;
   latency: Latency | undefined;
+  histogram: Histogram | undefined;
+}
+
+/**
+ * A log-linear latency histogram in microseconds (see core/histogram.ts):
+ * bucket i covers [lower(i), lower(i+1)) with 2^sub_bucket_bits buckets per
+ * power of two. Histograms of the same sub_bucket_bits merge by adding counts.
+ */
+export interface Histogram {
+  subBucketBits: number;
+  indexes: number[];
+  counts: number[];
+  total: number;
+  minUs: number;
+  maxUs: number;
+  sumUs: number;
 }
 
 export interface SocketErrors {
@@ -268,11 +357,25 @@ export interface DataplaneSample {
     | undefined;
   /** What this sample left out on purpose, and why (not errors). */
   notes: string[];
+  /** The agent's own long-running servers, for the server-saturation guard. */
+  servers: ServerUsage[];
 }
 
 export interface DataplaneSample_IptablesTableRulesEntry {
   key: string;
   value: number;
+}
+
+/**
+ * CPU a server job's process tree used since it started (cumulative, so two
+ * samples bracket any window).
+ */
+export interface ServerUsage {
+  tool: string;
+  jobId: string;
+  pid: number;
+  cpuSeconds: number;
+  rssBytes: number;
 }
 
 export interface NftSetCount {
@@ -334,6 +437,8 @@ export interface Job {
 export interface StartServer {
   tool: string;
   port: number;
+  /** Run in the node's host network namespace instead of the agent's pod. */
+  hostNetwork: boolean;
 }
 
 export interface RunClient {
@@ -343,11 +448,28 @@ export interface RunClient {
   durationSeconds: number;
   /** Wall-clock start time chosen by the collector so clients start together; 0 = now. */
   startAtMs: number;
-  spec: { $case: "throughput"; value: ThroughputSpec } | { $case: "http"; value: HttpLoadSpec } | undefined;
+  spec:
+    | { $case: "throughput"; value: ThroughputSpec }
+    | { $case: "http"; value: HttpLoadSpec }
+    | { $case: "rr"; value: RequestResponseSpec }
+    | undefined;
+  /** Run in the node's host network namespace instead of the agent's pod. */
+  hostNetwork: boolean;
 }
 
 export interface ThroughputSpec {
   streams: number;
+  /** "tcp" (default) or "udp". */
+  protocol: string;
+  /** UDP sender rate in bits per second (iperf3 -b); 0 = tool default. */
+  targetBitsPerSecond: number;
+}
+
+export interface RequestResponseSpec {
+  connectPerTransaction: boolean;
+  connections: number;
+  requestBytes: number;
+  responseBytes: number;
 }
 
 export interface HttpLoadSpec {
@@ -355,6 +477,8 @@ export interface HttpLoadSpec {
   threads: number;
   keepalive: boolean;
   path: string;
+  /** Requests per second in all; 0 = as fast as possible. */
+  qps: number;
 }
 
 export interface StartSampling {
@@ -363,6 +487,8 @@ export interface StartSampling {
 
 /** Takes one dataplane sample now (phase boundaries), reported like periodic ones. */
 export interface SampleOnce {
+  /** Only the servers' CPU (cheap; brackets every round), no dataplane reads. */
+  serversOnly: boolean;
 }
 
 export interface StopSampling {
@@ -683,6 +809,8 @@ function createBaseRegisterRequest(): RegisterRequest {
     tools: [],
     dataplane: undefined,
     labels: {},
+    agentName: "",
+    cpus: 0,
   };
 }
 
@@ -718,6 +846,12 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
       RegisterRequest_LabelsEntry.encode({ key: key as any, value }, writer.uint32(82).fork()).join();
     });
+    if (message.agentName !== "") {
+      writer.uint32(90).string(message.agentName);
+    }
+    if (message.cpus !== 0) {
+      writer.uint32(96).uint32(message.cpus);
+    }
     return writer;
   },
 
@@ -817,6 +951,22 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
             }
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.cpus = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -880,6 +1030,12 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
           {},
         )
         : {},
+      agentName: isSet(object.agentName)
+        ? globalThis.String(object.agentName)
+        : isSet(object.agent_name)
+        ? globalThis.String(object.agent_name)
+        : "",
+      cpus: isSet(object.cpus) ? globalThis.Number(object.cpus) : 0,
     };
   },
 
@@ -921,6 +1077,12 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
         });
       }
     }
+    if (message.agentName !== "") {
+      obj.agentName = message.agentName;
+    }
+    if (message.cpus !== 0) {
+      obj.cpus = Math.round(message.cpus);
+    }
     return obj;
   },
 
@@ -949,6 +1111,8 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
       },
       {},
     );
+    message.agentName = object.agentName ?? "";
+    message.cpus = object.cpus ?? 0;
     return message;
   },
 };
@@ -1744,6 +1908,249 @@ export const JobEvent: MessageFns<JobEvent> = {
   },
 };
 
+function createBaseClientObservation(): ClientObservation {
+  return {
+    cpuCores: 0,
+    cpuCapacityCores: 0,
+    timeWaitPeak: 0,
+    ephemeralPorts: 0,
+    tcpTwReuse: false,
+    connectErrors: 0,
+    linkSpeedMbps: 0,
+    tcpRetransSegs: 0,
+    tcpOutSegs: 0,
+  };
+}
+
+export const ClientObservation: MessageFns<ClientObservation> = {
+  encode(message: ClientObservation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cpuCores !== 0) {
+      writer.uint32(9).double(message.cpuCores);
+    }
+    if (message.cpuCapacityCores !== 0) {
+      writer.uint32(17).double(message.cpuCapacityCores);
+    }
+    if (message.timeWaitPeak !== 0) {
+      writer.uint32(24).uint32(message.timeWaitPeak);
+    }
+    if (message.ephemeralPorts !== 0) {
+      writer.uint32(32).uint32(message.ephemeralPorts);
+    }
+    if (message.tcpTwReuse !== false) {
+      writer.uint32(40).bool(message.tcpTwReuse);
+    }
+    if (message.connectErrors !== 0) {
+      writer.uint32(48).uint64(message.connectErrors);
+    }
+    if (message.linkSpeedMbps !== 0) {
+      writer.uint32(56).uint64(message.linkSpeedMbps);
+    }
+    if (message.tcpRetransSegs !== 0) {
+      writer.uint32(64).uint64(message.tcpRetransSegs);
+    }
+    if (message.tcpOutSegs !== 0) {
+      writer.uint32(72).uint64(message.tcpOutSegs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClientObservation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClientObservation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.cpuCores = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.cpuCapacityCores = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.timeWaitPeak = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.ephemeralPorts = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.tcpTwReuse = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.connectErrors = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.linkSpeedMbps = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.tcpRetransSegs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.tcpOutSegs = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClientObservation {
+    return {
+      cpuCores: isSet(object.cpuCores)
+        ? globalThis.Number(object.cpuCores)
+        : isSet(object.cpu_cores)
+        ? globalThis.Number(object.cpu_cores)
+        : 0,
+      cpuCapacityCores: isSet(object.cpuCapacityCores)
+        ? globalThis.Number(object.cpuCapacityCores)
+        : isSet(object.cpu_capacity_cores)
+        ? globalThis.Number(object.cpu_capacity_cores)
+        : 0,
+      timeWaitPeak: isSet(object.timeWaitPeak)
+        ? globalThis.Number(object.timeWaitPeak)
+        : isSet(object.time_wait_peak)
+        ? globalThis.Number(object.time_wait_peak)
+        : 0,
+      ephemeralPorts: isSet(object.ephemeralPorts)
+        ? globalThis.Number(object.ephemeralPorts)
+        : isSet(object.ephemeral_ports)
+        ? globalThis.Number(object.ephemeral_ports)
+        : 0,
+      tcpTwReuse: isSet(object.tcpTwReuse)
+        ? globalThis.Boolean(object.tcpTwReuse)
+        : isSet(object.tcp_tw_reuse)
+        ? globalThis.Boolean(object.tcp_tw_reuse)
+        : false,
+      connectErrors: isSet(object.connectErrors)
+        ? globalThis.Number(object.connectErrors)
+        : isSet(object.connect_errors)
+        ? globalThis.Number(object.connect_errors)
+        : 0,
+      linkSpeedMbps: isSet(object.linkSpeedMbps)
+        ? globalThis.Number(object.linkSpeedMbps)
+        : isSet(object.link_speed_mbps)
+        ? globalThis.Number(object.link_speed_mbps)
+        : 0,
+      tcpRetransSegs: isSet(object.tcpRetransSegs)
+        ? globalThis.Number(object.tcpRetransSegs)
+        : isSet(object.tcp_retrans_segs)
+        ? globalThis.Number(object.tcp_retrans_segs)
+        : 0,
+      tcpOutSegs: isSet(object.tcpOutSegs)
+        ? globalThis.Number(object.tcpOutSegs)
+        : isSet(object.tcp_out_segs)
+        ? globalThis.Number(object.tcp_out_segs)
+        : 0,
+    };
+  },
+
+  toJSON(message: ClientObservation): unknown {
+    const obj: any = {};
+    if (message.cpuCores !== 0) {
+      obj.cpuCores = floatToJson(message.cpuCores);
+    }
+    if (message.cpuCapacityCores !== 0) {
+      obj.cpuCapacityCores = floatToJson(message.cpuCapacityCores);
+    }
+    if (message.timeWaitPeak !== 0) {
+      obj.timeWaitPeak = Math.round(message.timeWaitPeak);
+    }
+    if (message.ephemeralPorts !== 0) {
+      obj.ephemeralPorts = Math.round(message.ephemeralPorts);
+    }
+    if (message.tcpTwReuse !== false) {
+      obj.tcpTwReuse = message.tcpTwReuse;
+    }
+    if (message.connectErrors !== 0) {
+      obj.connectErrors = Math.round(message.connectErrors);
+    }
+    if (message.linkSpeedMbps !== 0) {
+      obj.linkSpeedMbps = Math.round(message.linkSpeedMbps);
+    }
+    if (message.tcpRetransSegs !== 0) {
+      obj.tcpRetransSegs = Math.round(message.tcpRetransSegs);
+    }
+    if (message.tcpOutSegs !== 0) {
+      obj.tcpOutSegs = Math.round(message.tcpOutSegs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClientObservation>, I>>(base?: I): ClientObservation {
+    return ClientObservation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClientObservation>, I>>(object: I): ClientObservation {
+    const message = createBaseClientObservation();
+    message.cpuCores = object.cpuCores ?? 0;
+    message.cpuCapacityCores = object.cpuCapacityCores ?? 0;
+    message.timeWaitPeak = object.timeWaitPeak ?? 0;
+    message.ephemeralPorts = object.ephemeralPorts ?? 0;
+    message.tcpTwReuse = object.tcpTwReuse ?? false;
+    message.connectErrors = object.connectErrors ?? 0;
+    message.linkSpeedMbps = object.linkSpeedMbps ?? 0;
+    message.tcpRetransSegs = object.tcpRetransSegs ?? 0;
+    message.tcpOutSegs = object.tcpOutSegs ?? 0;
+    return message;
+  },
+};
+
 function createBaseJobResult(): JobResult {
   return {
     jobId: "",
@@ -1755,6 +2162,8 @@ function createBaseJobResult(): JobResult {
     startedMs: 0,
     endedMs: 0,
     warnings: [],
+    observation: undefined,
+    round: 0,
   };
 }
 
@@ -1786,6 +2195,12 @@ export const JobResult: MessageFns<JobResult> = {
     }
     for (const v of message.warnings) {
       writer.uint32(74).string(v!);
+    }
+    if (message.observation !== undefined) {
+      ClientObservation.encode(message.observation, writer.uint32(82).fork()).join();
+    }
+    if (message.round !== 0) {
+      writer.uint32(88).uint32(message.round);
     }
     return writer;
   },
@@ -1875,6 +2290,22 @@ export const JobResult: MessageFns<JobResult> = {
             message.warnings.push(reader.string());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.observation = ClientObservation.decode(reader, reader.uint32());
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.round = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1924,6 +2355,8 @@ export const JobResult: MessageFns<JobResult> = {
       warnings: globalThis.Array.isArray(object?.warnings)
         ? object.warnings.map((e: any) => globalThis.String(e))
         : [],
+      observation: isSet(object.observation) ? ClientObservation.fromJSON(object.observation) : undefined,
+      round: isSet(object.round) ? globalThis.Number(object.round) : 0,
     };
   },
 
@@ -1956,6 +2389,12 @@ export const JobResult: MessageFns<JobResult> = {
     if (message.warnings?.length) {
       obj.warnings = message.warnings;
     }
+    if (message.observation !== undefined) {
+      obj.observation = ClientObservation.toJSON(message.observation);
+    }
+    if (message.round !== 0) {
+      obj.round = Math.round(message.round);
+    }
     return obj;
   },
 
@@ -1975,6 +2414,10 @@ export const JobResult: MessageFns<JobResult> = {
     message.startedMs = object.startedMs ?? 0;
     message.endedMs = object.endedMs ?? 0;
     message.warnings = object.warnings?.map((e) => e) || [];
+    message.observation = (object.observation !== undefined && object.observation !== null)
+      ? ClientObservation.fromPartial(object.observation)
+      : undefined;
+    message.round = object.round ?? 0;
     return message;
   },
 };
@@ -1991,6 +2434,9 @@ export const Measurement: MessageFns<Measurement> = {
         break;
       case "http":
         HttpLoadResult.encode(message.kind.value, writer.uint32(18).fork()).join();
+        break;
+      case "rr":
+        RequestResponseResult.encode(message.kind.value, writer.uint32(26).fork()).join();
         break;
     }
     return writer;
@@ -2025,6 +2471,14 @@ export const Measurement: MessageFns<Measurement> = {
             message.kind = { $case: "http", value: HttpLoadResult.decode(reader, reader.uint32()) };
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = { $case: "rr", value: RequestResponseResult.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2043,6 +2497,8 @@ export const Measurement: MessageFns<Measurement> = {
         ? { $case: "throughput", value: ThroughputResult.fromJSON(object.throughput) }
         : isSet(object.http)
         ? { $case: "http", value: HttpLoadResult.fromJSON(object.http) }
+        : isSet(object.rr)
+        ? { $case: "rr", value: RequestResponseResult.fromJSON(object.rr) }
         : undefined,
     };
   },
@@ -2053,6 +2509,8 @@ export const Measurement: MessageFns<Measurement> = {
       obj.throughput = ThroughputResult.toJSON(message.kind.value);
     } else if (message.kind?.$case === "http") {
       obj.http = HttpLoadResult.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "rr") {
+      obj.rr = RequestResponseResult.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -2075,13 +2533,31 @@ export const Measurement: MessageFns<Measurement> = {
         }
         break;
       }
+      case "rr": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "rr", value: RequestResponseResult.fromPartial(object.kind.value) };
+        }
+        break;
+      }
     }
     return message;
   },
 };
 
 function createBaseThroughputResult(): ThroughputResult {
-  return { protocol: "", streams: 0, seconds: 0, bytes: 0, bitsPerSecond: 0, senderBitsPerSecond: 0, retransmits: 0 };
+  return {
+    protocol: "",
+    streams: 0,
+    seconds: 0,
+    bytes: 0,
+    bitsPerSecond: 0,
+    senderBitsPerSecond: 0,
+    retransmits: 0,
+    jitterMs: 0,
+    lostPackets: 0,
+    packets: 0,
+    targetBitsPerSecond: 0,
+  };
 }
 
 export const ThroughputResult: MessageFns<ThroughputResult> = {
@@ -2106,6 +2582,18 @@ export const ThroughputResult: MessageFns<ThroughputResult> = {
     }
     if (message.retransmits !== 0) {
       writer.uint32(56).uint64(message.retransmits);
+    }
+    if (message.jitterMs !== 0) {
+      writer.uint32(65).double(message.jitterMs);
+    }
+    if (message.lostPackets !== 0) {
+      writer.uint32(72).uint64(message.lostPackets);
+    }
+    if (message.packets !== 0) {
+      writer.uint32(80).uint64(message.packets);
+    }
+    if (message.targetBitsPerSecond !== 0) {
+      writer.uint32(89).double(message.targetBitsPerSecond);
     }
     return writer;
   },
@@ -2179,6 +2667,38 @@ export const ThroughputResult: MessageFns<ThroughputResult> = {
             message.retransmits = longToNumber(reader.uint64());
             continue;
           }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.jitterMs = reader.double();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.lostPackets = longToNumber(reader.uint64());
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.packets = longToNumber(reader.uint64());
+            continue;
+          }
+          case 11: {
+            if (tag !== 89) {
+              break;
+            }
+
+            message.targetBitsPerSecond = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2208,6 +2728,22 @@ export const ThroughputResult: MessageFns<ThroughputResult> = {
         ? globalThis.Number(object.sender_bits_per_second)
         : 0,
       retransmits: isSet(object.retransmits) ? globalThis.Number(object.retransmits) : 0,
+      jitterMs: isSet(object.jitterMs)
+        ? globalThis.Number(object.jitterMs)
+        : isSet(object.jitter_ms)
+        ? globalThis.Number(object.jitter_ms)
+        : 0,
+      lostPackets: isSet(object.lostPackets)
+        ? globalThis.Number(object.lostPackets)
+        : isSet(object.lost_packets)
+        ? globalThis.Number(object.lost_packets)
+        : 0,
+      packets: isSet(object.packets) ? globalThis.Number(object.packets) : 0,
+      targetBitsPerSecond: isSet(object.targetBitsPerSecond)
+        ? globalThis.Number(object.targetBitsPerSecond)
+        : isSet(object.target_bits_per_second)
+        ? globalThis.Number(object.target_bits_per_second)
+        : 0,
     };
   },
 
@@ -2234,6 +2770,18 @@ export const ThroughputResult: MessageFns<ThroughputResult> = {
     if (message.retransmits !== 0) {
       obj.retransmits = Math.round(message.retransmits);
     }
+    if (message.jitterMs !== 0) {
+      obj.jitterMs = floatToJson(message.jitterMs);
+    }
+    if (message.lostPackets !== 0) {
+      obj.lostPackets = Math.round(message.lostPackets);
+    }
+    if (message.packets !== 0) {
+      obj.packets = Math.round(message.packets);
+    }
+    if (message.targetBitsPerSecond !== 0) {
+      obj.targetBitsPerSecond = floatToJson(message.targetBitsPerSecond);
+    }
     return obj;
   },
 
@@ -2249,6 +2797,10 @@ export const ThroughputResult: MessageFns<ThroughputResult> = {
     message.bitsPerSecond = object.bitsPerSecond ?? 0;
     message.senderBitsPerSecond = object.senderBitsPerSecond ?? 0;
     message.retransmits = object.retransmits ?? 0;
+    message.jitterMs = object.jitterMs ?? 0;
+    message.lostPackets = object.lostPackets ?? 0;
+    message.packets = object.packets ?? 0;
+    message.targetBitsPerSecond = object.targetBitsPerSecond ?? 0;
     return message;
   },
 };
@@ -2263,6 +2815,9 @@ function createBaseHttpLoadResult(): HttpLoadResult {
     non2xx: 0,
     socketErrors: undefined,
     latency: undefined,
+    histogram: undefined,
+    targetQps: 0,
+    latencyFromIntendedStart: false,
   };
 }
 
@@ -2291,6 +2846,15 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
     }
     if (message.latency !== undefined) {
       Latency.encode(message.latency, writer.uint32(66).fork()).join();
+    }
+    if (message.histogram !== undefined) {
+      Histogram.encode(message.histogram, writer.uint32(74).fork()).join();
+    }
+    if (message.targetQps !== 0) {
+      writer.uint32(81).double(message.targetQps);
+    }
+    if (message.latencyFromIntendedStart !== false) {
+      writer.uint32(88).bool(message.latencyFromIntendedStart);
     }
     return writer;
   },
@@ -2372,6 +2936,30 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
             message.latency = Latency.decode(reader, reader.uint32());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.histogram = Histogram.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 81) {
+              break;
+            }
+
+            message.targetQps = reader.double();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.latencyFromIntendedStart = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2406,6 +2994,17 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
         ? SocketErrors.fromJSON(object.socket_errors)
         : undefined,
       latency: isSet(object.latency) ? Latency.fromJSON(object.latency) : undefined,
+      histogram: isSet(object.histogram) ? Histogram.fromJSON(object.histogram) : undefined,
+      targetQps: isSet(object.targetQps)
+        ? globalThis.Number(object.targetQps)
+        : isSet(object.target_qps)
+        ? globalThis.Number(object.target_qps)
+        : 0,
+      latencyFromIntendedStart: isSet(object.latencyFromIntendedStart)
+        ? globalThis.Boolean(object.latencyFromIntendedStart)
+        : isSet(object.latency_from_intended_start)
+        ? globalThis.Boolean(object.latency_from_intended_start)
+        : false,
     };
   },
 
@@ -2435,6 +3034,15 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
     if (message.latency !== undefined) {
       obj.latency = Latency.toJSON(message.latency);
     }
+    if (message.histogram !== undefined) {
+      obj.histogram = Histogram.toJSON(message.histogram);
+    }
+    if (message.targetQps !== 0) {
+      obj.targetQps = floatToJson(message.targetQps);
+    }
+    if (message.latencyFromIntendedStart !== false) {
+      obj.latencyFromIntendedStart = message.latencyFromIntendedStart;
+    }
     return obj;
   },
 
@@ -2455,6 +3063,422 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
     message.latency = (object.latency !== undefined && object.latency !== null)
       ? Latency.fromPartial(object.latency)
       : undefined;
+    message.histogram = (object.histogram !== undefined && object.histogram !== null)
+      ? Histogram.fromPartial(object.histogram)
+      : undefined;
+    message.targetQps = object.targetQps ?? 0;
+    message.latencyFromIntendedStart = object.latencyFromIntendedStart ?? false;
+    return message;
+  },
+};
+
+function createBaseRequestResponseResult(): RequestResponseResult {
+  return {
+    connectPerTransaction: false,
+    connections: 0,
+    seconds: 0,
+    transactions: 0,
+    transactionsPerSecond: 0,
+    errors: 0,
+    latency: undefined,
+    histogram: undefined,
+  };
+}
+
+export const RequestResponseResult: MessageFns<RequestResponseResult> = {
+  encode(message: RequestResponseResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.connectPerTransaction !== false) {
+      writer.uint32(8).bool(message.connectPerTransaction);
+    }
+    if (message.connections !== 0) {
+      writer.uint32(16).uint32(message.connections);
+    }
+    if (message.seconds !== 0) {
+      writer.uint32(25).double(message.seconds);
+    }
+    if (message.transactions !== 0) {
+      writer.uint32(32).uint64(message.transactions);
+    }
+    if (message.transactionsPerSecond !== 0) {
+      writer.uint32(41).double(message.transactionsPerSecond);
+    }
+    if (message.errors !== 0) {
+      writer.uint32(48).uint64(message.errors);
+    }
+    if (message.latency !== undefined) {
+      Latency.encode(message.latency, writer.uint32(58).fork()).join();
+    }
+    if (message.histogram !== undefined) {
+      Histogram.encode(message.histogram, writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestResponseResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestResponseResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.connectPerTransaction = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.connections = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.seconds = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.transactions = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.transactionsPerSecond = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.errors = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.latency = Latency.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.histogram = Histogram.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestResponseResult {
+    return {
+      connectPerTransaction: isSet(object.connectPerTransaction)
+        ? globalThis.Boolean(object.connectPerTransaction)
+        : isSet(object.connect_per_transaction)
+        ? globalThis.Boolean(object.connect_per_transaction)
+        : false,
+      connections: isSet(object.connections) ? globalThis.Number(object.connections) : 0,
+      seconds: isSet(object.seconds) ? globalThis.Number(object.seconds) : 0,
+      transactions: isSet(object.transactions) ? globalThis.Number(object.transactions) : 0,
+      transactionsPerSecond: isSet(object.transactionsPerSecond)
+        ? globalThis.Number(object.transactionsPerSecond)
+        : isSet(object.transactions_per_second)
+        ? globalThis.Number(object.transactions_per_second)
+        : 0,
+      errors: isSet(object.errors) ? globalThis.Number(object.errors) : 0,
+      latency: isSet(object.latency) ? Latency.fromJSON(object.latency) : undefined,
+      histogram: isSet(object.histogram) ? Histogram.fromJSON(object.histogram) : undefined,
+    };
+  },
+
+  toJSON(message: RequestResponseResult): unknown {
+    const obj: any = {};
+    if (message.connectPerTransaction !== false) {
+      obj.connectPerTransaction = message.connectPerTransaction;
+    }
+    if (message.connections !== 0) {
+      obj.connections = Math.round(message.connections);
+    }
+    if (message.seconds !== 0) {
+      obj.seconds = floatToJson(message.seconds);
+    }
+    if (message.transactions !== 0) {
+      obj.transactions = Math.round(message.transactions);
+    }
+    if (message.transactionsPerSecond !== 0) {
+      obj.transactionsPerSecond = floatToJson(message.transactionsPerSecond);
+    }
+    if (message.errors !== 0) {
+      obj.errors = Math.round(message.errors);
+    }
+    if (message.latency !== undefined) {
+      obj.latency = Latency.toJSON(message.latency);
+    }
+    if (message.histogram !== undefined) {
+      obj.histogram = Histogram.toJSON(message.histogram);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestResponseResult>, I>>(base?: I): RequestResponseResult {
+    return RequestResponseResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestResponseResult>, I>>(object: I): RequestResponseResult {
+    const message = createBaseRequestResponseResult();
+    message.connectPerTransaction = object.connectPerTransaction ?? false;
+    message.connections = object.connections ?? 0;
+    message.seconds = object.seconds ?? 0;
+    message.transactions = object.transactions ?? 0;
+    message.transactionsPerSecond = object.transactionsPerSecond ?? 0;
+    message.errors = object.errors ?? 0;
+    message.latency = (object.latency !== undefined && object.latency !== null)
+      ? Latency.fromPartial(object.latency)
+      : undefined;
+    message.histogram = (object.histogram !== undefined && object.histogram !== null)
+      ? Histogram.fromPartial(object.histogram)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseHistogram(): Histogram {
+  return { subBucketBits: 0, indexes: [], counts: [], total: 0, minUs: 0, maxUs: 0, sumUs: 0 };
+}
+
+export const Histogram: MessageFns<Histogram> = {
+  encode(message: Histogram, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.subBucketBits !== 0) {
+      writer.uint32(8).uint32(message.subBucketBits);
+    }
+    if (message.indexes.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.indexes) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message.counts.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.counts) {
+        writer.uint64(v);
+      }
+      writer.join();
+    }
+    if (message.total !== 0) {
+      writer.uint32(32).uint64(message.total);
+    }
+    if (message.minUs !== 0) {
+      writer.uint32(41).double(message.minUs);
+    }
+    if (message.maxUs !== 0) {
+      writer.uint32(49).double(message.maxUs);
+    }
+    if (message.sumUs !== 0) {
+      writer.uint32(57).double(message.sumUs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Histogram {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHistogram();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.subBucketBits = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.indexes.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.indexes.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag === 24) {
+              message.counts.push(longToNumber(reader.uint64()));
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.counts.push(longToNumber(reader.uint64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.total = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.minUs = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.maxUs = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.sumUs = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Histogram {
+    return {
+      subBucketBits: isSet(object.subBucketBits)
+        ? globalThis.Number(object.subBucketBits)
+        : isSet(object.sub_bucket_bits)
+        ? globalThis.Number(object.sub_bucket_bits)
+        : 0,
+      indexes: globalThis.Array.isArray(object?.indexes) ? object.indexes.map((e: any) => globalThis.Number(e)) : [],
+      counts: globalThis.Array.isArray(object?.counts) ? object.counts.map((e: any) => globalThis.Number(e)) : [],
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      minUs: isSet(object.minUs)
+        ? globalThis.Number(object.minUs)
+        : isSet(object.min_us)
+        ? globalThis.Number(object.min_us)
+        : 0,
+      maxUs: isSet(object.maxUs)
+        ? globalThis.Number(object.maxUs)
+        : isSet(object.max_us)
+        ? globalThis.Number(object.max_us)
+        : 0,
+      sumUs: isSet(object.sumUs)
+        ? globalThis.Number(object.sumUs)
+        : isSet(object.sum_us)
+        ? globalThis.Number(object.sum_us)
+        : 0,
+    };
+  },
+
+  toJSON(message: Histogram): unknown {
+    const obj: any = {};
+    if (message.subBucketBits !== 0) {
+      obj.subBucketBits = Math.round(message.subBucketBits);
+    }
+    if (message.indexes?.length) {
+      obj.indexes = message.indexes.map((e) => Math.round(e));
+    }
+    if (message.counts?.length) {
+      obj.counts = message.counts.map((e) => Math.round(e));
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    if (message.minUs !== 0) {
+      obj.minUs = floatToJson(message.minUs);
+    }
+    if (message.maxUs !== 0) {
+      obj.maxUs = floatToJson(message.maxUs);
+    }
+    if (message.sumUs !== 0) {
+      obj.sumUs = floatToJson(message.sumUs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Histogram>, I>>(base?: I): Histogram {
+    return Histogram.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Histogram>, I>>(object: I): Histogram {
+    const message = createBaseHistogram();
+    message.subBucketBits = object.subBucketBits ?? 0;
+    message.indexes = object.indexes?.map((e) => e) || [];
+    message.counts = object.counts?.map((e) => e) || [];
+    message.total = object.total ?? 0;
+    message.minUs = object.minUs ?? 0;
+    message.maxUs = object.maxUs ?? 0;
+    message.sumUs = object.sumUs ?? 0;
     return message;
   },
 };
@@ -2815,6 +3839,7 @@ function createBaseDataplaneSample(): DataplaneSample {
     processes: [],
     bpf: undefined,
     notes: [],
+    servers: [],
   };
 }
 
@@ -2870,6 +3895,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     for (const v of message.notes) {
       writer.uint32(138).string(v!);
+    }
+    for (const v of message.servers) {
+      ServerUsage.encode(v!, writer.uint32(146).fork()).join();
     }
     return writer;
   },
@@ -3026,6 +4054,14 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.notes.push(reader.string());
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.servers.push(ServerUsage.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3135,6 +4171,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
       notes: globalThis.Array.isArray(object?.notes)
         ? object.notes.map((e: any) => globalThis.String(e))
         : [],
+      servers: globalThis.Array.isArray(object?.servers)
+        ? object.servers.map((e: any) => ServerUsage.fromJSON(e))
+        : [],
     };
   },
 
@@ -3197,6 +4236,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.notes?.length) {
       obj.notes = message.notes;
     }
+    if (message.servers?.length) {
+      obj.servers = message.servers.map((e) => ServerUsage.toJSON(e));
+    }
     return obj;
   },
 
@@ -3228,6 +4270,7 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     message.processes = object.processes?.map((e) => ProcessUsage.fromPartial(e)) || [];
     message.bpf = (object.bpf !== undefined && object.bpf !== null) ? BpfMapTotals.fromPartial(object.bpf) : undefined;
     message.notes = object.notes?.map((e) => e) || [];
+    message.servers = object.servers?.map((e) => ServerUsage.fromPartial(e)) || [];
     return message;
   },
 };
@@ -3317,6 +4360,151 @@ export const DataplaneSample_IptablesTableRulesEntry: MessageFns<DataplaneSample
     const message = createBaseDataplaneSample_IptablesTableRulesEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseServerUsage(): ServerUsage {
+  return { tool: "", jobId: "", pid: 0, cpuSeconds: 0, rssBytes: 0 };
+}
+
+export const ServerUsage: MessageFns<ServerUsage> = {
+  encode(message: ServerUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tool !== "") {
+      writer.uint32(10).string(message.tool);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(18).string(message.jobId);
+    }
+    if (message.pid !== 0) {
+      writer.uint32(24).uint32(message.pid);
+    }
+    if (message.cpuSeconds !== 0) {
+      writer.uint32(33).double(message.cpuSeconds);
+    }
+    if (message.rssBytes !== 0) {
+      writer.uint32(40).uint64(message.rssBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServerUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServerUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tool = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pid = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.cpuSeconds = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.rssBytes = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ServerUsage {
+    return {
+      tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      pid: isSet(object.pid) ? globalThis.Number(object.pid) : 0,
+      cpuSeconds: isSet(object.cpuSeconds)
+        ? globalThis.Number(object.cpuSeconds)
+        : isSet(object.cpu_seconds)
+        ? globalThis.Number(object.cpu_seconds)
+        : 0,
+      rssBytes: isSet(object.rssBytes)
+        ? globalThis.Number(object.rssBytes)
+        : isSet(object.rss_bytes)
+        ? globalThis.Number(object.rss_bytes)
+        : 0,
+    };
+  },
+
+  toJSON(message: ServerUsage): unknown {
+    const obj: any = {};
+    if (message.tool !== "") {
+      obj.tool = message.tool;
+    }
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.pid !== 0) {
+      obj.pid = Math.round(message.pid);
+    }
+    if (message.cpuSeconds !== 0) {
+      obj.cpuSeconds = floatToJson(message.cpuSeconds);
+    }
+    if (message.rssBytes !== 0) {
+      obj.rssBytes = Math.round(message.rssBytes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ServerUsage>, I>>(base?: I): ServerUsage {
+    return ServerUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ServerUsage>, I>>(object: I): ServerUsage {
+    const message = createBaseServerUsage();
+    message.tool = object.tool ?? "";
+    message.jobId = object.jobId ?? "";
+    message.pid = object.pid ?? 0;
+    message.cpuSeconds = object.cpuSeconds ?? 0;
+    message.rssBytes = object.rssBytes ?? 0;
     return message;
   },
 };
@@ -4263,7 +5451,7 @@ export const Job: MessageFns<Job> = {
 };
 
 function createBaseStartServer(): StartServer {
-  return { tool: "", port: 0 };
+  return { tool: "", port: 0, hostNetwork: false };
 }
 
 export const StartServer: MessageFns<StartServer> = {
@@ -4273,6 +5461,9 @@ export const StartServer: MessageFns<StartServer> = {
     }
     if (message.port !== 0) {
       writer.uint32(16).uint32(message.port);
+    }
+    if (message.hostNetwork !== false) {
+      writer.uint32(24).bool(message.hostNetwork);
     }
     return writer;
   },
@@ -4306,6 +5497,14 @@ export const StartServer: MessageFns<StartServer> = {
             message.port = reader.uint32();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.hostNetwork = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4322,6 +5521,11 @@ export const StartServer: MessageFns<StartServer> = {
     return {
       tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
       port: isSet(object.port) ? globalThis.Number(object.port) : 0,
+      hostNetwork: isSet(object.hostNetwork)
+        ? globalThis.Boolean(object.hostNetwork)
+        : isSet(object.host_network)
+        ? globalThis.Boolean(object.host_network)
+        : false,
     };
   },
 
@@ -4333,6 +5537,9 @@ export const StartServer: MessageFns<StartServer> = {
     if (message.port !== 0) {
       obj.port = Math.round(message.port);
     }
+    if (message.hostNetwork !== false) {
+      obj.hostNetwork = message.hostNetwork;
+    }
     return obj;
   },
 
@@ -4343,12 +5550,21 @@ export const StartServer: MessageFns<StartServer> = {
     const message = createBaseStartServer();
     message.tool = object.tool ?? "";
     message.port = object.port ?? 0;
+    message.hostNetwork = object.hostNetwork ?? false;
     return message;
   },
 };
 
 function createBaseRunClient(): RunClient {
-  return { tool: "", targetHost: "", targetPort: 0, durationSeconds: 0, startAtMs: 0, spec: undefined };
+  return {
+    tool: "",
+    targetHost: "",
+    targetPort: 0,
+    durationSeconds: 0,
+    startAtMs: 0,
+    spec: undefined,
+    hostNetwork: false,
+  };
 }
 
 export const RunClient: MessageFns<RunClient> = {
@@ -4375,6 +5591,12 @@ export const RunClient: MessageFns<RunClient> = {
       case "http":
         HttpLoadSpec.encode(message.spec.value, writer.uint32(58).fork()).join();
         break;
+      case "rr":
+        RequestResponseSpec.encode(message.spec.value, writer.uint32(74).fork()).join();
+        break;
+    }
+    if (message.hostNetwork !== false) {
+      writer.uint32(64).bool(message.hostNetwork);
     }
     return writer;
   },
@@ -4448,6 +5670,22 @@ export const RunClient: MessageFns<RunClient> = {
             message.spec = { $case: "http", value: HttpLoadSpec.decode(reader, reader.uint32()) };
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.spec = { $case: "rr", value: RequestResponseSpec.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.hostNetwork = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4487,7 +5725,14 @@ export const RunClient: MessageFns<RunClient> = {
         ? { $case: "throughput", value: ThroughputSpec.fromJSON(object.throughput) }
         : isSet(object.http)
         ? { $case: "http", value: HttpLoadSpec.fromJSON(object.http) }
+        : isSet(object.rr)
+        ? { $case: "rr", value: RequestResponseSpec.fromJSON(object.rr) }
         : undefined,
+      hostNetwork: isSet(object.hostNetwork)
+        ? globalThis.Boolean(object.hostNetwork)
+        : isSet(object.host_network)
+        ? globalThis.Boolean(object.host_network)
+        : false,
     };
   },
 
@@ -4512,6 +5757,11 @@ export const RunClient: MessageFns<RunClient> = {
       obj.throughput = ThroughputSpec.toJSON(message.spec.value);
     } else if (message.spec?.$case === "http") {
       obj.http = HttpLoadSpec.toJSON(message.spec.value);
+    } else if (message.spec?.$case === "rr") {
+      obj.rr = RequestResponseSpec.toJSON(message.spec.value);
+    }
+    if (message.hostNetwork !== false) {
+      obj.hostNetwork = message.hostNetwork;
     }
     return obj;
   },
@@ -4539,19 +5789,32 @@ export const RunClient: MessageFns<RunClient> = {
         }
         break;
       }
+      case "rr": {
+        if (object.spec?.value !== undefined && object.spec?.value !== null) {
+          message.spec = { $case: "rr", value: RequestResponseSpec.fromPartial(object.spec.value) };
+        }
+        break;
+      }
     }
+    message.hostNetwork = object.hostNetwork ?? false;
     return message;
   },
 };
 
 function createBaseThroughputSpec(): ThroughputSpec {
-  return { streams: 0 };
+  return { streams: 0, protocol: "", targetBitsPerSecond: 0 };
 }
 
 export const ThroughputSpec: MessageFns<ThroughputSpec> = {
   encode(message: ThroughputSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.streams !== 0) {
       writer.uint32(8).uint32(message.streams);
+    }
+    if (message.protocol !== "") {
+      writer.uint32(18).string(message.protocol);
+    }
+    if (message.targetBitsPerSecond !== 0) {
+      writer.uint32(24).uint64(message.targetBitsPerSecond);
     }
     return writer;
   },
@@ -4577,6 +5840,22 @@ export const ThroughputSpec: MessageFns<ThroughputSpec> = {
             message.streams = reader.uint32();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.protocol = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.targetBitsPerSecond = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4590,13 +5869,27 @@ export const ThroughputSpec: MessageFns<ThroughputSpec> = {
   },
 
   fromJSON(object: any): ThroughputSpec {
-    return { streams: isSet(object.streams) ? globalThis.Number(object.streams) : 0 };
+    return {
+      streams: isSet(object.streams) ? globalThis.Number(object.streams) : 0,
+      protocol: isSet(object.protocol) ? globalThis.String(object.protocol) : "",
+      targetBitsPerSecond: isSet(object.targetBitsPerSecond)
+        ? globalThis.Number(object.targetBitsPerSecond)
+        : isSet(object.target_bits_per_second)
+        ? globalThis.Number(object.target_bits_per_second)
+        : 0,
+    };
   },
 
   toJSON(message: ThroughputSpec): unknown {
     const obj: any = {};
     if (message.streams !== 0) {
       obj.streams = Math.round(message.streams);
+    }
+    if (message.protocol !== "") {
+      obj.protocol = message.protocol;
+    }
+    if (message.targetBitsPerSecond !== 0) {
+      obj.targetBitsPerSecond = Math.round(message.targetBitsPerSecond);
     }
     return obj;
   },
@@ -4607,12 +5900,143 @@ export const ThroughputSpec: MessageFns<ThroughputSpec> = {
   fromPartial<I extends Exact<DeepPartial<ThroughputSpec>, I>>(object: I): ThroughputSpec {
     const message = createBaseThroughputSpec();
     message.streams = object.streams ?? 0;
+    message.protocol = object.protocol ?? "";
+    message.targetBitsPerSecond = object.targetBitsPerSecond ?? 0;
+    return message;
+  },
+};
+
+function createBaseRequestResponseSpec(): RequestResponseSpec {
+  return { connectPerTransaction: false, connections: 0, requestBytes: 0, responseBytes: 0 };
+}
+
+export const RequestResponseSpec: MessageFns<RequestResponseSpec> = {
+  encode(message: RequestResponseSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.connectPerTransaction !== false) {
+      writer.uint32(8).bool(message.connectPerTransaction);
+    }
+    if (message.connections !== 0) {
+      writer.uint32(16).uint32(message.connections);
+    }
+    if (message.requestBytes !== 0) {
+      writer.uint32(24).uint32(message.requestBytes);
+    }
+    if (message.responseBytes !== 0) {
+      writer.uint32(32).uint32(message.responseBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestResponseSpec {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestResponseSpec();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.connectPerTransaction = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.connections = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.requestBytes = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.responseBytes = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestResponseSpec {
+    return {
+      connectPerTransaction: isSet(object.connectPerTransaction)
+        ? globalThis.Boolean(object.connectPerTransaction)
+        : isSet(object.connect_per_transaction)
+        ? globalThis.Boolean(object.connect_per_transaction)
+        : false,
+      connections: isSet(object.connections) ? globalThis.Number(object.connections) : 0,
+      requestBytes: isSet(object.requestBytes)
+        ? globalThis.Number(object.requestBytes)
+        : isSet(object.request_bytes)
+        ? globalThis.Number(object.request_bytes)
+        : 0,
+      responseBytes: isSet(object.responseBytes)
+        ? globalThis.Number(object.responseBytes)
+        : isSet(object.response_bytes)
+        ? globalThis.Number(object.response_bytes)
+        : 0,
+    };
+  },
+
+  toJSON(message: RequestResponseSpec): unknown {
+    const obj: any = {};
+    if (message.connectPerTransaction !== false) {
+      obj.connectPerTransaction = message.connectPerTransaction;
+    }
+    if (message.connections !== 0) {
+      obj.connections = Math.round(message.connections);
+    }
+    if (message.requestBytes !== 0) {
+      obj.requestBytes = Math.round(message.requestBytes);
+    }
+    if (message.responseBytes !== 0) {
+      obj.responseBytes = Math.round(message.responseBytes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestResponseSpec>, I>>(base?: I): RequestResponseSpec {
+    return RequestResponseSpec.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestResponseSpec>, I>>(object: I): RequestResponseSpec {
+    const message = createBaseRequestResponseSpec();
+    message.connectPerTransaction = object.connectPerTransaction ?? false;
+    message.connections = object.connections ?? 0;
+    message.requestBytes = object.requestBytes ?? 0;
+    message.responseBytes = object.responseBytes ?? 0;
     return message;
   },
 };
 
 function createBaseHttpLoadSpec(): HttpLoadSpec {
-  return { connections: 0, threads: 0, keepalive: false, path: "" };
+  return { connections: 0, threads: 0, keepalive: false, path: "", qps: 0 };
 }
 
 export const HttpLoadSpec: MessageFns<HttpLoadSpec> = {
@@ -4628,6 +6052,9 @@ export const HttpLoadSpec: MessageFns<HttpLoadSpec> = {
     }
     if (message.path !== "") {
       writer.uint32(34).string(message.path);
+    }
+    if (message.qps !== 0) {
+      writer.uint32(41).double(message.qps);
     }
     return writer;
   },
@@ -4677,6 +6104,14 @@ export const HttpLoadSpec: MessageFns<HttpLoadSpec> = {
             message.path = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.qps = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4695,6 +6130,7 @@ export const HttpLoadSpec: MessageFns<HttpLoadSpec> = {
       threads: isSet(object.threads) ? globalThis.Number(object.threads) : 0,
       keepalive: isSet(object.keepalive) ? globalThis.Boolean(object.keepalive) : false,
       path: isSet(object.path) ? globalThis.String(object.path) : "",
+      qps: isSet(object.qps) ? globalThis.Number(object.qps) : 0,
     };
   },
 
@@ -4712,6 +6148,9 @@ export const HttpLoadSpec: MessageFns<HttpLoadSpec> = {
     if (message.path !== "") {
       obj.path = message.path;
     }
+    if (message.qps !== 0) {
+      obj.qps = floatToJson(message.qps);
+    }
     return obj;
   },
 
@@ -4724,6 +6163,7 @@ export const HttpLoadSpec: MessageFns<HttpLoadSpec> = {
     message.threads = object.threads ?? 0;
     message.keepalive = object.keepalive ?? false;
     message.path = object.path ?? "";
+    message.qps = object.qps ?? 0;
     return message;
   },
 };
@@ -4802,11 +6242,14 @@ export const StartSampling: MessageFns<StartSampling> = {
 };
 
 function createBaseSampleOnce(): SampleOnce {
-  return {};
+  return { serversOnly: false };
 }
 
 export const SampleOnce: MessageFns<SampleOnce> = {
-  encode(_: SampleOnce, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: SampleOnce, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.serversOnly !== false) {
+      writer.uint32(8).bool(message.serversOnly);
+    }
     return writer;
   },
 
@@ -4823,6 +6266,14 @@ export const SampleOnce: MessageFns<SampleOnce> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.serversOnly = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4835,20 +6286,30 @@ export const SampleOnce: MessageFns<SampleOnce> = {
     }
   },
 
-  fromJSON(_: any): SampleOnce {
-    return {};
+  fromJSON(object: any): SampleOnce {
+    return {
+      serversOnly: isSet(object.serversOnly)
+        ? globalThis.Boolean(object.serversOnly)
+        : isSet(object.servers_only)
+        ? globalThis.Boolean(object.servers_only)
+        : false,
+    };
   },
 
-  toJSON(_: SampleOnce): unknown {
+  toJSON(message: SampleOnce): unknown {
     const obj: any = {};
+    if (message.serversOnly !== false) {
+      obj.serversOnly = message.serversOnly;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<SampleOnce>, I>>(base?: I): SampleOnce {
     return SampleOnce.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<SampleOnce>, I>>(_: I): SampleOnce {
+  fromPartial<I extends Exact<DeepPartial<SampleOnce>, I>>(object: I): SampleOnce {
     const message = createBaseSampleOnce();
+    message.serversOnly = object.serversOnly ?? false;
     return message;
   },
 };

@@ -1,0 +1,112 @@
+/**
+ * `cni-bench compare RUN|FILE RUN|FILE... [--format md|json|csv] [--label a,b]
+ * [--noise-floor 0.03] [--db FILE]`: two or more runs side by side with a
+ * verdict per measurement, so a comparison between clusters is never again
+ * merged by hand. A run is a run id in the store or a report file as
+ * `cni-bench lab --json` prints it; the first is the baseline.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { compareReports, parseComparisonFormat, parseLabels, parseNoiseFloor } from '../collector/report/compare.js';
+import { renderComparison } from '../collector/report/compare-render.js';
+import { buildReport, type ReportModel } from '../collector/report/report.js';
+import { Store } from '../collector/store/store.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import { parseWith } from '../core/validate.js';
+
+export const COMPARE_USAGE = '  cni-bench compare RUN|REPORT.json RUN|REPORT.json... [--format md|json|csv] [--label a,b,...] [--noise-floor 0.03] [--db FILE]\n';
+
+/** What compare reads of a report file; everything else passes through untouched. */
+const reportFileSchema = z.looseObject({
+  run: z.looseObject({ id: z.string(), name: z.string(), state: z.string() }),
+  cluster: z.looseObject({}).optional(),
+  rows: z.array(
+    z.looseObject({
+      id: z.string(),
+      measurement: z.string(),
+      status: z.string(),
+      warnings: z.array(z.looseObject({ code: z.string(), message: z.string() })),
+      metrics: z.array(
+        z.looseObject({
+          name: z.string(),
+          unit: z.string(),
+          higherIsBetter: z.boolean(),
+          value: z.number(),
+          perRound: z.array(z.number()),
+          summary: z.looseObject({}).nullable(),
+        }),
+      ),
+    }),
+  ),
+});
+
+function invalid(field: string, message: string): CniBenchError {
+  return new CniBenchError(ErrorCodes.VALIDATION, `${field}: ${message}`, { details: { field } });
+}
+
+async function readReportFile(path: string): Promise<ReportModel> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw invalid(path, `not a JSON report (${(err as Error).message})`);
+  }
+  if (json && typeof json === 'object' && Array.isArray((json as { runs?: unknown }).runs) && !('rows' in json)) {
+    throw invalid(path, 'holds several runs (cni-bench lab sweep --json); save each report on its own, or compare the runs by id');
+  }
+  return parseWith(reportFileSchema, json, `report file '${path}'`) as unknown as ReportModel;
+}
+
+/** Resolves each argument to a report; the store is opened only if an argument is a run id, and closed again. */
+async function loadReports(args: string[], dbPath: string): Promise<ReportModel[]> {
+  let store: Store | undefined;
+  try {
+    const out: ReportModel[] = [];
+    for (const arg of args) {
+      if (existsSync(arg) && statSync(arg).isFile()) {
+        out.push(await readReportFile(arg));
+        continue;
+      }
+      if (!/^[\w-]+$/.test(arg)) throw new CniBenchError(ErrorCodes.NOT_FOUND, `'${arg}': no such report file, and not a run id`, { details: { argument: arg } });
+      if (!store) {
+        if (!existsSync(dbPath)) throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${arg}' not found: no store at ${dbPath} (--db FILE)`, { details: { id: arg, dbPath } });
+        store = new Store(dbPath);
+      }
+      const run = store.getRun(arg);
+      if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${arg}' not found in ${dbPath}`, { details: { id: arg, dbPath } });
+      out.push(buildReport(run, store.phases(arg), store.results(arg), store.samples(arg)));
+    }
+    return out;
+  } finally {
+    store?.close();
+  }
+}
+
+function parse(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: { format: { type: 'string' }, label: { type: 'string' }, 'noise-floor': { type: 'string' }, db: { type: 'string' } },
+    });
+  } catch (err) {
+    throw new CniBenchError(ErrorCodes.VALIDATION, `arguments: ${(err as Error).message}`, { cause: err, details: { field: 'arguments' } });
+  }
+}
+
+/** Writes the comparison to io.stdout; returns the exit code (0). Bad input throws E_VALIDATION, an unknown run E_NOT_FOUND. */
+export async function compareCommand(args: string[], io: { stdout: (s: string) => void; dbPath: string }): Promise<number> {
+  const { values, positionals } = parse(args);
+  const format = parseComparisonFormat('--format', values.format);
+  const labels = parseLabels('--label', values.label);
+  const noiseFloor = parseNoiseFloor('--noise-floor', values['noise-floor']);
+  if (positionals.length < 2) throw invalid('runs', `need at least 2 run ids or report files, got ${positionals.length}`);
+  if (labels && labels.length !== positionals.length) throw invalid('--label', `${labels.length} label(s) for ${positionals.length} runs; give one per run`);
+  const reports = await loadReports(positionals, values.db ?? io.dbPath);
+  const table = compareReports(reports, { ...(labels ? { labels } : {}), ...(noiseFloor !== undefined ? { noiseFloor } : {}) });
+  io.stdout(renderComparison(table, format).body);
+  return 0;
+}

@@ -1,0 +1,132 @@
+/**
+ * One measurement phase: places client and server for the measurement's path
+ * (pod, same-node peer, Service, host network), starts the server and waits
+ * until it listens, runs an unrecorded warm-up, then the measured rounds with
+ * a pause between them. Each round's clients start at a time set in advance,
+ * and each round is bracketed by a cheap sample of the server's CPU, so the
+ * server-saturation guard sees exactly the measured window.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import { SERVER_PORTS } from '../../core/tools.js';
+import type { RunClient } from '../../gen/cnibench/v1/agent.js';
+import { JobState } from '../../gen/cnibench/v1/agent.js';
+import type { AgentEntry } from '../agents/registry.js';
+import type { JobTracker } from './job-tracker.js';
+import type { PlannedMeasurement, RunPlan } from './plan.js';
+import type { JobSender, RunContext } from './run-context.js';
+import type { ServiceFrontend } from './service-frontend.js';
+
+const READY_TIMEOUT_MS = 20_000;
+/** Clients are told to start this far in the future so they begin together. */
+const START_LEAD_MS = 300;
+const RESULT_SLACK_MS = 45_000;
+const SERVER_SAMPLE_TIMEOUT_MS = 5_000;
+
+export interface Placement {
+  client: AgentEntry;
+  serverHostNetwork: boolean;
+  clientHostNetwork: boolean;
+}
+
+/** Which agent runs the client and which ends use the host network, by path. Pure. */
+export function placementOf(m: Pick<PlannedMeasurement, 'path'>, plan: Pick<RunPlan, 'client' | 'peer'>): Placement {
+  const client = m.path === 'pod-to-pod-same-node' ? plan.peer : plan.client;
+  if (!client) throw new CniBenchError(ErrorCodes.NO_AGENTS, `path '${m.path}': no peer agent on the server's node`);
+  return { client, serverHostNetwork: m.path === 'host-to-host' || m.path === 'pod-to-host', clientHostNetwork: m.path === 'host-to-host' };
+}
+
+/** The client job's spec for a measurement. Pure. */
+export function clientSpecOf(m: PlannedMeasurement): RunClient['spec'] {
+  if (m.kind === 'throughput') return { $case: 'throughput', value: { streams: m.streams, protocol: m.protocol, targetBitsPerSecond: Math.round((m.udpTargetMbps ?? 0) * 1e6) } };
+  if (m.kind === 'http') {
+    return { $case: 'http', value: { connections: m.connections, threads: Math.min(m.threads, m.connections), keepalive: m.mode === 'keepalive', path: m.urlPath, qps: m.qps } };
+  }
+  return { $case: 'rr', value: { connectPerTransaction: m.mode === 'crr', connections: m.connections, requestBytes: m.requestBytes, responseBytes: m.responseBytes } };
+}
+
+export interface Target {
+  host: string;
+  port: number;
+  via: string;
+}
+
+export interface RoundRecord {
+  round: number;
+  /** Servers-only sample jobs of the server's agent just before and after the round (the report finds them by id). */
+  serverBefore: string;
+  serverAfter: string;
+}
+
+export class MeasurePhase {
+  constructor(
+    private readonly sender: JobSender,
+    private readonly tracker: JobTracker,
+    private readonly services: ServiceFrontend | undefined,
+  ) {}
+
+  /** Starts (once per run) the server and its Service; returns where the client aims. */
+  async target(ctx: RunContext, m: PlannedMeasurement, place: Placement): Promise<Target> {
+    const ports = SERVER_PORTS[m.serverTool];
+    if (!ports) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `no server port known for '${m.serverTool}'`);
+    await this.ensureServer(ctx, m.serverTool, ports.port, place.serverHostNetwork);
+    const server = ctx.plan.server.info;
+    if (m.path === 'host-to-host' || m.path === 'pod-to-host') return { host: server.hostIp, port: ports.port, via: 'host IP' };
+    if (m.path !== 'service') return { host: server.podIp, port: ports.port, via: 'pod IP' };
+    if (!this.services) throw new CniBenchError(ErrorCodes.VALIDATION, `path 'service' needs a service frontend, and this collector has none`, { details: { field: 'path' } });
+    let svc = ctx.services.get(m.serverTool);
+    if (!svc) {
+      svc = await this.services.expose(serviceName(m.serverTool), ports.servicePort, [{ ip: server.podIp, port: ports.port }]);
+      ctx.services.set(m.serverTool, svc);
+    }
+    return { host: svc.ip, port: svc.port, via: `Service ${this.services.description}` };
+  }
+
+  /** Warm-up (unrecorded) then every round; returns what each round's brackets saw. */
+  async rounds(ctx: RunContext, index: number, m: PlannedMeasurement, place: Placement, target: Target): Promise<RoundRecord[]> {
+    if (m.warmupSeconds > 0) await this.client(ctx, index, m, place, target, m.warmupSeconds, { warmup: true });
+    const out: RoundRecord[] = [];
+    for (let round = 0; round < m.rounds; round++) {
+      if (round > 0 && ctx.scenario.roundSleepSeconds > 0) await sleep(ctx.scenario.roundSleepSeconds * 1000, undefined, { signal: ctx.signal }).catch(() => undefined);
+      if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled between rounds');
+      const before = this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true);
+      await before.sample;
+      await this.client(ctx, index, m, place, target, m.durationSeconds, { round });
+      const after = this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true);
+      await after.sample;
+      out.push({ round, serverBefore: before.jobId, serverAfter: after.jobId });
+    }
+    return out;
+  }
+
+  private async ensureServer(ctx: RunContext, tool: string, port: number, hostNetwork: boolean): Promise<void> {
+    const key = serverKey(tool, hostNetwork);
+    if (ctx.servers.has(key)) return;
+    const jobId = this.sender.send(ctx, ctx.plan.server, { $case: 'startServer', value: { tool, port, hostNetwork } });
+    ctx.servers.set(key, jobId);
+    await this.tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, ctx.signal);
+  }
+
+  private async client(ctx: RunContext, index: number, m: PlannedMeasurement, place: Placement, target: Target, seconds: number, meta: { warmup?: boolean; round?: number }): Promise<void> {
+    const value: RunClient = {
+      tool: m.tool,
+      targetHost: target.host,
+      targetPort: target.port,
+      durationSeconds: seconds,
+      startAtMs: Date.now() + START_LEAD_MS,
+      spec: clientSpecOf(m),
+      hostNetwork: place.clientHostNetwork,
+    };
+    const jobId = this.sender.send(ctx, place.client, { $case: 'runClient', value }, { phaseIndex: index, warmup: meta.warmup ?? false, ...(meta.round !== undefined ? { round: meta.round } : {}) });
+    await this.tracker.waitForResult(jobId, seconds * 1000 + START_LEAD_MS + RESULT_SLACK_MS, ctx.signal);
+  }
+}
+
+/** One Service per server tool, under a stable name (runs are exclusive, see RunsApi.create). */
+export function serviceName(tool: string): string {
+  return `cni-bench-${tool}`;
+}
+
+function serverKey(tool: string, hostNetwork: boolean): string {
+  return `${tool}@${hostNetwork ? 'host' : 'pod'}`;
+}

@@ -1,0 +1,57 @@
+/**
+ * What one executing run holds, and the two operations every phase needs:
+ * sending a job to an agent (tracked, so cleanup can cancel it) and taking a
+ * one-shot sample. Shared by the orchestrator and the measurement phase.
+ */
+import type { Job } from '../../gen/cnibench/v1/agent.js';
+import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
+import type { JobMeta, JobTracker } from './job-tracker.js';
+import type { RunPlan } from './plan.js';
+import type { Scenario } from './scenario.js';
+
+export interface RunContext {
+  runId: string;
+  scenario: Scenario;
+  plan: RunPlan;
+  signal: AbortSignal;
+  /** Server job id by `tool@network`. */
+  servers: Map<string, string>;
+  /** Service address by server tool. */
+  services: Map<string, { ip: string; port: number }>;
+  jobs: string[];
+  jobSeq: number;
+  /** A sweep put dummy Services in place; cleanup removes them. */
+  scaled: boolean;
+}
+
+export class JobSender {
+  constructor(
+    private readonly registry: AgentRegistry,
+    private readonly tracker: JobTracker,
+  ) {}
+
+  nextJobId(ctx: RunContext): string {
+    return `${ctx.runId}-j${++ctx.jobSeq}`;
+  }
+
+  send(ctx: RunContext, agent: AgentEntry, kind: NonNullable<Job['kind']>, meta: Partial<Pick<JobMeta, 'phaseIndex' | 'warmup' | 'round' | 'jobId'>> = {}): string {
+    const jobId = meta.jobId ?? this.nextJobId(ctx);
+    ctx.jobs.push(jobId);
+    this.tracker.expect({ jobId, runId: ctx.runId, agentId: agent.id, phaseIndex: meta.phaseIndex ?? null, warmup: meta.warmup ?? false, ...(meta.round !== undefined ? { round: meta.round } : {}) });
+    this.registry.send(agent.id, { body: { $case: 'job', value: { jobId, runId: ctx.runId, kind } } });
+    return jobId;
+  }
+
+  /** Asks `agent` for one sample now and returns its job id and the promise of the sample (undefined on timeout). */
+  sampleOnce(ctx: RunContext, agent: AgentEntry, timeoutMs: number, serversOnly = false) {
+    const jobId = this.nextJobId(ctx);
+    const sample = this.tracker.waitForSample(jobId, timeoutMs);
+    this.send(ctx, agent, { $case: 'sampleOnce', value: { serversOnly } }, { jobId });
+    return { jobId, sample };
+  }
+}
+
+/** Every agent a run uses, once each. */
+export function runAgents(plan: RunPlan): AgentEntry[] {
+  return [...new Set([plan.server, plan.client, ...(plan.peer ? [plan.peer] : [])])];
+}

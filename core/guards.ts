@@ -1,0 +1,261 @@
+/**
+ * Methodology guards: named warnings that a number measures something other
+ * than the dataplane (the client's ports, CPU or link, a full conntrack table,
+ * a busy server, failed requests, too few samples). Pure: the agent gathers
+ * the evidence (agent/observe/), the collector and the report call this, and
+ * every rule is tested at its threshold's edge. At most one Guard per code;
+ * its message is one or two short sentences that carry the numbers.
+ */
+import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
+
+export interface Guard {
+  /** One of GuardCodes; a string so stored results from other versions still type-check. */
+  code: string;
+  message: string;
+}
+
+export const GuardCodes = {
+  EPHEMERAL_PORTS: 'ephemeral-ports',
+  CONNTRACK_FULL: 'conntrack-full',
+  CLIENT_CPU_SATURATED: 'client-cpu-saturated',
+  SERVER_CPU_SATURATED: 'server-cpu-saturated',
+  ERRORS: 'errors',
+  RETRANSMITS: 'retransmits',
+  LINK_RATE: 'link-rate',
+  FEW_SAMPLES: 'few-samples',
+} as const;
+
+export type GuardCode = (typeof GuardCodes)[keyof typeof GuardCodes];
+
+export interface GuardThresholds {
+  /** TIME_WAIT peak / ephemeral ports at which new connections start to wait for a free port (fires at >=). */
+  timeWaitShare: number;
+  /** conntrack count / max at which the kernel is close to dropping new flows (>=). */
+  conntrackShare: number;
+  /** Client cores used / cores it may use at which the generator, not the network, sets the pace (>=). */
+  clientCpuShare: number;
+  /** Server cores used / cores it may use, likewise for the server (>=). */
+  serverCpuShare: number;
+  /** Failed / completed requests or transactions above which the rate counts failures (>). */
+  errorShare: number;
+  /** Retransmitted / sent segments above which loss shapes the result (>). */
+  retransmitShare: number;
+  /** Achieved / link bit rate at which the NIC is the bottleneck (>=). */
+  linkRateShare: number;
+  /** Rounds below which there is no useful confidence interval. */
+  minRounds: number;
+  /** Latency samples below which p99 (and so p99.9) rests on fewer than ~10 (~1) samples in its tail. */
+  minSamplesP99: number;
+  minSamplesP999: number;
+  /** Payload bytes per TCP segment, to turn bytes into segments: the MSS of a 1500-byte MTU with timestamps. */
+  segmentBytes: number;
+}
+
+export const DEFAULT_GUARD_THRESHOLDS: Readonly<GuardThresholds> = Object.freeze({
+  timeWaitShare: 0.8,
+  conntrackShare: 0.9,
+  clientCpuShare: 0.9,
+  serverCpuShare: 0.9,
+  errorShare: 0.01,
+  retransmitShare: 0.001,
+  linkRateShare: 0.9,
+  minRounds: 3,
+  minSamplesP99: 1000,
+  minSamplesP999: 10000,
+  segmentBytes: 1448,
+});
+
+export interface SamplePair {
+  start?: DataplaneSample;
+  end?: DataplaneSample;
+}
+
+export interface GuardInput {
+  result: JobResult;
+  /** Defaults to result.observation. */
+  observation?: ClientObservation;
+  /** Dataplane samples of the client's and the server's node at the round's boundaries. */
+  clientSamples?: SamplePair;
+  serverSamples?: SamplePair;
+  /** The server job's tool (as in ServerUsage.tool) and the cores it can use (1 for a single-threaded server). */
+  serverTool?: string;
+  serverCapacityCores?: number;
+  /** Rounds of this measurement. */
+  rounds: number;
+  thresholds?: Partial<GuardThresholds>;
+}
+
+type Rule = (input: GuardInput, t: GuardThresholds) => string[];
+
+/**
+ * Every guard that fires for one result, in a fixed order. Evidence that is
+ * absent (no observation, no samples, an unknown link speed or capacity)
+ * never fires a guard: a missing number is not a warning.
+ */
+export function evaluateGuards(input: GuardInput): Guard[] {
+  const t: GuardThresholds = { ...DEFAULT_GUARD_THRESHOLDS, ...input.thresholds };
+  const input2 = { ...input, observation: input.observation ?? input.result.observation };
+  const out: Guard[] = [];
+  for (const [code, rule] of RULES) {
+    const sentences = rule(input2, t);
+    if (sentences.length > 0) out.push({ code, message: sentences.join(' ') });
+  }
+  return out;
+}
+
+/**
+ * The client holds one port per connection to a server address until its
+ * TIME_WAIT ends (60 s); when the range runs out, connect() fails with
+ * EADDRNOTAVAIL or (tcp_tw_reuse=1) waits for a reusable port. Tool-reported
+ * connect errors only count on short connections with tcp_tw_reuse off,
+ * since on keep-alive they are refusals, not port exhaustion.
+ */
+const ephemeralPorts: Rule = ({ observation: o, result }, t) => {
+  if (!o) return [];
+  const out: string[] = [];
+  if (o.ephemeralPorts > 0 && o.timeWaitPeak >= t.timeWaitShare * o.ephemeralPorts) {
+    out.push(`TIME_WAIT peaked at ${int(o.timeWaitPeak)} of ${int(o.ephemeralPorts)} ephemeral ports: short-connection rate is limited by the client's ports.`);
+  }
+  const http = measurementOf(result, 'http');
+  const toolConnect = http && !http.keepalive ? (http.socketErrors?.connect ?? 0) : 0;
+  if (o.connectErrors > 0) out.push(`${int(o.connectErrors)} connects failed for want of a local port (EADDRNOTAVAIL).`);
+  else if (toolConnect > 0 && !o.tcpTwReuse) out.push(`${int(toolConnect)} connect errors with tcp_tw_reuse off: the client may have run out of ports.`);
+  return out;
+};
+
+/** A full conntrack table drops new flows (nf_conntrack: table full), which reads as dataplane loss. The fullest sample per node is named. */
+const conntrackFull: Rule = ({ clientSamples, serverSamples }, t) => {
+  const out: string[] = [];
+  for (const [node, pair] of [['client', clientSamples], ['server', serverSamples]] as const) {
+    const fullest = (['start', 'end'] as const)
+      .map((when) => ({ when, s: pair?.[when] }))
+      .filter((x): x is { when: 'start' | 'end'; s: DataplaneSample } => x.s !== undefined && x.s.conntrackMax > 0)
+      .sort((a, b) => b.s.conntrackCount / b.s.conntrackMax - a.s.conntrackCount / a.s.conntrackMax)[0];
+    if (fullest && fullest.s.conntrackCount >= t.conntrackShare * fullest.s.conntrackMax) {
+      const { s, when } = fullest;
+      out.push(`conntrack was ${pct(s.conntrackCount / s.conntrackMax)} full on the ${node} node at the ${when} (${int(s.conntrackCount)} of ${int(s.conntrackMax)} entries): new connections may be dropped.`);
+    }
+  }
+  return out;
+};
+
+/** A generator near its cores measures itself; the dataplane's cost is hidden behind it. */
+const clientCpu: Rule = ({ observation: o }, t) =>
+  o && o.cpuCapacityCores > 0 && o.cpuCores >= t.clientCpuShare * o.cpuCapacityCores
+    ? [`The load generator used ${cores(o.cpuCores)} of the ${cores(o.cpuCapacityCores)} cores it can use: the client, not the dataplane, may be the limit.`]
+    : [];
+
+/**
+ * Likewise for the server. ServerUsage is cumulative, so the round's CPU is
+ * end minus start of the same server process over the samples' time apart;
+ * without such a pair, a ProcessUsage named like the tool in the end sample
+ * (CPU since the sampler's previous sample) stands in.
+ */
+const serverCpu: Rule = ({ serverSamples, serverTool, serverCapacityCores: cap }, t) => {
+  const end = serverSamples?.end;
+  if (!serverTool || !cap || cap <= 0 || !end) return [];
+  const start = serverSamples?.start;
+  let used: number | undefined;
+  const seconds = start ? (end.timeMs - start.timeMs) / 1000 : 0;
+  if (start && seconds > 0) {
+    const pairs = end.servers.filter((e) => e.tool === serverTool).map((e) => [start.servers.find((s) => s.jobId === e.jobId && s.pid === e.pid), e] as const);
+    const matched = pairs.filter(([s]) => s !== undefined);
+    if (matched.length > 0) used = matched.reduce((sum, [s, e]) => sum + Math.max(0, e.cpuSeconds - (s?.cpuSeconds ?? 0)), 0) / seconds;
+  }
+  if (used === undefined) {
+    const p = end.processes.find((x) => x.name === serverTool && x.cpuMillicores !== undefined);
+    if (p?.cpuMillicores !== undefined) used = p.cpuMillicores / 1000;
+  }
+  return used !== undefined && used >= t.serverCpuShare * cap ? [`The ${serverTool} server used ${cores(used)} of the ${cores(cap)} cores it can use: the server, not the dataplane, may be the limit.`] : [];
+};
+
+/** A rate that counts failed requests is not a rate of work done. */
+const errors: Rule = ({ result }, t) => {
+  const http = measurementOf(result, 'http');
+  if (http) {
+    const se = http.socketErrors;
+    const socket = se ? se.connect + se.read + se.write + se.timeout : 0;
+    const failed = http.non2xx + socket;
+    if (failed > 0 && (http.requests === 0 || failed / http.requests > t.errorShare)) {
+      return [`${int(failed)} failures against ${int(http.requests)} requests (${http.requests > 0 ? pct(failed / http.requests) : 'all'}; ${int(http.non2xx)} non-2xx, ${int(socket)} socket errors): the rate includes failures.`];
+    }
+  }
+  const rr = measurementOf(result, 'rr');
+  if (rr && rr.errors > 0 && (rr.transactions === 0 || rr.errors / rr.transactions > t.errorShare)) {
+    return [`${int(rr.errors)} errors against ${int(rr.transactions)} transactions (${rr.transactions > 0 ? pct(rr.errors / rr.transactions) : 'all'}): the rate includes failures.`];
+  }
+  return [];
+};
+
+/** Retransmits mean loss or overflowing queues on the path, which TCP answers by slowing down. */
+const retransmits: Rule = ({ result, observation: o }, t) => {
+  const out: string[] = [];
+  const tp = measurementOf(result, 'throughput');
+  if (tp && tp.protocol !== 'udp') {
+    const segs = tp.bytes / t.segmentBytes;
+    if (segs > 0 && tp.retransmits / segs > t.retransmitShare) {
+      out.push(`${int(tp.retransmits)} retransmits, ${pct(tp.retransmits / segs)} of about ${int(segs)} segments sent: loss on the path is shaping the throughput.`);
+    }
+  }
+  if (o && o.tcpOutSegs > 0 && o.tcpRetransSegs / o.tcpOutSegs > t.retransmitShare) {
+    out.push(`TCP retransmitted ${pct(o.tcpRetransSegs / o.tcpOutSegs)} of segments in the client's namespace (${int(o.tcpRetransSegs)} of ${int(o.tcpOutSegs)}): loss is shaping the result.`);
+  }
+  return out;
+};
+
+/** Near the link's rate the NIC is the bottleneck, and every dataplane looks the same. */
+const linkRate: Rule = ({ result, observation: o }, t) => {
+  const tp = measurementOf(result, 'throughput');
+  if (!tp || !o || o.linkSpeedMbps <= 0) return [];
+  const link = o.linkSpeedMbps * 1e6;
+  return tp.bitsPerSecond >= t.linkRateShare * link ? [`Throughput ${bits(tp.bitsPerSecond)} is ${pct(tp.bitsPerSecond / link)} of the ${bits(link)} link: the NIC, not the dataplane, is the limit.`] : [];
+};
+
+/**
+ * Few rounds give a wide confidence interval (none below two). A tail
+ * percentile from N samples rests on N×(1−p) of them: p99 of 1,000 samples
+ * on 10, p99.9 of 10,000 on 10. Counted from the histogram, else from requests.
+ */
+const fewSamples: Rule = ({ result, rounds }, t) => {
+  const out: string[] = [];
+  if (rounds < t.minRounds) out.push(rounds <= 1 ? `Only ${rounds} round: there is no confidence interval.` : `Only ${rounds} rounds: the confidence interval is wide.`);
+  const http = measurementOf(result, 'http');
+  const rr = measurementOf(result, 'rr');
+  const lat = http ?? rr;
+  if (lat && (lat.latency || lat.histogram)) {
+    const n = lat.histogram?.total ?? (http ? http.requests : (rr?.transactions ?? 0));
+    if (n < t.minSamplesP99) out.push(`p99 and p99.9 rest on ${int(n)} latency samples (p99 needs ${int(t.minSamplesP99)}): both are unreliable.`);
+    else if (n < t.minSamplesP999) out.push(`p99.9 rests on ${int(n)} latency samples (it needs ${int(t.minSamplesP999)}): it is unreliable.`);
+  }
+  return out;
+};
+
+const RULES: ReadonlyArray<readonly [GuardCode, Rule]> = [
+  [GuardCodes.EPHEMERAL_PORTS, ephemeralPorts],
+  [GuardCodes.CONNTRACK_FULL, conntrackFull],
+  [GuardCodes.CLIENT_CPU_SATURATED, clientCpu],
+  [GuardCodes.SERVER_CPU_SATURATED, serverCpu],
+  [GuardCodes.ERRORS, errors],
+  [GuardCodes.RETRANSMITS, retransmits],
+  [GuardCodes.LINK_RATE, linkRate],
+  [GuardCodes.FEW_SAMPLES, fewSamples],
+];
+
+type Kind = NonNullable<NonNullable<JobResult['measurement']>['kind']>;
+function measurementOf(result: JobResult, c: 'throughput'): Extract<Kind, { $case: 'throughput' }>['value'] | undefined;
+function measurementOf(result: JobResult, c: 'http'): Extract<Kind, { $case: 'http' }>['value'] | undefined;
+function measurementOf(result: JobResult, c: 'rr'): Extract<Kind, { $case: 'rr' }>['value'] | undefined;
+function measurementOf(result: JobResult, c: Kind['$case']): Kind['value'] | undefined {
+  const k = result.measurement?.kind;
+  return k?.$case === c ? k.value : undefined;
+}
+
+const int = (x: number): string => Math.round(x).toLocaleString('en-US');
+const cores = (x: number): string => String(Number(x.toFixed(2)));
+function pct(share: number): string {
+  const p = share * 100;
+  return `${p >= 10 ? Math.round(p) : Number(p.toFixed(p >= 1 ? 1 : 2))}%`;
+}
+function bits(bps: number): string {
+  return bps >= 1e9 ? `${Number((bps / 1e9).toFixed(2))} Gbit/s` : `${Number((bps / 1e6).toFixed(1))} Mbit/s`;
+}

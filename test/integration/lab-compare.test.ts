@@ -1,0 +1,62 @@
+/**
+ * `cni-bench compare` on real lab runs: short-connection RPS through one
+ * Service with 10,000 dummy Services ahead of it, under kube-proxy's iptables
+ * layout (O(n) walk per new connection) and its nftables layout (one verdict
+ * map lookup), and iptables once more. The mode change must come out as a
+ * significant difference, the repeat as within noise. The noise floor is set
+ * to 10%: these are 1 s rounds on 2 shared cores.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { runInLab, trapInterrupts } from '../../cli/lab-session.js';
+import { createLogger } from '../../core/log.js';
+import type { ProxyMode } from '../../lab/proxy.js';
+import { labNamespaces } from '../helpers/host-state.js';
+import { CLI_MAIN, startNode } from '../helpers/procs.js';
+import { notRoot } from '../helpers/root.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'cnib-compare-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+const scenario = {
+  name: 'compare',
+  durationSeconds: 1,
+  warmupSeconds: 0.5,
+  rounds: 5,
+  roundSleepSeconds: 0.5,
+  serviceScale: { steps: [10_000] },
+  measurements: [{ kind: 'http', path: 'service', mode: 'short-connection', connections: 32 }],
+};
+
+test('compare: a different service proxy is significant, the same one within noise', { skip: notRoot, timeout: 600_000 }, async (t) => {
+  const log = createLogger({ component: 'test' }, 'warn');
+  const interrupts = trapInterrupts(log);
+  const db = join(tmp, 'lab.db');
+  const ids: string[] = [];
+  try {
+    for (const mode of ['iptables', 'nftables', 'iptables'] as ProxyMode[]) {
+      const report = await runInLab({ nodes: 2, proxy: { mode, iptablesBackend: 'legacy' }, dbPath: db, agentWaitMs: 30_000 }, { ...scenario, name: `compare ${mode}` }, log, interrupts.signal);
+      assert.equal(report?.run.state, 'succeeded', JSON.stringify(report?.run));
+      ids.push(report?.run.id as string);
+    }
+  } finally {
+    interrupts.dispose();
+  }
+  const cli = startNode(CLI_MAIN, ['compare', ...ids, '--db', db, '--format', 'json', '--noise-floor', '0.1']);
+  assert.equal(await cli.exited, 0, cli.output());
+  const table = JSON.parse(cli.stdout());
+  const row = table.rows.find((r: any) => r.measurementId === 'http-sc-service-c32' && r.metric === 'rps' && r.step === 10_000);
+  assert.ok(row, JSON.stringify(table.rows.map((r: any) => r.key)));
+  t.diagnostic(row.cells.map((c: any) => `${c.value?.toFixed(0)} req/s n=${c.n} ${c.vsBaseline ? `${c.vsBaseline.verdict} (${c.vsBaseline.reason})` : 'baseline'}`).join(' | '));
+  assert.equal(row.cells[1].vsBaseline.verdict, 'better', JSON.stringify(row.cells[1]));
+  assert.equal(row.cells[2].vsBaseline.verdict, 'within noise', JSON.stringify(row.cells[2]));
+  assert.match(table.runs[0].label, /iptables/);
+  assert.match(table.runs[1].label, /nftables/);
+  const md = startNode(CLI_MAIN, ['compare', ...ids.slice(0, 2), '--db', db]);
+  assert.equal(await md.exited, 0, md.output());
+  assert.match(md.stdout(), /better/);
+  assert.deepEqual(labNamespaces(), []);
+});
