@@ -23,7 +23,7 @@ const USAGE = `usage:
                 [--proxy-mode iptables|nftables] [--iptables-backend legacy|nft] [--link-mbit N]
                 (environment IPERF_DURATION, FORTIO_DURATION, ROUNDS, ROUND_SLEEP override the scenario)
   cni-bench lab sweep [--modes iptables,nftables] [--steps 0,5000,10000,20000,30000] [--endpoints 4]
-                [--duration S] [--warmup S] [--nodes N] [--iptables-backend legacy|nft] [--json] [--db FILE]
+                [--duration S] [--warmup S] [--rounds N] [--nodes N] [--iptables-backend legacy|nft] [--json] [--db FILE]
   cni-bench lab cleanup        remove namespaces and processes of labs that were killed
 ${COMPARE_USAGE}`;
 
@@ -77,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
         endpoints: { type: 'string' },
         duration: { type: 'string' },
         warmup: { type: 'string' },
+        rounds: { type: 'string' },
         nodes: { type: 'string' },
         'iptables-backend': { type: 'string' },
         json: { type: 'boolean', default: false },
@@ -94,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
         endpointsPerService: num('--endpoints', values.endpoints, 4, 1),
         durationSeconds: num('--duration', values.duration, LAB_DEFAULTS.durationSeconds, 0.1),
         warmupSeconds: num('--warmup', values.warmup, 1, 0),
+        rounds: num('--rounds', values.rounds, LAB_DEFAULTS.rounds, 1),
         json: values.json,
         dbPath: values.db ?? dbDefault,
         agentWaitMs: num('--agent-wait', values['agent-wait'], 30, 1) * 1000,

@@ -20,6 +20,8 @@ export interface SweepCommandOptions {
   endpointsPerService: number;
   durationSeconds: number;
   warmupSeconds: number;
+  /** Measured rounds per measurement at each step. */
+  rounds: number;
   json: boolean;
   dbPath: string;
   agentWaitMs: number;
@@ -39,6 +41,8 @@ export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Prom
         name: `lab sweep ${modeLabel(mode, opts.iptablesBackend)}`,
         durationSeconds: opts.durationSeconds,
         warmupSeconds: opts.warmupSeconds,
+        rounds: opts.rounds,
+        roundSleepSeconds: 0.5,
         serviceScale: { steps: opts.steps, endpointsPerService: opts.endpointsPerService },
         // Boundary samples only: a periodic sample of a node with 30,000 Services costs seconds of CPU.
         sampleIntervalMs: 0,

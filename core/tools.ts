@@ -4,7 +4,7 @@
  * servers listen, and how many cores a server can use at most (for the
  * server-saturation guard).
  */
-export const BUILTIN_TOOLS: ReadonlySet<string> = new Set(['http-echo', 'tcp-rr', 'tcp-echo']);
+export const BUILTIN_TOOLS: ReadonlySet<string> = new Set(['http-echo', 'tcp-rr', 'tcp-echo', 'http-open-loop']);
 
 /** Client tool -> the server tool it talks to (HTTP clients take the scenario's server instead). */
 export const SERVER_TOOL_OF: Readonly<Record<string, string>> = Object.freeze({

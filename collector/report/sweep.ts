@@ -69,9 +69,12 @@ export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable
       s = { id: d.measurement.id, label: row.measurement.replace(/ @ .*$/, ''), unit: row.unit, values: steps.map(() => null), change: steps.map(() => null) };
       byId.set(d.measurement.id, s);
     }
-    if (row.unit) s.unit = row.unit;
+    // A sweep compares rates (higher is better): TCP_CRR's connections per second, not its latency headline.
+    const rate = row.metrics.find((m) => m.higherIsBetter);
+    const unit = rate?.unit ?? row.unit;
+    if (unit) s.unit = unit;
     const at = steps.findIndex((st) => st.services === d.step);
-    if (at >= 0) s.values[at] = row.value;
+    if (at >= 0) s.values[at] = rate && Number.isFinite(rate.value) ? rate.value : row.value;
   });
   for (const s of byId.values()) {
     const base = s.values[0];
@@ -98,7 +101,7 @@ export const CROSSOVER_TIE = 0.1;
 type Lead = 'a' | 'b' | 'tie' | null;
 
 /**
- * Where one series overtakes the other for good (higher is better), over the
+ * Where one series overtakes the other for good (higher is better: buildSweep keeps rates), over the
  * same steps. Each step is 'a' ahead, 'b' ahead or a tie (within
  * CROSSOVER_TIE); the leader at the last step compared is the winner, and the
  * crossover is where it took the lead it then kept.

@@ -33,7 +33,7 @@ const throughput = z.strictObject({
 const http = z.strictObject({
   ...common,
   kind: z.literal('http'),
-  tool: z.enum(['auto', 'wrk', 'fortio']).default('auto'),
+  tool: z.enum(['auto', 'wrk', 'fortio', 'http-open-loop']).default('auto'),
   server: z.enum(['auto', 'http-echo', 'fortio']).default('auto'),
   mode: z.enum(['keepalive', 'short-connection']).default('keepalive'),
   connections: z.number().int().min(1).max(10_000).default(64),
@@ -132,6 +132,7 @@ function refineMeasurement(m: z.output<typeof measurement>, at: (field: string, 
     if (m.protocol === 'tcp' && m.udpTargetMbps !== undefined) at('udpTargetMbps', "only applies to protocol 'udp'");
   }
   if (m.kind === 'http' && m.qps > 0 && m.tool === 'wrk') at('tool', 'wrk cannot hold a fixed rate: use fortio (or auto) with qps');
+  if (m.kind === 'http' && m.qps === 0 && m.tool === 'http-open-loop') at('qps', 'http-open-loop sends at a fixed rate: set qps > 0');
   if (m.kind === 'http' && m.qps > 0 && m.qps < m.connections) at('qps', `must be at least connections (${m.connections}) so every connection sends`);
   if (m.kind === 'rr' && m.mode === 'crr' && (m.tool === 'sockperf' || m.tool === 'fortio-tcp')) at('tool', `${m.tool} keeps one connection: TCP_CRR needs tcp-rr (or auto)`);
 }
@@ -169,7 +170,7 @@ export function measurementLabel(m: Measurement): string {
 function defaultId(m: Measurement): string {
   if (m.kind === 'throughput') return m.protocol === 'udp' ? `udp-${m.path}-${m.udpTargetMbps}m` : `tput-${m.path}-p${m.streams}`;
   if (m.kind === 'rr') return `${m.mode}-${m.path}${m.connections > 1 ? `-c${m.connections}` : ''}`;
-  if (m.qps > 0) return `http-qps${m.qps}-${m.path}-c${m.connections}`;
+  if (m.qps > 0) return `http-qps${m.qps}-${m.path}-c${m.connections}${m.tool === 'http-open-loop' ? '-open-loop' : ''}`;
   return `http-${m.mode === 'keepalive' ? 'ka' : 'sc'}-${m.path}-c${m.connections}`;
 }
 

@@ -42,12 +42,15 @@ test('the whole default matrix runs on a 3-node lab with intervals and proves it
     else assert.equal(row.dnatConnections, 0, `${row.measurement} should not touch the Service rules`);
   }
   const tools = new Set(report.rows.map((r: any) => r.tool));
-  for (const t of ['iperf3', 'wrk', 'fortio', 'sockperf', 'tcp-rr']) assert.ok(tools.has(t), `${t} used (${[...tools].join(', ')})`);
+  for (const t of ['iperf3', 'wrk', 'fortio', 'sockperf', 'tcp-rr', 'http-open-loop']) assert.ok(tools.has(t), `${t} used (${[...tools].join(', ')})`);
   const rr = report.rows.find((r: any) => r.id === 'rr-pod-to-pod');
   assert.deepEqual(rr.metrics.map((m: any) => m.name), ['p50', 'p90', 'p99', 'p99.9', 'tps']);
   assert.equal(rr.metrics[0].source, 'merged-histogram');
   const fixed = report.rows.find((r: any) => r.id === 'http-qps1000-service-c16');
   assert.equal(fixed.details.targetQps, 1000);
+  const open = report.rows.find((r: any) => r.id === 'http-qps1000-service-c16-open-loop');
+  assert.equal(open.details.targetQps, 1000);
+  assert.equal(open.metrics[0].name, 'p50');
   assert.equal(report.cluster.description.kubeProxyMode, 'iptables (legacy)');
   const sc = report.rows.find((r: any) => r.id === 'http-sc-service-c64');
   assert.equal(sc.details.keepalive, false);

@@ -21,7 +21,7 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
   const links = rootLinks();
   const rules = rootRules();
   const steps = [0, 300, 1000];
-  const p = startNode(CLI_MAIN, ['lab', 'sweep', '--steps', steps.join(','), '--endpoints', '2', '--duration', '1', '--warmup', '0.3', '--json', '--db', join(tmp, 'lab.db')]);
+  const p = startNode(CLI_MAIN, ['lab', 'sweep', '--steps', steps.join(','), '--endpoints', '2', '--duration', '1', '--warmup', '0.3', '--rounds', '2', '--json', '--db', join(tmp, 'lab.db')]);
   const code = await p.exited;
   assert.equal(code, 0, p.output());
   const out = JSON.parse(p.stdout());
@@ -36,10 +36,12 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
       if (mode === 'nftables') assert.ok(st.nftServiceIps >= st.services, `${mode} ${JSON.stringify(st)}`);
       else assert.ok(st.kubeServicesRules >= st.services + 1, `${mode} ${JSON.stringify(st)}`);
     }
-    assert.equal(report.sweep.series.length, 2);
+    // Keep-alive RPS, short-connection RPS and TCP_CRR at every step.
+    assert.equal(report.sweep.series.length, 3);
     for (const s of report.sweep.series) assert.ok(s.values.every((v: number | null) => v !== null && v > 0), `${mode} ${s.label}: ${s.values}`);
     const measured = report.rows.filter((r: any) => r.path === 'service');
-    assert.equal(measured.length, steps.length * 2);
+    assert.equal(measured.length, steps.length * 3);
+    assert.ok(measured.every((r: any) => r.rounds === 2), 'two rounds per measurement');
     for (const r of measured) {
       if (mode === 'nftables') assert.equal(r.dnatConnections, null, 'nftables mode has no per-rule counters');
       else assert.ok(r.dnatConnections > 0, `${r.measurement} did not cross the DNAT rules`);

@@ -7,12 +7,12 @@ test('an empty scenario gets the study matrix: every path at 1/8/16 streams, UDP
   const s = parseScenario({});
   const ids = s.measurements.map((m) => m.id);
   for (const path of PATHS) for (const p of [1, 8, 16]) assert.ok(ids.includes(`tput-${path}-p${p}`), `${path} p${p}`);
-  for (const id of ['udp-pod-to-pod-1000m', 'http-ka-pod-to-pod-c64', 'http-ka-service-c64', 'http-ka-service-c256', 'http-sc-service-c64', 'rr-pod-to-pod', 'crr-pod-to-pod', 'http-qps1000-service-c16']) {
+  for (const id of ['udp-pod-to-pod-1000m', 'http-ka-pod-to-pod-c64', 'http-ka-service-c64', 'http-ka-service-c256', 'http-sc-service-c64', 'rr-pod-to-pod', 'crr-pod-to-pod', 'http-qps1000-service-c16', 'http-qps1000-service-c16-open-loop']) {
     assert.ok(ids.includes(id), id);
   }
   assert.equal(new Set(ids).size, ids.length);
   assert.ok(s.measurements.every((m) => m.durationSeconds === 10 && m.warmupSeconds === 2 && m.rounds === 3));
-  assert.ok(s.measurements.every((m) => m.tool === 'auto'));
+  assert.deepEqual(s.measurements.filter((m) => m.tool !== 'auto').map((m) => m.tool), ['http-open-loop']);
   assert.equal(s.measurementsDefaulted, true);
   assert.equal(s.roundSleepSeconds, 1);
   assert.ok(Object.isFrozen(s));
@@ -46,6 +46,7 @@ test('bad values name the field', () => {
   assert.match(fieldOf(() => parseScenario({ measurements: [{ kind: 'http', path: 'service', tool: 'wrk', qps: 1000 }] })), /measurements\[0\]\.tool/);
   assert.match(fieldOf(() => parseScenario({ measurements: [{ kind: 'rr', path: 'pod-to-pod', mode: 'crr', tool: 'sockperf' }] })), /measurements\[0\]\.tool/);
   assert.match(fieldOf(() => parseScenario({ measurements: [{ kind: 'rr', path: 'pod-to-pod', connections: 0 }] })), /measurements\[0\]\.connections/);
+  assert.match(fieldOf(() => parseScenario({ measurements: [{ kind: 'http', path: 'service', tool: 'http-open-loop' }] })), /measurements\[0\]\.qps/);
   assert.match(fieldOf(() => parseScenario({ bogus: 1 })), /bogus/);
   assert.match(fieldOf(() => parseScenario('{not json')), /not valid JSON/);
   assert.match(fieldOf(() => parseScenario({ serverNode: 'a', clientNode: 'a' })), /clientNode/);

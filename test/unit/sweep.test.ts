@@ -107,3 +107,14 @@ test('sync: a node is caught up only when its sample shows the expected count an
   assert.match(checkSync(s({}), { nftServiceIps: 10 }).why, /service-ips has no map of 10/);
   assert.match(checkSync(undefined, { nftServiceIps: 1 }).why, /no sample/);
 });
+
+test('a sweep series takes the rate of a latency-headed row (TCP_CRR connections per second)', () => {
+  const m = { id: 'crr-service' };
+  const metric = (name: 'p50' | 'tps', value: number, higherIsBetter: boolean) => ({ name, unit: name === 'tps' ? 'trans/s' : 'us', higherIsBetter, value, perRound: [value], summary: null, source: 'rounds-median' as const });
+  const crr = (p50: number, tps: number): ReportRow => ({ ...row('TCP_CRR service @ 0 Services', p50), unit: 'us', metrics: [metric('p50', p50, false), metric('tps', tps, true)] });
+  const phases = [phase(0, { scale: { services: 0 } }), phase(1, { measurement: m, step: 0 }), phase(2, { scale: { services: 100 } }), phase(3, { measurement: m, step: 100 })];
+  const t = buildSweep(phases, [row('program', null), crr(200, 5000), row('program', null), crr(400, 2500)]);
+  assert.deepEqual(t?.series[0]?.values, [5000, 2500]);
+  assert.equal(t?.series[0]?.unit, 'trans/s');
+  assert.deepEqual(t?.series[0]?.change, [0, -0.5]);
+});
