@@ -44,9 +44,10 @@ function pick(agents: AgentEntry[], name: string | undefined, field: string, avo
   return a;
 }
 
-/** Native first: the first candidate that both ends have; the last candidate is the fallback. */
+/** Native first: the first candidate that both ends have (lists end with a built-in where one exists). */
 function firstShared(candidates: string[], client: AgentEntry, server: AgentEntry): string {
-  return candidates.find((t) => hasTool(client, t) && hasTool(server, SERVER_TOOL_OF[t] ?? t)) ?? (candidates.at(-1) as string);
+  // None on both ends: name the preferred one, so the refusal says what to install.
+  return candidates.find((t) => hasTool(client, t) && hasTool(server, SERVER_TOOL_OF[t] ?? t)) ?? (candidates[0] as string);
 }
 
 /** Client tool a measurement uses on these agents. */

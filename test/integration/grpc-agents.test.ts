@@ -81,7 +81,7 @@ test('a real iperf3 job runs between two agents and lands in the report', async 
   assert.ok(row.value > 0, `throughput ${row.value}`);
   assert.equal(row.details.streams, 2);
   const md = (await getJson(`${collector.httpUrl}/v1/runs/${run.id}/report?format=md`)).body as string;
-  assert.match(md, /\| iperf3 pod-to-pod TCP 2 streams \| pod-to-pod \| iperf3 3\.\S+ \| \d+\.\d\d \| Gbit\/s \| succeeded \|/);
+  assert.match(md, /\| TCP pod-to-pod 2 streams \| pod-to-pod \| iperf3 3\.\S+ \| (⚠ )?\d+\.\d\d \| Gbit\/s \| ±[\d.]+% \(n=\d+, CV [\d.]+%\) \| succeeded \|/);
   const stored = collector.store.results(run.id);
   assert.ok(stored.some((r) => r.result.rawOutput.includes('"sum_received"')), 'raw iperf3 JSON is kept');
 });
