@@ -89,13 +89,21 @@ export async function run(file: string, args: readonly string[], opts: RunOption
   if (opts.signal?.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, `${tool}: cancelled before start`, { details: { tool } });
   const began = Date.now();
   const child = start(file, args, opts);
-  if (child.pid !== undefined) opts.onSpawn?.(child.pid);
   let why: 'timeout' | 'cancel' | undefined;
   const onAbort = (): void => {
     why ??= 'cancel';
     terminate(child);
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
+  } catch (err) {
+    // An observer that cannot start must not leave the tool running unwatched.
+    opts.signal?.removeEventListener('abort', onAbort);
+    terminate(child);
+    await child.catch(() => undefined);
+    throw err;
+  }
   const timer = opts.timeoutMs
     ? setTimeout(() => {
         why ??= 'timeout';

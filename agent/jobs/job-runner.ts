@@ -198,7 +198,7 @@ export class JobRunner {
   /** A sample of only the servers' CPU: cheap enough to bracket every round. */
   private async sampleServers(job: Job): Promise<void> {
     const servers = await this.serverUsage();
-    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
+    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, serversOnly: true, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
   }
 
   private async serverUsage(): Promise<ServerUsage[]> {

@@ -62,7 +62,8 @@ export function summarisePhase(samples: readonly SampleRecord[], startMs: number
   const byNode = new Map<string, DataplaneSample[]>();
   for (const r of samples) {
     const t = r.sample.timeMs;
-    if (t < startMs || t > endMs) continue;
+    // Servers-only samples bracket rounds for the CPU guard; their dataplane fields were never read.
+    if (t < startMs || t > endMs || r.sample.serversOnly) continue;
     byNode.set(r.agentId, [...(byNode.get(r.agentId) ?? []), r.sample]);
   }
   return [...byNode]

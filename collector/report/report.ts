@@ -6,7 +6,7 @@
  */
 import type { ClientObservation, DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from '../store/store.js';
-import { evaluateGuards, type Guard, type GuardThresholds } from '../../core/guards.js';
+import { evaluateGuards, type Guard, type GuardThresholds, type SamplePair } from '../../core/guards.js';
 import { SINGLE_THREADED_SERVERS } from '../../core/tools.js';
 import { rowMetrics } from './row-metrics.js';
 import type { ClusterDescription, Metric } from './metrics-model.js';
@@ -141,7 +141,7 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
           result: r,
           ...(observation ? { observation } : {}),
           clientSamples,
-          serverSamples: { ...serverPhase, ...(bracket?.serverBefore ? { start: byJob.get(bracket.serverBefore) } : {}), ...(bracket?.serverAfter ? { end: byJob.get(bracket.serverAfter) } : {}) },
+          serverSamples: bracketed(serverPhase, bracket, byJob),
           ...(serverTool ? { serverTool, serverCapacityCores: capacity } : {}),
           rounds: res.length,
           ...(scenario.guardThresholds ? { thresholds: scenario.guardThresholds } : {}),
@@ -178,6 +178,13 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
 }
 
 const UNKNOWN_CLUSTER = Object.freeze({ kubernetesVersion: 'unknown', cni: 'unknown', cniMode: '', kubeProxyMode: 'unknown', kernel: 'unknown', nodeType: 'unknown' });
+
+/** The round's servers-only samples where both arrived, else the phase's boundary samples. */
+function bracketed(phase: SamplePair, bracket: { serverBefore?: string; serverAfter?: string } | undefined, byJob: ReadonlyMap<string, DataplaneSample>): SamplePair {
+  const start = bracket?.serverBefore ? byJob.get(bracket.serverBefore) : undefined;
+  const end = bracket?.serverAfter ? byJob.get(bracket.serverAfter) : undefined;
+  return start && end ? { start, end } : phase;
+}
 
 /** The agent's link speed when it read one, else the scenario's declared one. */
 function withDeclaredLink(o: ClientObservation | undefined, linkGbps: number | undefined): ClientObservation | undefined {

@@ -59,7 +59,8 @@ export function rowMetrics(results: readonly JobResult[]): Metric[] {
   if (first?.$case === 'throughput') {
     const t = kinds.map((k) => (k.$case === 'throughput' ? k.value : undefined)).filter((v) => v !== undefined);
     const out = [rate('throughput', 'Gbit/s', true, t.map((v) => v.bitsPerSecond / 1e9))];
-    if (first.value.protocol === 'udp') {
+    // A UDP round that counted no datagrams has no loss or jitter to report (not 0%).
+    if (first.value.protocol === 'udp' && t.every((v) => v.packets > 0)) {
       out.push(rate('loss', '%', false, t.map((v) => (v.packets > 0 ? (100 * v.lostPackets) / v.packets : 0))));
       out.push(rate('jitter', 'ms', false, t.map((v) => v.jitterMs)));
     }

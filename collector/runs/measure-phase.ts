@@ -104,7 +104,13 @@ export class MeasurePhase {
     if (ctx.servers.has(key)) return;
     const jobId = this.sender.send(ctx, ctx.plan.server, { $case: 'startServer', value: { tool, port, hostNetwork } });
     ctx.servers.set(key, jobId);
-    await this.tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, ctx.signal);
+    try {
+      await this.tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, ctx.signal);
+    } catch (err) {
+      // A server that never listened is not reused by later phases.
+      ctx.servers.delete(key);
+      throw err;
+    }
   }
 
   private async client(ctx: RunContext, index: number, m: PlannedMeasurement, place: Placement, target: Target, seconds: number, meta: { warmup?: boolean; round?: number }): Promise<void> {

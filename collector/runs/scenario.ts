@@ -130,6 +130,7 @@ function refineMeasurement(m: z.output<typeof measurement>, at: (field: string, 
   if (m.kind === 'throughput') {
     if (m.protocol === 'udp' && m.udpTargetMbps === undefined) at('udpTargetMbps', 'required for UDP (UDP has no congestion control: the sender needs a rate)');
     if (m.protocol === 'tcp' && m.udpTargetMbps !== undefined) at('udpTargetMbps', "only applies to protocol 'udp'");
+    if (m.protocol === 'udp' && m.path === 'service') at('path', "UDP through a Service is not supported yet (run Services are TCP): use a pod or host path");
   }
   if (m.kind === 'http' && m.qps > 0 && m.tool === 'wrk') at('tool', 'wrk cannot hold a fixed rate: use fortio (or auto) with qps');
   if (m.kind === 'http' && m.qps === 0 && m.tool === 'http-open-loop') at('qps', 'http-open-loop sends at a fixed rate: set qps > 0');

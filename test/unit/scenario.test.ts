@@ -57,3 +57,9 @@ test('duplicate explicit ids are refused, implicit ones are numbered', () => {
   const s = parseScenario({ measurements: [{ kind: 'throughput', path: 'service' }, { kind: 'throughput', path: 'service' }] });
   assert.deepEqual(s.measurements.map((m) => m.id), ['tput-service-p1', 'tput-service-p1-2']);
 });
+
+test('environment knobs keep the schema bounds; UDP through a Service is refused', () => {
+  assert.match(fieldOf(() => parseScenario({}, { ROUNDS: '101' })), /env ROUNDS.*at most 100/);
+  assert.match(fieldOf(() => parseScenario({}, { ROUND_SLEEP: '601' })), /env ROUND_SLEEP.*at most 600/);
+  assert.match(fieldOf(() => parseScenario({ measurements: [{ kind: 'throughput', path: 'service', protocol: 'udp', udpTargetMbps: 100 }] })), /measurements\[0\]\.path/);
+});

@@ -359,6 +359,8 @@ export interface DataplaneSample {
   notes: string[];
   /** The agent's own long-running servers, for the server-saturation guard. */
   servers: ServerUsage[];
+  /** A servers-only sample (SampleOnce.servers_only): its dataplane fields were not read. */
+  serversOnly: boolean;
 }
 
 export interface DataplaneSample_IptablesTableRulesEntry {
@@ -3840,6 +3842,7 @@ function createBaseDataplaneSample(): DataplaneSample {
     bpf: undefined,
     notes: [],
     servers: [],
+    serversOnly: false,
   };
 }
 
@@ -3898,6 +3901,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     for (const v of message.servers) {
       ServerUsage.encode(v!, writer.uint32(146).fork()).join();
+    }
+    if (message.serversOnly !== false) {
+      writer.uint32(152).bool(message.serversOnly);
     }
     return writer;
   },
@@ -4062,6 +4068,14 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.servers.push(ServerUsage.decode(reader, reader.uint32()));
             continue;
           }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.serversOnly = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4174,6 +4188,11 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
       servers: globalThis.Array.isArray(object?.servers)
         ? object.servers.map((e: any) => ServerUsage.fromJSON(e))
         : [],
+      serversOnly: isSet(object.serversOnly)
+        ? globalThis.Boolean(object.serversOnly)
+        : isSet(object.servers_only)
+        ? globalThis.Boolean(object.servers_only)
+        : false,
     };
   },
 
@@ -4239,6 +4258,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.servers?.length) {
       obj.servers = message.servers.map((e) => ServerUsage.toJSON(e));
     }
+    if (message.serversOnly !== false) {
+      obj.serversOnly = message.serversOnly;
+    }
     return obj;
   },
 
@@ -4271,6 +4293,7 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     message.bpf = (object.bpf !== undefined && object.bpf !== null) ? BpfMapTotals.fromPartial(object.bpf) : undefined;
     message.notes = object.notes?.map((e) => e) || [];
     message.servers = object.servers?.map((e) => ServerUsage.fromPartial(e)) || [];
+    message.serversOnly = object.serversOnly ?? false;
     return message;
   },
 };
