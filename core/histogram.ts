@@ -208,6 +208,30 @@ export class LatencyHistogram {
     return out;
   }
 
+  /**
+   * Rebuilds a histogram from a tool's ranked points (the sample of rank r has
+   * value us: its min, percentiles and max), for tools that print percentiles
+   * but no buckets. Each point is one exact sample; the samples between two
+   * points are spread evenly over the interval between their values. Points
+   * must ascend in rank and value; `bad` turns a violation into the caller's
+   * error (a parse error naming the tool).
+   */
+  static fromRankedPoints(points: readonly { rank: number; us: number }[], bad: (reason: string) => Error): LatencyHistogram {
+    const h = new LatencyHistogram();
+    const first = points[0];
+    if (!first) return h;
+    h.record(first.us, 1);
+    for (let k = 1; k < points.length; k++) {
+      const a = points[k - 1] as { rank: number; us: number };
+      const b = points[k] as { rank: number; us: number };
+      if (b.rank < a.rank || b.us < a.us) throw bad(`percentile points not ascending (${a.us} at rank ${a.rank}, ${b.us} at rank ${b.rank})`);
+      if (b.rank === a.rank) continue;
+      h.recordRange(a.us, b.us, b.rank - a.rank - 1);
+      h.record(b.us, 1);
+    }
+    return h;
+  }
+
   static fromSamples(us: readonly number[], subBucketBits = DEFAULT_SUB_BUCKET_BITS): LatencyHistogram {
     const h = new LatencyHistogram(subBucketBits);
     for (const v of us) h.record(v);

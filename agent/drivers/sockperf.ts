@@ -66,22 +66,6 @@ interface Point {
   us: number;
 }
 
-/** Histogram from sockperf's rank/value points (see the module comment for the approximation). */
-function histogramFrom(points: Point[], stdout: string): LatencyHistogram {
-  const h = new LatencyHistogram();
-  const first = points[0]!;
-  h.record(first.us, 1);
-  for (let k = 1; k < points.length; k++) {
-    const a = points[k - 1]!;
-    const b = points[k]!;
-    if (b.us < a.us) throw parseError('sockperf', stdout, `percentile values not ascending (${a.us} at rank ${a.rank}, ${b.us} at rank ${b.rank})`);
-    if (b.rank === a.rank) continue;
-    h.recordRange(a.us, b.us, b.rank - a.rank - 1);
-    h.record(b.us, 1);
-  }
-  return h;
-}
-
 /**
  * Parses `sockperf ping-pong` client output (one server) into a round-trip
  * result. Throws E_TOOL_FAILED for sockperf's own errors and E_PARSE for
@@ -118,7 +102,7 @@ export function parseSockperfPingPong(stdout: string): RequestResponseResult {
     ...percentiles.map((p) => ({ rank: Math.floor(0.5 + (p.percentile / 100) * n), us: p.valueUs })),
     { rank: n, us: us(max[1]) },
   ].filter((p) => p.rank >= 1 && p.rank <= n);
-  const histogram = histogramFrom(points, stdout);
+  const histogram = LatencyHistogram.fromRankedPoints(points, (reason) => parseError('sockperf', stdout, reason));
   if (histogram.total !== n) throw parseError('sockperf', stdout, `histogram holds ${histogram.total} of ${n} observations`);
 
   const seconds = Number(valid[0]![1]);

@@ -25,10 +25,11 @@ export function durationToUs(text: string): number {
 }
 
 /**
- * Rebuilds a histogram from the percentile block the Lua script prints: the
- * requests between two successive percentile points are spread over the
- * interval between their values. Counts, min and max are exact; the shape
- * inside each 0.1% (0.001% above p99.9) slice is not. Undefined without a block.
+ * Rebuilds a histogram from the percentile block the Lua script prints, with
+ * LatencyHistogram.fromRankedPoints: wrk's percentile(p) is the sample of rank
+ * round(p/100 * count + 0.5) (wrk's stats.c), min and max those of ranks 1 and
+ * count. Counts, min, max and the points are exact; the shape inside each
+ * 0.1% (0.001% above p99.9) slice is not. Undefined without a block.
  */
 export function parseWrkLatencyBlock(stdout: string): Histogram | undefined {
   const begin = stdout.indexOf('cni-bench-wrk-latency-begin');
@@ -41,29 +42,15 @@ export function parseWrkLatencyBlock(stdout: string): Histogram | undefined {
   const max = /^max (\d+)$/m.exec(block);
   if (!count || !min || !max) throw parseError('wrk', block, 'latency block without count, min and max');
   const total = Number(count[1]);
-  const points = [...block.matchAll(/^p ([\d.]+) (\d+)$/gm)].map((m) => ({ p: Number(m[1]), us: Number(m[2]) }));
-  if (points.length < 10) throw parseError('wrk', block, `latency block has ${points.length} percentile points`);
-  const h = new LatencyHistogram();
-  if (total === 0) return h.toProto();
-  const lo = Number(min[1]);
-  const hi = Number(max[1]);
-  // The extremes are exact: one request each; the rest is spread between the points.
-  h.record(lo);
-  if (total > 1) h.record(hi);
-  const rest = Math.max(0, total - 2);
-  const all = [{ p: 0, us: lo }, ...points, { p: 100, us: hi }];
-  let assigned = 0;
-  for (let i = 1; i < all.length; i++) {
-    const a = all[i - 1] as { p: number; us: number };
-    const b = all[i] as { p: number; us: number };
-    const upto = i === all.length - 1 ? rest : Math.round((b.p / 100) * rest);
-    const n = upto - assigned;
-    if (n <= 0) continue;
-    if (b.us <= a.us) h.record(b.us, n);
-    else h.recordRange(a.us, b.us, n);
-    assigned = upto;
-  }
-  return h.toProto();
+  const printed = [...block.matchAll(/^p ([\d.]+) (\d+)$/gm)].map((m) => ({ p: Number(m[1]), us: Number(m[2]) }));
+  if (printed.length < 10) throw parseError('wrk', block, `latency block has ${printed.length} percentile points`);
+  if (total === 0) return new LatencyHistogram().toProto();
+  const points = [
+    { rank: 1, us: Number(min[1]) },
+    ...printed.map((x) => ({ rank: Math.min(total, Math.max(1, Math.round((x.p / 100) * total + 0.5))), us: x.us })),
+    { rank: total, us: Number(max[1]) },
+  ];
+  return LatencyHistogram.fromRankedPoints(points, (reason) => parseError('wrk', block, reason)).toProto();
 }
 
 export function parseWrkOutput(stdout: string): HttpLoadResult {

@@ -151,16 +151,22 @@ export class JobRunner {
     this.event(job, JobState.JOB_STATE_RUNNING, '');
     const started = Date.now();
     let observer: ReturnType<typeof startClientObserver> | undefined;
-    const r = await run(file, args, {
-      tool: spec.tool,
-      signal,
-      timeoutMs: spec.durationSeconds * 1000 + CLIENT_GRACE_MS,
-      okExitCodes: driver.okExitCodes ?? [0],
-      onSpawn: (pid) => {
-        observer = startClientObserver({ pid, threads: Number.isFinite(threads) ? threads : this.deps.cpus, cpus: this.deps.cpus, targetHost: spec.targetHost, ...(spec.hostNetwork && this.deps.hostNetns ? { netnsPath: this.deps.hostNetns } : {}) });
-      },
-    }).finally(() => observer?.stop().catch(() => undefined));
-    const seen = await observer?.stop();
+    let seen: Awaited<ReturnType<ReturnType<typeof startClientObserver>['stop']>> | undefined;
+    let r: Awaited<ReturnType<typeof run>>;
+    try {
+      r = await run(file, args, {
+        tool: spec.tool,
+        signal,
+        timeoutMs: spec.durationSeconds * 1000 + CLIENT_GRACE_MS,
+        okExitCodes: driver.okExitCodes ?? [0],
+        onSpawn: (pid) => {
+          observer = startClientObserver({ pid, threads: Number.isFinite(threads) ? threads : this.deps.cpus, cpus: this.deps.cpus, targetHost: spec.targetHost, ...(spec.hostNetwork && this.deps.hostNetns ? { netnsPath: this.deps.hostNetns } : {}) });
+        },
+      });
+    } finally {
+      // Stopped on every path (stop never rejects), so its poll timer never outlives the tool.
+      seen = await observer?.stop();
+    }
     for (const note of seen?.notes ?? []) this.deps.log.debug('client observer', { jobId: job.jobId, note });
     let measurement;
     try {

@@ -125,7 +125,7 @@ function shortKernel(kernel: string): string {
 }
 
 /** "iptables · lab bridge · 6.18": what differs between the clusters a comparison is usually about. */
-export function describeCluster(d: ClusterDescription | null): string {
+export function clusterLabel(d: ClusterDescription | null): string {
   if (!d) return '';
   const cni = [d.cni, d.cniMode].filter((s) => s && s !== 'unknown').join(' ');
   return [d.kubeProxyMode, cni, shortKernel(d.kernel)].filter((s) => s && s !== 'unknown').join(' · ');
@@ -145,7 +145,7 @@ function columnLabels(reports: ReportModel[], labels: string[] | undefined): str
     if (dup !== undefined) throw invalid('labels', `'${dup}' is given twice; columns must be told apart`);
     return labels.map((l) => l.trim());
   }
-  const auto = reports.map((r) => describeCluster(descriptionOf(r)) || r.run.name || r.run.id);
+  const auto = reports.map((r) => clusterLabel(descriptionOf(r)) || r.run.name || r.run.id);
   // Two runs on the same cluster are the common case: tell them apart by run id.
   const named = auto.map((l, i) => (auto.indexOf(l) !== auto.lastIndexOf(l) ? `${l} (${reports[i]!.run.id})` : l));
   return named.map((l, i) => (named.indexOf(l) !== i ? `${l} #${i + 1}` : l));

@@ -65,7 +65,7 @@ export function dnatDelta(before: DataplaneSample | undefined, after: DataplaneS
 }
 
 /** Totals over the rounds that the notes column shows beside the number. */
-function detailsOf(results: readonly JobResult[], metrics: readonly Metric[]): ReportRow['details'] {
+function detailsOf(results: readonly JobResult[]): ReportRow['details'] {
   const d: ReportRow['details'] = {};
   const add = (k: string, v: number): void => {
     d[k] = (typeof d[k] === 'number' ? (d[k] as number) : 0) + v;
@@ -89,7 +89,6 @@ function detailsOf(results: readonly JobResult[], metrics: readonly Metric[]): R
       add('errors', Number(k.value.errors));
     }
   }
-  for (const m of metrics) if (m.name.startsWith('p')) d[`${m.name}${m.unit === 'ms' ? 'Ms' : 'Us'}`] = m.value;
   return d;
 }
 
@@ -159,7 +158,7 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
       unit: head?.unit ?? '',
       status: p.state,
       error: p.error,
-      details: detailsOf(res, metrics),
+      details: detailsOf(res),
       dnatConnections: dnatDelta(clientSamples.start, clientSamples.end),
       warnings: guards,
       rounds: res.length,

@@ -39,8 +39,3 @@ export function describeCluster(plan: Pick<RunPlan, 'server' | 'client'>, fronte
     nodeType: label('nodeType') ?? frontend?.nodeType ?? cpus,
   };
 }
-
-/** "iptables (legacy) · lab bridge · 6.18.0" — the column header of a comparison. */
-export function shortDescription(d: ClusterDescription): string {
-  return [d.kubeProxyMode, [d.cni, d.cniMode].filter(Boolean).join(' '), d.kernel].filter((x) => x && x !== 'unknown').join(' · ') || 'unknown cluster';
-}

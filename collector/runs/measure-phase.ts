@@ -13,7 +13,7 @@ import type { RunClient } from '../../gen/cnibench/v1/agent.js';
 import { JobState } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { JobTracker } from './job-tracker.js';
-import type { PlannedMeasurement, RunPlan } from './plan.js';
+import { clientAgentFor, type PlannedMeasurement, type RunPlan } from './plan.js';
 import type { JobSender, RunContext } from './run-context.js';
 import type { ServiceFrontend } from './service-frontend.js';
 
@@ -31,7 +31,7 @@ export interface Placement {
 
 /** Which agent runs the client and which ends use the host network, by path. Pure. */
 export function placementOf(m: Pick<PlannedMeasurement, 'path'>, plan: Pick<RunPlan, 'client' | 'peer'>): Placement {
-  const client = m.path === 'pod-to-pod-same-node' ? plan.peer : plan.client;
+  const client = clientAgentFor(m, plan);
   if (!client) throw new CniBenchError(ErrorCodes.NO_AGENTS, `path '${m.path}': no peer agent on the server's node`);
   return { client, serverHostNetwork: m.path === 'host-to-host' || m.path === 'pod-to-host', clientHostNetwork: m.path === 'host-to-host' };
 }

@@ -94,7 +94,7 @@ export class Orchestrator {
     let fatal: Error | undefined;
     try {
       if (scenario.sampleIntervalMs > 0) {
-        for (const a of runAgents(plan)) this.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
+        for (const a of runAgents(plan)) this.sender.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
       }
       for (const [index, p] of phases.entries()) {
         if (signal.aborted) break;
@@ -239,10 +239,6 @@ export class Orchestrator {
       }),
     );
     return ids;
-  }
-
-  private send(ctx: RunContext, agent: AgentEntry, kind: Parameters<JobSender['send']>[2]): string {
-    return this.sender.send(ctx, agent, kind);
   }
 
   /** Cancels every job of the run on its agents and removes its Services. Never throws. */

@@ -64,7 +64,8 @@ export function resolveServerTool(m: ScenarioMeasurement, clientTool: string, se
   return SERVER_TOOL_OF[clientTool] ?? clientTool;
 }
 
-function clientOf(m: ScenarioMeasurement, plan: Omit<RunPlan, 'measurements' | 'skipped'>): AgentEntry | undefined {
+/** The agent that runs a measurement's client: the server node's peer for same-node paths, else the run's client. */
+export function clientAgentFor(m: Pick<ScenarioMeasurement, 'path'>, plan: Pick<RunPlan, 'client' | 'peer'>): AgentEntry | undefined {
   return m.path === 'pod-to-pod-same-node' ? plan.peer : plan.client;
 }
 
@@ -102,7 +103,7 @@ export function planRun(scenario: Scenario, available: AgentEntry[], hasServiceF
 
 function planMeasurement(m: ScenarioMeasurement, i: number, base: Omit<RunPlan, 'measurements' | 'skipped'>): PlannedMeasurement {
   const { server } = base;
-  const c = clientOf(m, base);
+  const c = clientAgentFor(m, base);
   if (!c) {
     throw new CniBenchError(ErrorCodes.NO_AGENTS, `measurements[${i}].path: 'pod-to-pod-same-node' needs a peer agent (label ${PEER_ROLE_LABEL}=peer) on node '${server.info.nodeName}', and none is connected`, {
       details: { field: `measurements[${i}].path`, node: server.info.nodeName },

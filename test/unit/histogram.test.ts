@@ -173,3 +173,13 @@ test('a zero-width range is the same as recording the value', () => {
   b.record(42, 3);
   assert.deepEqual(a.toProto(), b.toProto());
 });
+
+test('fromRankedPoints: each point is one sample, the gaps between ranks are spread, disorder is the caller\'s error', () => {
+  const h = LatencyHistogram.fromRankedPoints([{ rank: 1, us: 10 }, { rank: 50, us: 100 }, { rank: 50, us: 100 }, { rank: 100, us: 1000 }], (r) => new Error(r));
+  assert.equal(h.total, 100);
+  assert.equal(h.min, 10);
+  assert.equal(h.max, 1000);
+  assert.ok(Math.abs(h.percentile(50) - 100) / 100 < 0.01, String(h.percentile(50)));
+  assert.throws(() => LatencyHistogram.fromRankedPoints([{ rank: 1, us: 50 }, { rank: 2, us: 40 }], (r) => new Error(`bad: ${r}`)), /bad: percentile points not ascending/);
+  assert.equal(LatencyHistogram.fromRankedPoints([], (r) => new Error(r)).total, 0);
+});
