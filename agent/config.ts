@@ -2,12 +2,16 @@
  * The agent's configuration: one schema, defaults beside each field, read once
  * from flags and environment (flags win) into a frozen object.
  */
+import { readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { validationError } from '../core/errors.js';
+import { CniBenchError, ErrorCodes, validationError } from '../core/errors.js';
 import { parseWith } from '../core/validate.js';
 import { DEFAULT_PROCESS_NAMES } from './samplers/process-sampler.js';
+
+/** "true"/"false" (also 1/0) from env or flags. */
+const boolFlag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const schema = z.strictObject({
   /** host:port, or unix:/path for the lab's control socket. */
@@ -29,6 +33,40 @@ const schema = z.strictObject({
   /** Reconnect backoff bounds. */
   backoffBaseMs: z.coerce.number().int().min(1).default(100),
   backoffMaxMs: z.coerce.number().int().min(1).default(2000),
+  /** PEM CA that signs the collector's certificate; set, the link uses TLS, otherwise plaintext. */
+  tlsCaFile: z.string().default(''),
+  /** PEM client certificate and key the agent presents when the collector asks (mTLS). */
+  tlsCertFile: z.string().default(''),
+  tlsKeyFile: z.string().default(''),
+  /** Name to verify the collector's certificate against instead of the address host. */
+  tlsServerName: z.string().default(''),
+  /** Continuous monitoring (agent/monitor/): peer probes and dataplane gauges between runs. */
+  monitor: boolFlag.default(false),
+  /** Seconds between probe rounds; each round is jittered by `monitorJitter`. */
+  monitorIntervalS: z.coerce.number().min(0.5).max(3600).default(30),
+  /** Peers probed per round, chosen by the collector by consistent hashing over node names. */
+  monitorPeers: z.coerce.number().int().min(1).max(1000).default(10),
+  /** Fraction by which a round's start may move either way, so agents do not probe in step. */
+  monitorJitter: z.coerce.number().min(0).max(0.5).default(0.1),
+  /** Per-probe timeout; 0 picks min(3 s, 30% of the interval). */
+  monitorTimeoutMs: z.coerce.number().int().min(0).max(60_000).default(0),
+  /** TCP port of the probe responders (pod and host network namespace). */
+  monitorPort: z.coerce.number().int().min(1).max(65535).default(8478),
+  /** Run a responder in the host network namespace too (pod-to-host probes); needs hostNetns. */
+  monitorHostProbes: boolFlag.default(true),
+  /** BPF maps (name prefixes) whose entries are counted for a fill ratio, besides Cilium's LB service map. */
+  monitorBpfMaps: z.array(z.string().min(1).max(15)).max(32).default([]),
+}).superRefine((c, ctx) => {
+  if (c.monitor && c.monitorPort === c.healthPort) ctx.addIssue({ code: 'custom', path: ['monitorPort'], message: `must differ from healthPort (${c.healthPort})` });
+  if (c.monitorTimeoutMs > c.monitorIntervalS * 300) {
+    ctx.addIssue({ code: 'custom', path: ['monitorTimeoutMs'], message: `must be at most 30% of monitorIntervalS (${c.monitorIntervalS * 300} ms), so a round's probes end before the next` });
+  }
+  if (c.tlsCertFile && !c.tlsKeyFile) ctx.addIssue({ code: 'custom', path: ['tlsKeyFile'], message: 'required when tlsCertFile is set' });
+  if (c.tlsKeyFile && !c.tlsCertFile) ctx.addIssue({ code: 'custom', path: ['tlsCertFile'], message: 'required when tlsKeyFile is set' });
+  // Without a CA the link is plaintext: a client certificate or server name would be silently ignored.
+  if (!c.tlsCaFile && (c.tlsCertFile || c.tlsServerName)) {
+    ctx.addIssue({ code: 'custom', path: ['tlsCaFile'], message: `required when ${c.tlsCertFile ? 'tlsCertFile' : 'tlsServerName'} is set (TLS needs the CA)` });
+  }
 });
 
 export type AgentConfig = Readonly<z.output<typeof schema>>;
@@ -67,7 +105,39 @@ export const AGENT_ENV = {
   healthPort: 'CNI_BENCH_HEALTH_PORT',
   outboxLimit: 'CNI_BENCH_OUTBOX_LIMIT',
   processNames: 'CNI_BENCH_PROCESS_NAMES',
+  tlsCaFile: 'CNI_BENCH_TLS_CA_FILE',
+  tlsCertFile: 'CNI_BENCH_TLS_CERT_FILE',
+  tlsKeyFile: 'CNI_BENCH_TLS_KEY_FILE',
+  tlsServerName: 'CNI_BENCH_TLS_SERVER_NAME',
+  monitor: 'CNI_BENCH_MONITOR',
+  monitorIntervalS: 'CNI_BENCH_MONITOR_INTERVAL_S',
+  monitorPeers: 'CNI_BENCH_MONITOR_PEERS',
+  monitorJitter: 'CNI_BENCH_MONITOR_JITTER',
+  monitorTimeoutMs: 'CNI_BENCH_MONITOR_TIMEOUT_MS',
+  monitorPort: 'CNI_BENCH_MONITOR_PORT',
+  monitorHostProbes: 'CNI_BENCH_MONITOR_HOST_PROBES',
+  monitorBpfMaps: 'CNI_BENCH_MONITOR_BPF_MAPS',
 } as const;
+
+/** The probe timeout a config implies (monitorTimeoutMs, or its automatic value). */
+export function monitorTimeoutMs(c: Pick<AgentConfig, 'monitorTimeoutMs' | 'monitorIntervalS'>): number {
+  return c.monitorTimeoutMs || Math.min(3000, Math.round(c.monitorIntervalS * 300));
+}
+
+/**
+ * Reads a file a config field names, at start-up, so a bad mount stops the
+ * agent at once with the field and path instead of a reconnect loop.
+ */
+export function readConfigFile(field: keyof AgentConfig, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new CniBenchError(ErrorCodes.VALIDATION, `invalid agent config: ${field}: cannot read '${path}' (${(err as Error).message})`, {
+      cause: err,
+      details: { field, path, issues: [{ path: field, message: `cannot read '${path}'` }] },
+    });
+  }
+}
 
 /** Reads flags (`--collector`, `--node-name`, ...) over environment (`CNI_BENCH_COLLECTOR`, `NODE_NAME`, ...). */
 export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig {
@@ -86,6 +156,18 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
       'outbox-limit': { type: 'string' },
       label: { type: 'string', multiple: true },
       'process-names': { type: 'string' },
+      'tls-ca-file': { type: 'string' },
+      'tls-cert-file': { type: 'string' },
+      'tls-key-file': { type: 'string' },
+      'tls-server-name': { type: 'string' },
+      monitor: { type: 'boolean' },
+      'monitor-interval-s': { type: 'string' },
+      'monitor-peers': { type: 'string' },
+      'monitor-jitter': { type: 'string' },
+      'monitor-timeout-ms': { type: 'string' },
+      'monitor-port': { type: 'string' },
+      'monitor-host-probes': { type: 'string' },
+      'monitor-bpf-maps': { type: 'string' },
     },
   });
   const raw = {
@@ -100,6 +182,18 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     outboxLimit: values['outbox-limit'] ?? env[AGENT_ENV.outboxLimit],
     labels: parseLabels(values.label),
     processNames: listOf(values['process-names'] ?? env[AGENT_ENV.processNames]),
+    tlsCaFile: values['tls-ca-file'] ?? env[AGENT_ENV.tlsCaFile],
+    tlsCertFile: values['tls-cert-file'] ?? env[AGENT_ENV.tlsCertFile],
+    tlsKeyFile: values['tls-key-file'] ?? env[AGENT_ENV.tlsKeyFile],
+    tlsServerName: values['tls-server-name'] ?? env[AGENT_ENV.tlsServerName],
+    monitor: values.monitor === undefined ? env[AGENT_ENV.monitor] : String(values.monitor),
+    monitorIntervalS: values['monitor-interval-s'] ?? env[AGENT_ENV.monitorIntervalS],
+    monitorPeers: values['monitor-peers'] ?? env[AGENT_ENV.monitorPeers],
+    monitorJitter: values['monitor-jitter'] ?? env[AGENT_ENV.monitorJitter],
+    monitorTimeoutMs: values['monitor-timeout-ms'] ?? env[AGENT_ENV.monitorTimeoutMs],
+    monitorPort: values['monitor-port'] ?? env[AGENT_ENV.monitorPort],
+    monitorHostProbes: values['monitor-host-probes'] ?? env[AGENT_ENV.monitorHostProbes],
+    monitorBpfMaps: listOf(values['monitor-bpf-maps'] ?? env[AGENT_ENV.monitorBpfMaps]),
   };
   return parseWith(schema, raw, 'agent config');
 }

@@ -25,12 +25,13 @@ export async function detectDataplane(hostNetns: string, sampler: DataplaneSampl
   const backend = choice.backend;
   const [nat, nft, maps] = await Promise.all([
     exec(`iptables-${backend}-save`, ['-t', 'nat']).then(parseIptablesSave, note(`iptables-${backend}-save`)),
-    exec('nft', ['list', 'tables']).then(() => true, note('nft')),
+    exec('nft', ['list', 'tables']).then((out) => ({ kubeProxy: /^table ip kube-proxy$/m.test(out) }), note('nft')),
     exec('bpftool', ['map', 'show', '-j']).then(parseBpftoolMapShow, note('bpftool')),
   ]);
   return {
     iptablesBackend: backend,
-    nftables: nft ?? false,
+    nftables: nft !== undefined,
+    kubeProxyNftables: nft?.kubeProxy ?? false,
     kubeServices: (nat?.kubeServicesRules ?? 0) > 0 || Boolean(nat && 'KUBE-SERVICES' in (nat.tables.nat?.chains ?? {})),
     kubeServicesRules: nat?.kubeServicesRules ?? 0,
     bpfMaps: (maps?.length ?? 0) > 0,

@@ -11,9 +11,11 @@ import {
   type AgentMessage,
   type CollectorMessage,
   type Job,
+  type MonitorPlan,
   type RegisterRequest,
   type RegisterResponse,
 } from '../gen/cnibench/v1/agent.js';
+import type { LinkTransport } from './link-credentials.js';
 import type { Outbox } from './outbox.js';
 import type { Logger } from '../core/log.js';
 
@@ -23,11 +25,15 @@ export interface LinkDeps {
   /** Built fresh before each registration (tools and dataplane may change). */
   registration: () => Promise<RegisterRequest>;
   onJob: (job: Job) => void;
+  /** A monitoring plan from the collector (agents with monitoring on). */
+  onMonitorPlan?: (plan: MonitorPlan) => void;
   activeRunIds: () => string[];
   runningJobs: () => number;
   log: Logger;
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /** TLS or plaintext (the default) to the collector; see link-credentials.ts. */
+  transport?: Pick<LinkTransport, 'credentials' | 'options'>;
 }
 
 const CHANNEL_OPTIONS = {
@@ -54,7 +60,8 @@ export class CollectorLink {
   sessions = 0;
 
   constructor(private readonly deps: LinkDeps) {
-    this.client = new AgentServiceClient(deps.address, credentials.createInsecure(), CHANNEL_OPTIONS);
+    const transport = deps.transport ?? { credentials: credentials.createInsecure(), options: {} };
+    this.client = new AgentServiceClient(deps.address, transport.credentials, { ...CHANNEL_OPTIONS, ...transport.options });
   }
 
   get connected(): boolean {
@@ -126,6 +133,7 @@ export class CollectorLink {
       stream.on('data', (m: CollectorMessage) => {
         if (m.body?.$case === 'ack') outbox.ack(m.body.value.seq);
         else if (m.body?.$case === 'job') this.deps.onJob(m.body.value);
+        else if (m.body?.$case === 'monitorPlan') this.deps.onMonitorPlan?.(m.body.value);
       });
       stream.on('error', (err) => finish(`stream error: ${err.message}`));
       stream.on('end', () => finish('collector closed the stream'));

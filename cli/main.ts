@@ -2,7 +2,8 @@
 /**
  * cni-bench: the command line. `lab` runs the benchmark in a network-namespace
  * lab on this machine; `lab sweep` runs the Service scale sweep per kube-proxy
- * mode; `lab cleanup` removes what a killed lab left behind.
+ * mode; `lab cleanup` removes what a killed lab left behind; `compare` sets
+ * runs side by side; `doctor` checks the tools the agent needs.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,8 @@ import type { IptablesBackend } from '../lab/proxy-iptables.js';
 import { LAB_DEFAULTS, labCommand } from './lab-command.js';
 import { sweepCommand } from './sweep-command.js';
 import { COMPARE_USAGE, compareCommand } from './compare-command.js';
+import { DOCTOR_USAGE, doctorCommand } from './doctor-command.js';
+import { MONITOR_USAGE, monitorCommand } from './monitor-command.js';
 
 const USAGE = `usage:
   cni-bench lab [--nodes N] [--duration S] [--warmup S] [--scenario FILE] [--json] [--db FILE]
@@ -25,7 +28,7 @@ const USAGE = `usage:
   cni-bench lab sweep [--modes iptables,nftables] [--steps 0,5000,10000,20000,30000] [--endpoints 4]
                 [--duration S] [--warmup S] [--rounds N] [--nodes N] [--iptables-backend legacy|nft] [--json] [--db FILE]
   cni-bench lab cleanup        remove namespaces and processes of labs that were killed
-${COMPARE_USAGE}`;
+${MONITOR_USAGE}${COMPARE_USAGE}${DOCTOR_USAGE}`;
 
 const BACKENDS = ['legacy', 'nft'] as const;
 
@@ -58,6 +61,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const dbDefault = process.env.CNI_BENCH_DB ?? join(homedir(), '.local', 'state', 'cni-bench', 'lab.db');
   if (cmd === 'compare') return compareCommand(rest, { stdout: (s) => process.stdout.write(s), dbPath: dbDefault });
+  if (cmd === 'doctor') return doctorCommand(rest, { stdout: (s) => process.stdout.write(s) });
   if (cmd !== 'lab') {
     process.stderr.write(USAGE);
     return cmd === undefined || cmd === '--help' ? 0 : 2;
@@ -67,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`removed ${cleaned.length} leftover lab(s)${cleaned.length ? `: ${cleaned.join(', ')}` : ''}\n`);
     return 0;
   }
+  if (rest[0] === 'monitor') return monitorCommand(rest.slice(1), log, dbDefault);
   if (rest[0] === 'sweep') {
     const { values } = parseArgs({
       args: rest.slice(1),

@@ -2,9 +2,17 @@
  * The collector's configuration: one schema with defaults beside each field,
  * read once from flags over environment into a frozen object.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { parseWith } from '../core/validate.js';
+
+/** A Kubernetes namespace name (RFC 1123 label). */
+const namespaceName = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 label');
 
 export const collectorConfigSchema = z.strictObject({
   /** gRPC listen address: host:port (port 0 picks one) or unix:/path. */
@@ -17,12 +25,58 @@ export const collectorConfigSchema = z.strictObject({
   heartbeatIntervalMs: z.coerce.number().int().min(100).default(2000),
   /** An agent silent this long is declared lost and its jobs fail. */
   livenessTimeoutMs: z.coerce.number().int().min(500).default(10_000),
+  /** PEM server certificate and key for gRPC; both set turns TLS on, neither leaves gRPC plaintext. */
+  tlsCertFile: z.string().default(''),
+  tlsKeyFile: z.string().default(''),
+  /** PEM CA that signs agent certificates; set, agents must present one (mTLS). */
+  tlsCaFile: z.string().default(''),
+  /** File holding the bearer token every /v1/* REST request must carry; '' leaves the REST API open. */
+  restTokenFile: z.string().default(''),
+  /** kubeconfig for talking to the cluster from outside it; '' means in-cluster or none. */
+  kubeconfig: z.string().default(''),
+  /** The collector's own namespace (downward API metadata.namespace in a cluster). */
+  namespace: namespaceName.default('cni-bench'),
+  /** Namespace the collector creates sweep workloads in, so cleanup can delete all of it. */
+  sweepNamespace: namespaceName.default('cni-bench-sweep'),
+  /** Label selector that finds the agent pods. */
+  agentSelector: z.string().min(1).default('app.kubernetes.io/name=cni-bench-agent'),
+  /** How to reach the Kubernetes API: the service account ('in-cluster'), the kubeconfig file, whichever is there ('auto'), or not at all ('off'). */
+  kubernetes: z.enum(['auto', 'off', 'in-cluster', 'kubeconfig']).default('auto'),
+  /** Client-side limits on API calls (like client-go's QPS and burst) and requests in flight during a sweep. */
+  kubeQps: z.coerce.number().positive().max(10_000).default(50),
+  kubeBurst: z.coerce.number().int().min(1).max(10_000).default(100),
+  kubeParallelism: z.coerce.number().int().min(1).max(256).default(16),
+  /** Namespace of Cilium's cilium-config ConfigMap (read for the scale sweep's LB map preflight). */
+  ciliumNamespace: namespaceName.default('kube-system'),
+  /** Raise bpf-lb-map-max when a sweep would overflow it (and put it back afterwards); off: refuse with the fix. */
+  allowCiliumConfigChange: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+}).superRefine((c, ctx) => {
+  if (c.tlsCertFile && !c.tlsKeyFile) ctx.addIssue({ code: 'custom', path: ['tlsKeyFile'], message: 'required when tlsCertFile is set' });
+  if (c.tlsKeyFile && !c.tlsCertFile) ctx.addIssue({ code: 'custom', path: ['tlsCertFile'], message: 'required when tlsKeyFile is set' });
+  if (c.tlsCaFile && !(c.tlsCertFile && c.tlsKeyFile)) {
+    ctx.addIssue({ code: 'custom', path: ['tlsCaFile'], message: 'verifying agent certificates needs TLS: set tlsCertFile and tlsKeyFile' });
+  }
 });
 
 export type CollectorConfig = Readonly<z.output<typeof collectorConfigSchema>>;
 
 export function collectorConfig(input: z.input<typeof collectorConfigSchema>): CollectorConfig {
   return parseWith(collectorConfigSchema, input, 'collector config');
+}
+
+/**
+ * Reads a file a config field names, at start-up, so a bad mount fails the
+ * collector at once with the field and path rather than at the first request.
+ */
+export function readConfigFile(field: keyof CollectorConfig, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new CniBenchError(ErrorCodes.VALIDATION, `invalid collector config: ${field}: cannot read '${path}' (${(err as Error).message})`, {
+      cause: err,
+      details: { field, path, issues: [{ path: field, message: `cannot read '${path}'` }] },
+    });
+  }
 }
 
 /** The environment variables the collector reads, by config field (manifests are checked against this list). */
@@ -33,31 +87,58 @@ export const COLLECTOR_ENV = {
   dbPath: 'CNI_BENCH_DB',
   heartbeatIntervalMs: 'CNI_BENCH_HEARTBEAT_INTERVAL_MS',
   livenessTimeoutMs: 'CNI_BENCH_LIVENESS_TIMEOUT_MS',
-} as const;
+  tlsCertFile: 'CNI_BENCH_TLS_CERT_FILE',
+  tlsKeyFile: 'CNI_BENCH_TLS_KEY_FILE',
+  tlsCaFile: 'CNI_BENCH_TLS_CA_FILE',
+  restTokenFile: 'CNI_BENCH_REST_TOKEN_FILE',
+  kubeconfig: 'CNI_BENCH_KUBECONFIG',
+  namespace: 'CNI_BENCH_NAMESPACE',
+  sweepNamespace: 'CNI_BENCH_SWEEP_NAMESPACE',
+  agentSelector: 'CNI_BENCH_AGENT_SELECTOR',
+  kubernetes: 'CNI_BENCH_KUBERNETES',
+  kubeQps: 'CNI_BENCH_KUBE_QPS',
+  kubeBurst: 'CNI_BENCH_KUBE_BURST',
+  kubeParallelism: 'CNI_BENCH_KUBE_PARALLELISM',
+  ciliumNamespace: 'CNI_BENCH_CILIUM_NAMESPACE',
+  allowCiliumConfigChange: 'CNI_BENCH_ALLOW_CILIUM_CONFIG_CHANGE',
+} as const satisfies Partial<Record<keyof CollectorConfig, string>>;
 
+/** Flag name by config field; every field in COLLECTOR_ENV has one. */
+const FLAGS = {
+  grpcListen: 'grpc-listen',
+  httpHost: 'http-host',
+  httpPort: 'http-port',
+  dbPath: 'db',
+  heartbeatIntervalMs: 'heartbeat-interval-ms',
+  livenessTimeoutMs: 'liveness-timeout-ms',
+  tlsCertFile: 'tls-cert-file',
+  tlsKeyFile: 'tls-key-file',
+  tlsCaFile: 'tls-ca-file',
+  restTokenFile: 'rest-token-file',
+  kubeconfig: 'kubeconfig',
+  namespace: 'namespace',
+  sweepNamespace: 'sweep-namespace',
+  agentSelector: 'agent-selector',
+  kubernetes: 'kubernetes',
+  kubeQps: 'kube-qps',
+  kubeBurst: 'kube-burst',
+  kubeParallelism: 'kube-parallelism',
+  ciliumNamespace: 'cilium-namespace',
+  allowCiliumConfigChange: 'allow-cilium-config-change',
+} as const satisfies Record<keyof typeof COLLECTOR_ENV, string>;
+
+/** Reads flags (`--grpc-listen`, `--tls-cert-file`, ...) over environment (`CNI_BENCH_GRPC_LISTEN`, ...). */
 export function loadCollectorConfig(argv: string[], env: NodeJS.ProcessEnv): CollectorConfig {
+  const fields = Object.keys(FLAGS) as (keyof typeof FLAGS)[];
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: {
-      'grpc-listen': { type: 'string' },
-      'http-host': { type: 'string' },
-      'http-port': { type: 'string' },
-      db: { type: 'string' },
-      'heartbeat-interval-ms': { type: 'string' },
-      'liveness-timeout-ms': { type: 'string' },
-    },
+    options: Object.fromEntries(fields.map((f) => [FLAGS[f], { type: 'string' as const }])),
   });
-  const pick = (flag: string | undefined, envName: string): string | undefined => flag ?? env[envName];
-  const raw = Object.fromEntries(
-    Object.entries({
-      grpcListen: pick(values['grpc-listen'], COLLECTOR_ENV.grpcListen),
-      httpHost: pick(values['http-host'], COLLECTOR_ENV.httpHost),
-      httpPort: pick(values['http-port'], COLLECTOR_ENV.httpPort),
-      dbPath: pick(values.db, COLLECTOR_ENV.dbPath),
-      heartbeatIntervalMs: pick(values['heartbeat-interval-ms'], COLLECTOR_ENV.heartbeatIntervalMs),
-      livenessTimeoutMs: pick(values['liveness-timeout-ms'], COLLECTOR_ENV.livenessTimeoutMs),
-    }).filter(([, v]) => v !== undefined),
-  );
+  const raw: Record<string, string> = {};
+  for (const f of fields) {
+    const v = (values[FLAGS[f]] as string | undefined) ?? env[COLLECTOR_ENV[f]];
+    if (v !== undefined) raw[f] = v;
+  }
   return parseWith(collectorConfigSchema, raw, 'collector config');
 }

@@ -1,20 +1,42 @@
 #!/usr/bin/env node
-/** cni-bench-collector: reads config, starts the collector, stops cleanly on SIGINT/SIGTERM. */
+/** cni-bench-collector: reads config, connects to Kubernetes when it is there, starts the collector, stops cleanly on SIGINT/SIGTERM. */
 import { createLogger } from '../core/log.js';
 import { requireSupportedNode } from '../core/version.js';
 import { startCollector } from './collector.js';
 import { loadCollectorConfig } from './config.js';
+import { KubernetesServiceFrontend } from './kubernetes/frontend.js';
+import { ClusterInventory } from './kubernetes/inventory.js';
+import { loadKubeConfig } from './kubernetes/kube-config.js';
+import { DEFAULT_PACER } from './kubernetes/pacer.js';
 
 async function main(): Promise<void> {
   const config = loadCollectorConfig(process.argv.slice(2), process.env);
   const log = createLogger({ component: 'collector' });
-  const collector = await startCollector(config, log);
+  const kc = loadKubeConfig(config);
+  let frontend: KubernetesServiceFrontend | undefined;
+  let inventory: ClusterInventory | undefined;
+  if (kc) {
+    frontend = new KubernetesServiceFrontend(kc, {
+      namespace: config.namespace,
+      sweepNamespace: config.sweepNamespace,
+      pacer: { ...DEFAULT_PACER, qps: config.kubeQps, burst: config.kubeBurst, parallelism: config.kubeParallelism },
+      ciliumNamespace: config.ciliumNamespace,
+      allowCiliumConfigChange: config.allowCiliumConfigChange,
+      log,
+    });
+    const { leftovers } = await frontend.init();
+    inventory = new ClusterInventory(kc, frontend.pacer, config.namespace, config.agentSelector, log);
+    await inventory.start();
+    frontend.cluster = { ...frontend.cluster, ...inventory.describe() };
+    log.info('kubernetes frontend ready', { server: kc.getCurrentCluster()?.server, version: frontend.cluster.kubernetesVersion, leftoversRemoved: leftovers, ...inventory.coverage() });
+  }
+  const collector = await startCollector(config, log, frontend);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     log.info('stopping', { signal });
-    collector.close().then(
+    Promise.all([collector.close(), inventory?.stop()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

@@ -19,6 +19,8 @@ export const ErrorCodes = {
   AGENT_LOST: 'E_AGENT_LOST',
   INTERRUPTED: 'E_INTERRUPTED',
   LAB: 'E_LAB',
+  KUBERNETES: 'E_KUBERNETES',
+  UNAUTHENTICATED: 'E_UNAUTHENTICATED',
   INTERNAL: 'E_INTERNAL',
 } as const;
 
@@ -74,7 +76,7 @@ export function asCniBenchError(err: unknown): CniBenchError {
 }
 
 // gRPC status numbers (grpc.status) kept here so core does not import grpc-js.
-const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, FAILED_PRECONDITION: 9, ABORTED: 10, INTERNAL: 13, UNAVAILABLE: 14, CANCELLED: 1 } as const;
+const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, FAILED_PRECONDITION: 9, ABORTED: 10, INTERNAL: 13, UNAVAILABLE: 14, CANCELLED: 1, UNAUTHENTICATED: 16 } as const;
 
 const WIRE: Record<ErrorCode, { http: number; grpc: number }> = {
   E_VALIDATION: { http: 400, grpc: GRPC.INVALID_ARGUMENT },
@@ -90,6 +92,8 @@ const WIRE: Record<ErrorCode, { http: number; grpc: number }> = {
   E_AGENT_LOST: { http: 503, grpc: GRPC.UNAVAILABLE },
   E_INTERRUPTED: { http: 409, grpc: GRPC.ABORTED },
   E_LAB: { http: 500, grpc: GRPC.INTERNAL },
+  E_KUBERNETES: { http: 502, grpc: GRPC.UNAVAILABLE },
+  E_UNAUTHENTICATED: { http: 401, grpc: GRPC.UNAUTHENTICATED },
   E_INTERNAL: { http: 500, grpc: GRPC.INTERNAL },
 };
 

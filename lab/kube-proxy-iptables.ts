@@ -1,6 +1,7 @@
 /**
  * Renders Services as iptables-restore input in kube-proxy's iptables-mode
- * layout (pkg/proxy/iptables/proxier.go): PREROUTING and OUTPUT jump to
+ * layout (pkg/proxy/iptables/proxier.go; test/integration/k8s-kube-proxy.test.ts
+ * compares it with what the real v1.37.2 writes): PREROUTING and OUTPUT jump to
  * KUBE-SERVICES; one rule per service port there jumps to KUBE-SVC-<hash>, which
  * marks off-cluster sources for masquerade and picks an endpoint chain
  * KUBE-SEP-<hash> with `statistic --mode random` probabilities 1/n, 1/(n-1), ...;
@@ -60,11 +61,41 @@ export function sepChain(s: LabService, ep: { ip: string; port: number }): strin
  * Chains and hooks that exist once per node, as kube-proxy creates them at
  * start, and kubelet's KUBE-IPTABLES-HINT chain in mangle that tells readers
  * (kube-proxy's image, cni-bench's agent) which iptables backend the node uses.
+ * The filter table matters per packet, not just per connection: every
+ * forwarded packet passes KUBE-FORWARD (established ones are accepted there),
+ * every packet checks its conntrack state on the way to the NEW-only chains,
+ * and INPUT/OUTPUT pass KUBE-FIREWALL (kubelet's and kube-proxy's localnet
+ * guard). KUBE-FORWARD's INVALID rule is kube-proxy's without its nfacct
+ * counter match (only packets already judged INVALID reach that match, and
+ * the counter object cannot be made with iptables-restore).
  */
 export function renderBase(): string {
   return [
     '*mangle',
     ':KUBE-IPTABLES-HINT - [0:0]',
+    'COMMIT',
+    '*filter',
+    ':KUBE-EXTERNAL-SERVICES - [0:0]',
+    ':KUBE-FIREWALL - [0:0]',
+    ':KUBE-FORWARD - [0:0]',
+    ':KUBE-NODEPORTS - [0:0]',
+    ':KUBE-PROXY-FIREWALL - [0:0]',
+    ':KUBE-SERVICES - [0:0]',
+    '-A INPUT -j KUBE-FIREWALL',
+    '-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL',
+    '-A INPUT -m comment --comment "kubernetes health check service ports" -j KUBE-NODEPORTS',
+    '-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
+    '-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL',
+    '-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
+    '-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
+    '-A OUTPUT -j KUBE-FIREWALL',
+    '-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL',
+    '-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP',
+    '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+    '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x4000/0x4000 -j ACCEPT',
+    '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
     'COMMIT',
     '*nat',
     ':KUBE-SERVICES - [0:0]',
@@ -102,7 +133,8 @@ export function renderServicesAdd(services: readonly LabService[], clusterCidr: 
       const sep = sepChain(s, ep);
       const comment = `-m comment --comment "${servicePortName(s)} -> ${ep.ip}:${ep.port}"`;
       const remaining = n - i;
-      const pick = remaining > 1 ? ` -m statistic --mode random --probability ${(1 / remaining).toFixed(11)}` : '';
+      // kube-proxy formats 1/n with %0.10f.
+      const pick = remaining > 1 ? ` -m statistic --mode random --probability ${(1 / remaining).toFixed(10)}` : '';
       rules.push(`-A ${svc} ${comment}${pick} -j ${sep}`);
       decl.push(`:${sep} - [0:0]`);
       rules.push(`-A ${sep} -s ${ep.ip}/32 -m comment --comment "${servicePortName(s)}" -j KUBE-MARK-MASQ`);

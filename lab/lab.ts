@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { spawnLongRunning, type LongRunning } from '../core/process.js';
+import { run, spawnLongRunning, type LongRunning } from '../core/process.js';
 import { removeLeftovers } from './cleanup.js';
 import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
 import { labNamespacePrefix, planLab, type LabNode, type LabPlan, type LabPod } from './plan.js';
@@ -25,10 +25,40 @@ export interface LabOptions {
   nodes: number;
   log: Logger;
   id?: string;
-  /** Which kube-proxy the lab emulates (default iptables mode, legacy backend). */
+  /** Which kube-proxy the lab emulates (default iptables mode, legacy backend), or 'external': none, a real one programs the nodes. */
   proxy?: LabProxyOptions;
   /** Shape every node's uplink to this rate (tc tbf), to stand for a real NIC; default unshaped. */
   linkMbit?: number;
+  /** Monitoring mode: each node's agent (not node 0's peer) probes its peers and exports dataplane gauges. */
+  monitor?: LabMonitorOptions;
+}
+
+/** Monitoring settings for the lab's agents (unset fields keep the agent's defaults). */
+export interface LabMonitorOptions {
+  intervalS?: number;
+  peers?: number;
+  timeoutMs?: number;
+  jitter?: number;
+  /** BPF map name prefixes whose entries the agents count. */
+  bpfMaps?: string[];
+}
+
+/**
+ * Lets a pod reach itself through a Service (kubelet's hairpin-veth mode): the
+ * node's bridge netfilter DNATs at the bridge, and without hairpin the bridge
+ * drops a frame sent back out of the port it came in on. Monitoring's Service
+ * probes land on the prober's own pod for one endpoint in N.
+ */
+async function enableHairpin(plan: LabPlan): Promise<void> {
+  for (const node of plan.nodes) {
+    for (const pod of node.pods) await run('ip', ['-n', node.ns, 'link', 'set', 'dev', pod.hostIf, 'type', 'bridge_slave', 'hairpin', 'on'], { tool: 'ip', timeoutMs: 10_000 });
+  }
+}
+
+/** Agent flags for monitoring mode. */
+export function monitorArgs(m: LabMonitorOptions): string[] {
+  const opt = (flag: string, v: number | string[] | undefined): string[] => (v === undefined ? [] : [flag, Array.isArray(v) ? v.join(',') : String(v)]);
+  return ['--monitor', ...opt('--monitor-interval-s', m.intervalS), ...opt('--monitor-peers', m.peers), ...opt('--monitor-timeout-ms', m.timeoutMs), ...opt('--monitor-jitter', m.jitter), ...opt('--monitor-bpf-maps', m.bpfMaps)];
 }
 
 /** Node 0 has a second pod with a "peer" agent, the client of same-node measurements. */
@@ -42,6 +72,7 @@ export class Lab {
     readonly plan: LabPlan,
     readonly services: LabProxy,
     private readonly log: Logger,
+    readonly monitor?: LabMonitorOptions,
   ) {}
 
   /** Unix socket path agents use to reach the collector (control traffic never crosses the lab's links). */
@@ -55,10 +86,11 @@ export class Lab {
     await removeLeftovers(opts.log);
     await writeLabState(id);
     await mkdir(labRunDir(id), { recursive: true });
-    const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log);
+    const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log, opts.monitor);
     try {
       await createTopology(plan);
       if (opts.linkMbit !== undefined) await shapeUplinks(plan, opts.linkMbit);
+      if (opts.monitor) await enableHairpin(plan);
       await lab.services.init();
     } catch (err) {
       await lab.destroy();
@@ -72,7 +104,8 @@ export class Lab {
   startAgents(collectorAddress: string, extraArgs: string[] = []): void {
     for (const node of this.plan.nodes) {
       const [pod, second] = node.pods;
-      if (pod) this.startAgent(node, pod, collectorAddress, [`cni-bench-agent-${node.index}`], extraArgs);
+      const monitoring = this.monitor ? monitorArgs(this.monitor) : [];
+      if (pod) this.startAgent(node, pod, collectorAddress, [`cni-bench-agent-${node.index}`, ...monitoring], extraArgs);
       if (second && node.index === 0) {
         this.startAgent(node, second, collectorAddress, [`cni-bench-agent-peer-${node.index}`, '--agent-name', `${node.name}-peer`, '--label', `${PEER_ROLE_LABEL}=peer`], extraArgs);
       }

@@ -2,10 +2,22 @@
 # Installs everything cni-bench needs on a fresh Debian machine (run as root):
 # the measurement and dataplane tools from Debian, Node 24 and the project's
 # packages from npm, then builds. Safe to run again.
+#
+#   --test   also what the test suite needs beyond the lab: the real Kubernetes
+#            control plane, kube-proxy, kwok, helm and promtool built with Go
+#            (scripts/build-control-plane.sh; cold about 25 min on 2 cores, warm
+#            seconds), and hadolint for the Dockerfile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+with_test_tools=false
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_test_tools=true ;;
+    *) echo "setup: unknown option '${arg}' (known: --test)" >&2; exit 2 ;;
+  esac
+done
 
-packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool procps util-linux git)
+packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool procps util-linux git openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -22,6 +34,12 @@ if command -v go >/dev/null; then
   bash scripts/build-go-tools.sh
 else
   echo "setup: 'go' is not on PATH: fortio is not built; fortio measurements will be skipped" >&2
+fi
+
+if "$with_test_tools"; then
+  command -v go >/dev/null || { echo "setup: --test needs 'go' on PATH to build the Kubernetes control plane" >&2; exit 1; }
+  bash scripts/build-control-plane.sh
+  bash scripts/install-hadolint.sh
 fi
 
 # npm 11 blocks dependency install scripts unless allowed; the project runs none it needs.

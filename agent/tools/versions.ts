@@ -12,7 +12,8 @@ export interface VersionProbe {
   parse(output: string): string;
 }
 
-function probe(tool: string, binary: string, args: string[], re: RegExp): VersionProbe {
+/** A probe that runs `binary args` and takes the version from the first group of `re`. */
+export function probe(tool: string, binary: string, args: string[], re: RegExp): VersionProbe {
   return {
     tool,
     binary,
@@ -31,7 +32,9 @@ export const versionProbes: readonly VersionProbe[] = [
   probe('sockperf', 'sockperf', ['--version'], /^sockperf, version (\d+\.\d+)/m),
   probe('fortio', 'fortio', ['version'], /^(\d+\.\d+\.\d+)/m),
   probe('netperf', 'netperf', ['-V'], /Netperf version (\d+\.\d+\.\d+)/),
-  probe('bpftool', 'bpftool', ['version'], /^bpftool v(\d+\.\d+\.\d+)/m),
+  // netserver answers -V with netperf's own line; the plan needs it by name on the server's node.
+  probe('netserver', 'netserver', ['-V'], /Netperf version (\d+\.\d+\.\d+)/),
+  probe('bpftool', 'bpftool', ['version'], /^(?:\S*\/)?bpftool v(\d+\.\d+\.\d+)/m),
   probe('iptables', 'iptables', ['--version'], /^iptables v(\d+\.\d+\.\d+)/m),
   probe('nft', 'nft', ['--version'], /^nftables v(\d+\.\d+\.\d+)/m),
   probe('conntrack', 'conntrack', ['--version'], /^conntrack v(\d+\.\d+\.\d+)/m),

@@ -20,7 +20,7 @@ export interface AgentEntry {
   send: ((m: CollectorMessage) => void) | undefined;
 }
 
-export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; registered: [agentId: string] }> {
+export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; registered: [agentId: string]; attached: [agentId: string]; detached: [agentId: string] }> {
   private readonly agents = new Map<string, AgentEntry>();
 
   constructor(
@@ -59,6 +59,7 @@ export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; regis
     a.lost = false;
     a.lastSeenMs = Date.now();
     this.updateGauges();
+    this.emit('attached', id);
     return a;
   }
 
@@ -69,6 +70,7 @@ export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; regis
     a.send = undefined;
     a.connected = false;
     this.updateGauges();
+    this.emit('detached', id);
   }
 
   touch(id: string, hb?: Heartbeat): void {

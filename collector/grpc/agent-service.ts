@@ -9,6 +9,7 @@ import {
   AgentServiceService,
   type AgentMessage,
   type CollectorMessage,
+  type MonitorReport,
   type RegisterRequest,
   type RegisterResponse,
 } from '../../gen/cnibench/v1/agent.js';
@@ -24,6 +25,8 @@ export interface AgentServiceDeps {
   heartbeatIntervalMs: number;
   /** Whether a run is executing in this collector; agents' jobs of other runs are cancelled. */
   isRunActive: (runId: string) => boolean;
+  /** Monitoring reports go to the monitor coordinator; they are acknowledged, not stored. */
+  onMonitorReport?: (agentId: string, report: MonitorReport) => void;
 }
 
 export class AgentServiceImpl {
@@ -76,7 +79,8 @@ export class AgentServiceImpl {
       const fresh = registry.accept(agentId, msg.seq);
       metrics.agentMessage(body.$case, !fresh);
       try {
-        if (fresh) tracker.onMessage(agentId, msg);
+        if (fresh && body.$case === 'monitorReport') this.deps.onMonitorReport?.(agentId, body.value);
+        else if (fresh) tracker.onMessage(agentId, msg);
       } catch (err) {
         // Not acknowledged: the agent keeps it and resends on its next session.
         log.error('cannot store agent message', { agent: agentId, seq: msg.seq, error: (err as Error).message });

@@ -27,7 +27,8 @@ function rate(name: MetricName, unit: string, higherIsBetter: boolean, perRound:
 /**
  * Latency percentiles in `unit` ('ms' or 'us'): from merged histograms when
  * every round has one, else the median of the percentiles each round's tool
- * printed (said in `source`), else nothing.
+ * printed (said in `source`), else nothing. A percentile above the highest one
+ * a round's tool printed is left out rather than extrapolated.
  */
 export function latencyMetrics(rounds: { histogram?: Histogram | undefined; latency?: Latency | undefined }[], unit: 'ms' | 'us'): Metric[] {
   const scale = unit === 'ms' ? 1e-3 : 1;
@@ -36,7 +37,11 @@ export function latencyMetrics(rounds: { histogram?: Histogram | undefined; late
   if (hs.length === rounds.length && hs.length > 0) {
     const merged = mergeHistograms(hs) as LatencyHistogram;
     const each = hs.map((h) => LatencyHistogram.fromProto(h));
+    // A tool that prints only some percentiles (netperf stops at p99) gives a histogram rebuilt from
+    // those points: above its highest printed percentile it only interpolates toward the max.
+    const resolved = Math.min(...rounds.map((r) => (r.latency?.percentiles.length ? Math.max(...r.latency.percentiles.map((x) => x.percentile)) : Infinity)));
     for (const [name, p] of PERCENTILES) {
+      if (p > resolved) continue;
       const perRound = each.map((h) => h.percentile(p) * scale);
       out.push({ name, unit, higherIsBetter: false, value: merged.percentile(p) * scale, perRound, summary: summarise(perRound), source: 'merged-histogram' });
     }

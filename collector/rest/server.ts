@@ -1,12 +1,15 @@
 /**
  * The REST API over RunsApi, plus /healthz and /metrics. Routing is a small
- * table; errors go through toWireStatus so REST and gRPC answer alike.
+ * table; errors go through toWireStatus so REST and gRPC answer alike. An
+ * optional auth check (rest/auth.ts) runs before routing.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { CniBenchError, ErrorCodes, toWireStatus } from '../../core/errors.js';
 import type { CollectorMetrics } from '../metrics.js';
 import { parseCompareQuery } from '../report/compare.js';
 import type { RunsApi } from '../runs/runs-api.js';
+import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
+import type { RestAuth } from './auth.js';
 
 const MAX_BODY = 1024 * 1024;
 
@@ -29,8 +32,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready: () => boolean): Server {
+export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready: () => boolean, auth?: RestAuth, monitor?: () => MonitorSnapshot): Server {
   const routes: [string, RegExp, Handler][] = [
+    ['GET', /^\/v1\/monitor$/, async () => ({ status: 200, body: monitor ? monitor() : { nodes: [], matrix: [] } })],
     ['GET', /^\/healthz$/, async () => ({ status: ready() ? 200 : 503, body: { status: ready() ? 'ok' : 'starting' } })],
     ['GET', /^\/metrics$/, async () => ({ status: 200, body: await metrics.registry.metrics(), contentType: metrics.registry.contentType })],
     ['GET', /^\/v1\/agents$/, async () => ({ status: 200, body: { agents: api.agents() } })],
@@ -57,6 +61,7 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
   ];
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://collector');
+    if (auth && !auth(req, res, url.pathname)) return;
     const send = (status: number, body: unknown, contentType = 'application/json'): void => {
       const text = typeof body === 'string' ? body : `${JSON.stringify(body)}\n`;
       res.writeHead(status, { 'content-type': contentType }).end(text);

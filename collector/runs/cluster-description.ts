@@ -20,6 +20,7 @@ export const DESCRIPTION_LABELS = {
 function detectedProxyMode(a: AgentEntry): string {
   const d = a.info.dataplane;
   if (!d) return 'unknown';
+  if (d.kubeProxyNftables) return 'nftables';
   if (d.kubeServices) return 'iptables';
   if (d.bpfMapCount > 0) return 'none (eBPF service handling?)';
   return 'unknown';

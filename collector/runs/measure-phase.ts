@@ -4,24 +4,31 @@
  * until it listens, runs an unrecorded warm-up, then the measured rounds with
  * a pause between them. Each round's clients start at a time set in advance,
  * and each round is bracketed by a cheap sample of the server's CPU, so the
- * server-saturation guard sees exactly the measured window.
+ * server-saturation guard sees exactly the measured window. A new Service whose
+ * frontend programs it later (a cluster's kube-proxy) is waited for on the
+ * client's node, by its samples, before anything is sent to it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { SERVER_PORTS } from '../../core/tools.js';
-import type { RunClient } from '../../gen/cnibench/v1/agent.js';
+import type { DataplaneSample, RunClient } from '../../gen/cnibench/v1/agent.js';
 import { JobState } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { JobTracker } from './job-tracker.js';
 import { clientAgentFor, type PlannedMeasurement, type RunPlan } from './plan.js';
 import type { JobSender, RunContext } from './run-context.js';
 import type { ServiceFrontend } from './service-frontend.js';
+import { aboveBaseline, checkSync } from './sync.js';
 
 const READY_TIMEOUT_MS = 20_000;
 /** Clients are told to start this far in the future so they begin together. */
 const START_LEAD_MS = 300;
 const RESULT_SLACK_MS = 45_000;
 const SERVER_SAMPLE_TIMEOUT_MS = 5_000;
+/** How long a new Service may take to appear in the client node's dataplane (kube-proxy syncs within seconds). */
+const SERVICE_SYNC_TIMEOUT_MS = 60_000;
+const SERVICE_SYNC_SAMPLE_TIMEOUT_MS = 15_000;
+const SERVICE_SYNC_POLL_PAUSE_MS = 200;
 
 export interface Placement {
   client: AgentEntry;
@@ -49,6 +56,8 @@ export interface Target {
   host: string;
   port: number;
   via: string;
+  /** A new Service of a frontend that programs later: from expose() until the client's node showed it. */
+  syncMs?: number;
 }
 
 export interface RoundRecord {
@@ -74,12 +83,39 @@ export class MeasurePhase {
     if (m.path === 'host-to-host' || m.path === 'pod-to-host') return { host: server.hostIp, port: ports.port, via: 'host IP' };
     if (m.path !== 'service') return { host: server.podIp, port: ports.port, via: 'pod IP' };
     if (!this.services) throw new CniBenchError(ErrorCodes.VALIDATION, `path 'service' needs a service frontend, and this collector has none`, { details: { field: 'path' } });
-    let svc = ctx.services.get(m.serverTool);
-    if (!svc) {
-      svc = await this.services.expose(serviceName(m.serverTool), ports.servicePort, [{ ip: server.podIp, port: ports.port }]);
-      ctx.services.set(m.serverTool, svc);
+    const via = `Service ${this.services.description}`;
+    const known = ctx.services.get(m.serverTool);
+    if (known) return { host: known.ip, port: known.port, via };
+    // The client node's count just before, so the wait below knows what "one more" is.
+    const before = this.services.programmedLater ? await this.sender.sampleOnce(ctx, place.client, SERVICE_SYNC_SAMPLE_TIMEOUT_MS).sample : undefined;
+    const svc = await this.services.expose(serviceName(m.serverTool), ports.servicePort, [{ ip: server.podIp, port: ports.port }]);
+    // Recorded before any wait, so cleanup removes it whatever happens next.
+    ctx.services.set(m.serverTool, svc);
+    if (!this.services.programmedLater) return { host: svc.ip, port: svc.port, via };
+    const syncMs = await this.untilProgrammed(ctx, place.client, before, `${svc.ip}:${svc.port}`);
+    return { host: svc.ip, port: svc.port, via, syncMs };
+  }
+
+  /**
+   * Samples the client's node until it shows one Service more than `before`
+   * (KUBE-SERVICES rules, or service-ips elements where kube-proxy runs in
+   * nftables mode), as a sweep step is checked; never a fixed sleep. Counts,
+   * not the ClusterIP itself: a sample carries no addresses, and a Service
+   * that other clients create or delete meanwhile can blur the count.
+   */
+  private async untilProgrammed(ctx: RunContext, client: AgentEntry, before: DataplaneSample | undefined, address: string): Promise<number> {
+    if (!before) throw new CniBenchError(ErrorCodes.TIMEOUT, `no dataplane sample from ${client.id} before exposing Service ${address}`);
+    const target = aboveBaseline({ kubeServicesRules: before.kubeServicesRules, ...(before.nftServiceIps !== undefined ? { nftServiceIps: before.nftServiceIps } : {}) }, 1);
+    const began = Date.now();
+    for (;;) {
+      if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for Service ${address} on ${client.id}`);
+      const check = checkSync(await this.sender.sampleOnce(ctx, client, SERVICE_SYNC_SAMPLE_TIMEOUT_MS).sample, target);
+      if (check.ok) return Date.now() - began;
+      if (Date.now() - began > SERVICE_SYNC_TIMEOUT_MS) {
+        throw new CniBenchError(ErrorCodes.TIMEOUT, `Service ${address} not in the dataplane of ${client.id} ${SERVICE_SYNC_TIMEOUT_MS / 1000} s after it was created (${check.why})`);
+      }
+      await sleep(SERVICE_SYNC_POLL_PAUSE_MS, undefined, { signal: ctx.signal }).catch(() => undefined);
     }
-    return { host: svc.ip, port: svc.port, via: `Service ${this.services.description}` };
   }
 
   /** Warm-up (unrecorded) then every round; returns what each round's brackets saw. */

@@ -17,8 +17,8 @@ import { phasesOf, type PhaseSpec } from './phases.js';
 import { planRun, type RunPlan } from './plan.js';
 import { JobSender, runAgents, type RunContext } from './run-context.js';
 import type { Scenario } from './scenario.js';
-import type { ServiceFrontend } from './service-frontend.js';
-import { checkSync, type SyncCheck } from './sync.js';
+import type { ServiceFrontend, SyncTarget } from './service-frontend.js';
+import { aboveBaseline, checkSync, type SyncCheck } from './sync.js';
 
 const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;
 /** A sample of a node with tens of thousands of rules takes seconds; polls for sync wait this long per sample. */
@@ -96,11 +96,17 @@ export class Orchestrator {
       if (scenario.sampleIntervalMs > 0) {
         for (const a of runAgents(plan)) this.sender.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
       }
+      const scaleSteps = phases.filter((p) => p.kind === 'scale');
+      const scaler = this.deps.services?.scale;
+      if (scaleSteps.length && scaler?.prepare) {
+        ctx.scaled = true;
+        await scaler.prepare(Math.max(...scaleSteps.map((p) => p.services)), scaleSteps[0]?.endpointsPerService ?? 1, runId);
+      }
       for (const [index, p] of phases.entries()) {
         if (signal.aborted) break;
         const ok = await this.phase(ctx, index, p).catch((err: unknown) => {
           const e = asCniBenchError(err);
-          if (e.code === ErrorCodes.CANCELLED || e.code === ErrorCodes.AGENT_LOST) throw e;
+          if (e.code === ErrorCodes.CANCELLED || e.code === ErrorCodes.AGENT_LOST || p.kind === 'scale') throw e;
           return false;
         });
         if (!ok) failed++;
@@ -177,7 +183,8 @@ export class Orchestrator {
       const cancelled = e.code === ErrorCodes.CANCELLED;
       store.upsertPhase({ ...base, state: cancelled ? 'cancelled' : 'failed', error: e.message, endedMs: Date.now() });
       if (!cancelled) log.warn('phase failed', { runId: ctx.runId, phase: index, error: e.message });
-      if (cancelled || e.code === ErrorCodes.AGENT_LOST) throw e;
+      // A step whose dataplane never caught up ends the sweep: measuring on top of it would be meaningless.
+      if (cancelled || e.code === ErrorCodes.AGENT_LOST || spec.kind === 'scale') throw e;
       return false;
     }
   }
@@ -191,12 +198,15 @@ export class Orchestrator {
     const scaler = this.deps.services?.scale;
     if (!scaler) throw new CniBenchError(ErrorCodes.VALIDATION, 'serviceScale: this collector cannot create Services', { details: { field: 'serviceScale' } });
     ctx.scaled = true;
-    const step = await scaler.setDummyServices(spec.services, spec.endpointsPerService);
-    const detail: Record<string, unknown> = { ...specDetail(spec), programmingMs: step.programmingMs, expect: step.expect };
+    const agents = this.deps.registry.available();
+    // A frontend that counts from the cluster's own Services needs each node's count before the first step.
+    ctx.scaleBaseline ??= await this.baselines(ctx, agents);
+    const step = await scaler.setDummyServices(spec.services, spec.endpointsPerService, ctx.runId);
+    const targetOf = (agentId: string) => (step.added === undefined ? step.expect : aboveBaseline(ctx.scaleBaseline?.get(agentId), step.added));
+    const detail: Record<string, unknown> = { ...specDetail(spec), programmingMs: step.programmingMs, expect: step.added === undefined ? step.expect : Object.fromEntries(agents.map((a) => [a.id, targetOf(a.id)])) };
     progress(detail);
     const syncBegan = Date.now();
     const deadline = syncBegan + spec.syncTimeoutMs;
-    const agents = this.deps.registry.available();
     let polls = 0;
     let pollMs = 0;
     let last: Record<string, SyncCheck> = {};
@@ -207,7 +217,7 @@ export class Orchestrator {
       const checks = await Promise.all(
         agents.map(async (a) => {
           const { sample } = this.sender.sampleOnce(ctx, a, SYNC_SAMPLE_TIMEOUT_MS);
-          return [a.id, checkSync(await untilAborted(sample, ctx.signal), step.expect)] as const;
+          return [a.id, checkSync(await untilAborted(sample, ctx.signal), targetOf(a.id))] as const;
         }),
       );
       last = Object.fromEntries(checks);
@@ -221,6 +231,19 @@ export class Orchestrator {
     }
     // syncMs includes the last poll: the time to take and ship one sample of every node (pollMs).
     return { ...detail, syncMs: Date.now() - syncBegan, syncPolls: polls, pollMs, nodes: last };
+  }
+
+  /** Each node's service-proxy counts before the sweep's first step. */
+  private async baselines(ctx: RunContext, agents: AgentEntry[]): Promise<Map<string, SyncTarget>> {
+    const out = new Map<string, SyncTarget>();
+    await Promise.all(
+      agents.map(async (a) => {
+        const s = await this.sender.sampleOnce(ctx, a, SYNC_SAMPLE_TIMEOUT_MS).sample;
+        if (!s) throw new CniBenchError(ErrorCodes.TIMEOUT, `no baseline dataplane sample from ${a.id} before the sweep`);
+        out.set(a.id, { kubeServicesRules: s.kubeServicesRules, ...(s.nftServiceIps !== undefined ? { nftServiceIps: s.nftServiceIps } : {}) });
+      }),
+    );
+    return out;
   }
 
   /**
@@ -251,7 +274,8 @@ export class Orchestrator {
       }
     }
     if (ctx.scaled) {
-      await this.deps.services?.scale?.setDummyServices(0, 1).catch((err: unknown) => this.deps.log.warn('cannot remove dummy services', { error: (err as Error).message }));
+      await this.deps.services?.scale?.setDummyServices(0, 1, ctx.runId).catch((err: unknown) => this.deps.log.warn('cannot remove dummy services', { error: (err as Error).message }));
+      await this.deps.services?.scale?.finish?.();
     }
     for (const [tool] of ctx.services) {
       await this.deps.services?.remove(serviceName(tool)).catch((err: unknown) => this.deps.log.warn('cannot remove service', { error: (err as Error).message }));

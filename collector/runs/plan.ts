@@ -6,7 +6,7 @@
  * the registry, so a refusal can be returned to the API caller.
  */
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { BUILTIN_TOOLS, PEER_ROLE_LABEL, SERVER_TOOL_OF } from '../../core/tools.js';
+import { BUILTIN_TOOLS, PEER_ROLE_LABEL, SERVER_DATA_PORTS, SERVER_TOOL_OF } from '../../core/tools.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { Scenario } from './scenario.js';
 
@@ -25,8 +25,12 @@ export interface RunPlan {
   skipped: { id: string; reason: string }[];
 }
 
+/** Modes of one binary that agents report once (fortio's TCP mode is the fortio binary). */
+const BINARY_OF: Readonly<Record<string, string>> = { 'fortio-tcp': 'fortio' };
+
 function hasTool(a: AgentEntry, tool: string): boolean {
-  return BUILTIN_TOOLS.has(tool) || a.info.tools.some((t) => t.name === tool);
+  const binary = BINARY_OF[tool] ?? tool;
+  return BUILTIN_TOOLS.has(tool) || a.info.tools.some((t) => t.name === binary);
 }
 
 export function isPeer(a: AgentEntry): boolean {
@@ -50,12 +54,28 @@ function firstShared(candidates: string[], client: AgentEntry, server: AgentEntr
   return candidates.find((t) => hasTool(client, t) && hasTool(server, SERVER_TOOL_OF[t] ?? t)) ?? (candidates[0] as string);
 }
 
+/** A server whose clients also open a data connection on a second port, which a one-port Service does not front. */
+function needsDataPort(clientTool: string): boolean {
+  return SERVER_DATA_PORTS[SERVER_TOOL_OF[clientTool] ?? clientTool] !== undefined;
+}
+
+/**
+ * TCP_RR/TCP_CRR tools, native first: netperf (the study's tool) where it can
+ * run the measurement (one connection, not through a Service), then sockperf
+ * (one connection) and fortio's TCP mode (TCP_RR only), then the built-in tcp-rr.
+ */
+function rrCandidates(m: Extract<ScenarioMeasurement, { kind: 'rr' }>): string[] {
+  const single = m.connections === 1;
+  const netperf = single && m.path !== 'service' ? ['netperf'] : [];
+  return m.mode === 'crr' ? [...netperf, 'tcp-rr'] : [...netperf, ...(single ? ['sockperf'] : []), 'fortio-tcp', 'tcp-rr'];
+}
+
 /** Client tool a measurement uses on these agents. */
 export function resolveClientTool(m: ScenarioMeasurement, client: AgentEntry, server: AgentEntry): string {
   if (m.tool !== 'auto') return m.tool;
   if (m.kind === 'throughput') return 'iperf3';
   if (m.kind === 'http') return m.qps > 0 ? 'fortio' : firstShared(['wrk', 'fortio'], client, server);
-  return m.mode === 'crr' ? 'tcp-rr' : firstShared(['sockperf', 'fortio-tcp', 'tcp-rr'], client, server);
+  return firstShared(rrCandidates(m), client, server);
 }
 
 /** Server tool a client tool talks to; HTTP clients take the scenario's server (auto: fortio's server where installed, else the built-in). */
@@ -111,6 +131,11 @@ function planMeasurement(m: ScenarioMeasurement, i: number, base: Omit<RunPlan, 
   }
   const tool = resolveClientTool(m, c, server);
   const serverTool = resolveServerTool(m, tool, server);
+  if (m.path === 'service' && needsDataPort(tool)) {
+    throw new CniBenchError(ErrorCodes.VALIDATION, `measurements[${i}].tool: '${tool}' opens a second (data) connection that a one-port Service does not front; use tcp-rr or sockperf on path 'service'`, {
+      details: { field: `measurements[${i}].tool`, tool },
+    });
+  }
   for (const [agent, t] of [[c, tool], [server, serverTool]] as const) {
     if (!hasTool(agent, t)) {
       throw new CniBenchError(ErrorCodes.TOOL_MISSING, `measurements[${i}]: tool '${t}' is not installed on node '${agent.id}'`, {

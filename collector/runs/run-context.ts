@@ -8,6 +8,7 @@ import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { JobMeta, JobTracker } from './job-tracker.js';
 import type { RunPlan } from './plan.js';
 import type { Scenario } from './scenario.js';
+import type { SyncTarget } from './service-frontend.js';
 
 export interface RunContext {
   runId: string;
@@ -22,6 +23,8 @@ export interface RunContext {
   jobSeq: number;
   /** A sweep put dummy Services in place; cleanup removes them. */
   scaled: boolean;
+  /** Each node's service-proxy counts before the sweep's first step (frontends with relative targets). */
+  scaleBaseline?: Map<string, SyncTarget>;
 }
 
 export class JobSender {

@@ -47,7 +47,7 @@ const http = z.strictObject({
 const rr = z.strictObject({
   ...common,
   kind: z.literal('rr'),
-  tool: z.enum(['auto', 'sockperf', 'fortio-tcp', 'tcp-rr']).default('auto'),
+  tool: z.enum(['auto', 'netperf', 'sockperf', 'fortio-tcp', 'tcp-rr']).default('auto'),
   /** rr: TCP_RR (one connection, transactions back to back); crr: TCP_CRR (a new connection per transaction). */
   mode: z.enum(['rr', 'crr']).default('rr'),
   connections: z.number().int().min(1).max(1024).default(1),
@@ -135,7 +135,9 @@ function refineMeasurement(m: z.output<typeof measurement>, at: (field: string, 
   if (m.kind === 'http' && m.qps > 0 && m.tool === 'wrk') at('tool', 'wrk cannot hold a fixed rate: use fortio (or auto) with qps');
   if (m.kind === 'http' && m.qps === 0 && m.tool === 'http-open-loop') at('qps', 'http-open-loop sends at a fixed rate: set qps > 0');
   if (m.kind === 'http' && m.qps > 0 && m.qps < m.connections) at('qps', `must be at least connections (${m.connections}) so every connection sends`);
-  if (m.kind === 'rr' && m.mode === 'crr' && (m.tool === 'sockperf' || m.tool === 'fortio-tcp')) at('tool', `${m.tool} keeps one connection: TCP_CRR needs tcp-rr (or auto)`);
+  if (m.kind === 'rr' && m.mode === 'crr' && (m.tool === 'sockperf' || m.tool === 'fortio-tcp')) at('tool', `${m.tool} keeps one connection: TCP_CRR needs netperf or tcp-rr (or auto)`);
+  if (m.kind === 'rr' && (m.tool === 'netperf' || m.tool === 'sockperf') && m.connections > 1) at('connections', `${m.tool} runs one connection: use tcp-rr (or auto) for ${m.connections}`);
+  if (m.kind === 'rr' && m.tool === 'netperf' && m.path === 'service') at('tool', 'netperf needs a control and a data port, and a run Service exposes one: use sockperf, tcp-rr (or auto) through a Service');
 }
 
 export type ScenarioInput = z.input<typeof scenarioSchema>;

@@ -25,6 +25,13 @@ export interface ServiceFrontend {
   remove(name: string): Promise<void>;
   /** Present when the frontend can run a Service scale sweep. */
   readonly scale?: ServiceScaler;
+  /**
+   * True where a Service reaches the dataplane some time after expose()
+   * returns (a cluster's own service proxy programs it): a measurement through
+   * a new Service then waits until the client's node shows it. The lab
+   * programs its nodes before expose() returns.
+   */
+  readonly programmedLater?: boolean;
 }
 
 /**
@@ -43,9 +50,19 @@ export interface ScaleStep {
   /** Wall time of the batch that programmed this step (all nodes). */
   programmingMs: number;
   expect: SyncTarget;
+  /**
+   * Set where the frontend cannot know the absolute counts (a cluster has its
+   * own Services): the dummy Services above the sweep's start. The orchestrator
+   * adds this to each node's own baseline sample, in the mode the node shows.
+   */
+  added?: number;
 }
 
 export interface ServiceScaler {
   /** Adds or removes dummy Services (without selector, `endpointsPerService` fake endpoints each) so that exactly `count` exist. */
-  setDummyServices(count: number, endpointsPerService: number): Promise<ScaleStep>;
+  setDummyServices(count: number, endpointsPerService: number, runId?: string): Promise<ScaleStep>;
+  /** Before a sweep's first step: checks that its largest step fits (Cilium's LB map) and labels what follows with `runId`. */
+  prepare?(maxServices: number, endpointsPerService: number, runId: string): Promise<void>;
+  /** After the sweep: undoes what prepare changed. Never throws. */
+  finish?(): Promise<void>;
 }

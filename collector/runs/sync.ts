@@ -32,3 +32,12 @@ export function checkSync(sample: DataplaneSample | undefined, target: SyncTarge
   }
   return { ...base, ok: true, why: '' };
 }
+
+/**
+ * A node's target `added` Services above its baseline, in the mode the node
+ * shows: nftables when it has kube-proxy's service-ips map, else iptables.
+ */
+export function aboveBaseline(base: SyncTarget | undefined, added: number): SyncTarget {
+  if (base?.nftServiceIps !== undefined) return { nftServiceIps: base.nftServiceIps + added };
+  return { kubeServicesRules: (base?.kubeServicesRules ?? 0) + added };
+}

@@ -28,6 +28,7 @@ function load(): Doc[] {
 const fieldSamples: Record<string, string> = {
   'spec.nodeName': 'node-a',
   'metadata.name': 'cni-bench-agent-x1',
+  'metadata.namespace': 'cni-bench',
   'status.podIP': '10.0.0.5',
   'status.hostIP': '192.0.2.10',
 };
@@ -62,6 +63,8 @@ test('the collector Deployment configures the collector the way its config loade
   const port = (n: string): number => c.ports.find((p) => p.name === n)!.containerPort;
   assert.equal(port('grpc'), Number(config.grpcListen.split(':').at(-1)));
   assert.equal(port('http'), config.httpPort);
+  assert.ok(c.env.some((e) => e.name === COLLECTOR_ENV.namespace && e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace'), 'namespace from the downward API');
+  assert.equal(config.namespace, 'cni-bench');
   const svc = only(docs, 'Service', 'cni-bench-collector');
   const podLabels = only(docs, 'Deployment', 'cni-bench-collector').spec.template.metadata.labels as Record<string, string>;
   for (const [k, v] of Object.entries(svc.spec.selector as Record<string, string>)) assert.equal(podLabels[k], v, `Service selector ${k}`);

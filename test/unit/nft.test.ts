@@ -3,20 +3,24 @@ import { test } from 'node:test';
 import { parseNftRuleset, parseServiceIpsListing } from '../../agent/samplers/nft.js';
 import { fixture } from '../helpers/fixtures.js';
 
-// Expected counts follow from what was loaded (see test/fixtures/README.md): kube-proxy's base
-// objects (16 chains, 23 rules, 2 sets, 5 maps), default/web with 2 endpoints and 3 dummy Services
-// with 4 endpoints each: chains 16 + 4 service + (2 + 12) endpoint = 34; rules 23 + (2 + 2*2) + 3*(2 + 4*2) = 59.
+// Expected counts follow from what was loaded (see test/fixtures/README.md): the lab's kube-proxy
+// v1.37 base objects (15 chains, 22 rules, 3 sets, 5 maps), default/web with 2 endpoints and 3 dummy
+// Services with 4 endpoints each, one chain with one DNAT rule per Service (no per-endpoint chains):
+// chains 15 + 4 = 19; rules 22 + 4 = 26.
 test('nft -j list ruleset of the kube-proxy nftables layout: counts and the service-ips map', () => {
   const s = parseNftRuleset(fixture('nft-list-ruleset-kube-proxy.json'));
   assert.deepEqual(s.tables, [{ family: 'ip', name: 'kube-proxy' }]);
-  assert.equal(s.chains, 34);
-  assert.equal(s.rules, 59);
-  assert.deepEqual(s.rulesByTable, { 'ip kube-proxy': 59 });
+  assert.equal(s.chains, 19);
+  assert.equal(s.rules, 26);
+  assert.deepEqual(s.rulesByTable, { 'ip kube-proxy': 26 });
   assert.equal(s.serviceIps, 4);
   const byName = Object.fromEntries(s.sets.map((x) => [x.name, x]));
   assert.equal(byName['cluster-ips']?.elements, 4);
   assert.equal(byName['cluster-ips']?.kind, 'set');
   assert.equal(byName['nodeport-ips']?.elements, 1);
+  assert.equal(byName['hairpin-connections']?.elements, 0);
+  assert.equal(s.sets.filter((x) => x.kind === 'set').length, 3);
+  assert.equal(s.sets.filter((x) => x.kind === 'map').length, 5);
   assert.equal(byName['no-endpoint-services']?.elements, 0);
   assert.equal(byName['service-ips']?.kind, 'map');
 });

@@ -8,7 +8,7 @@ import { isCniBenchError } from '../../core/errors.js';
 import { JobState, type RegisterRequest } from '../../gen/cnibench/v1/agent.js';
 
 const req = (node: string, instanceId: string): RegisterRequest => ({
-  nodeName: node, podName: node, podIp: '198.18.16.10', hostIp: '', kernel: '6.1', agentVersion: '0', instanceId, tools: [], dataplane: undefined, labels: {}, agentName: '', cpus: 2,
+  nodeName: node, podName: node, podIp: '198.18.16.10', hostIp: '', kernel: '6.1', agentVersion: '0', instanceId, tools: [], dataplane: undefined, labels: {}, agentName: '', cpus: 2, monitor: undefined,
 });
 
 test('sequence numbers are deduplicated per agent instance and reset for a new instance', () => {

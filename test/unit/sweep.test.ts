@@ -6,7 +6,7 @@ import type { ReportRow } from '../../collector/report/report.js';
 import { buildSweep, compareSweeps, crossover } from '../../collector/report/sweep.js';
 import { phasesOf } from '../../collector/runs/phases.js';
 import { parseScenario } from '../../collector/runs/scenario.js';
-import { checkSync } from '../../collector/runs/sync.js';
+import { aboveBaseline, checkSync } from '../../collector/runs/sync.js';
 import type { PhaseRecord } from '../../collector/store/store.js';
 
 test("a sweep scenario gets the study's steps and RPS via Service at each step", () => {
@@ -106,6 +106,12 @@ test('sync: a node is caught up only when its sample shows the expected count an
   assert.equal(checkSync(s({ nftServiceIps: 10 }), { nftServiceIps: 10 }).ok, true);
   assert.match(checkSync(s({}), { nftServiceIps: 10 }).why, /service-ips has no map of 10/);
   assert.match(checkSync(undefined, { nftServiceIps: 1 }).why, /no sample/);
+});
+
+test('sync above a baseline: a cluster node must gain the step over its own count, in the mode it shows', () => {
+  assert.deepEqual(aboveBaseline({ kubeServicesRules: 57 }, 300), { kubeServicesRules: 357 });
+  assert.deepEqual(aboveBaseline({ kubeServicesRules: 3, nftServiceIps: 40 }, 300), { nftServiceIps: 340 });
+  assert.deepEqual(aboveBaseline(undefined, 10), { kubeServicesRules: 10 });
 });
 
 test('a sweep series takes the rate of a latency-headed row (TCP_CRR connections per second)', () => {

@@ -15,6 +15,8 @@ test('versions of the installed tools, from their real output', () => {
   assert.equal(probe('wrk').parse(fixture('version-wrk.txt')), '4.1.0');
   assert.equal(probe('sockperf').parse(fixture('version-sockperf.txt')), '3.7');
   assert.equal(probe('bpftool').parse(fixture('version-bpftool.txt')), '7.1.0');
+  // Run by full path (as discovery does), bpftool prints that path in its version line.
+  assert.equal(probe('bpftool').parse(fixture('version-bpftool-fullpath.txt')), '7.1.0');
   assert.equal(probe('iptables').parse(fixture('version-iptables-nft.txt')), '1.8.9');
   assert.equal(probe('nft').parse(fixture('version-nft.txt')), '1.0.6');
   assert.equal(probe('conntrack').parse(fixture('version-conntrack.txt')), '1.4.7');

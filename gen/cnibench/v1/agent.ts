@@ -106,6 +106,8 @@ export interface Dataplane {
   bpfMapCount: number;
   /** Why something could not be detected (missing binary, missing privilege). */
   notes: string[];
+  /** kube-proxy's nftables mode: the node has its `ip kube-proxy` table. */
+  kubeProxyNftables: boolean;
 }
 
 export interface RegisterRequest {
@@ -127,6 +129,8 @@ export interface RegisterRequest {
   agentName: string;
   /** CPUs this agent's load generators may use (its cgroup limit or nproc). */
   cpus: number;
+  /** Continuous monitoring; absent or disabled: the collector sends no plan. */
+  monitor: MonitorCapability | undefined;
 }
 
 export interface RegisterRequest_LabelsEntry {
@@ -150,6 +154,7 @@ export interface AgentMessage {
     | { $case: "jobEvent"; value: JobEvent }
     | { $case: "result"; value: JobResult }
     | { $case: "sample"; value: DataplaneSample }
+    | { $case: "monitorReport"; value: MonitorReport }
     | undefined;
 }
 
@@ -414,7 +419,9 @@ export interface ChainCounter {
 }
 
 export interface CollectorMessage {
-  body: { $case: "ack"; value: Ack } | { $case: "job"; value: Job } | undefined;
+  body: { $case: "ack"; value: Ack } | { $case: "job"; value: Job } | //
+  /** Replaces the agent's monitoring plan (agents with monitoring enabled only). */
+  { $case: "monitorPlan"; value: MonitorPlan } | undefined;
 }
 
 /** Cumulative: everything with seq <= this value is stored. */
@@ -501,6 +508,98 @@ export interface StopSampling {
 export interface Cancel {
   jobId: string;
   runId: string;
+}
+
+/** What an agent offers to continuous monitoring (agent/monitor/). */
+export interface MonitorCapability {
+  enabled: boolean;
+  /** Port of the probe responder in the agent's pod (TCP probes and HTTP). */
+  probePort: number;
+  /** Port of the responder in the node's host network namespace; 0 = none. */
+  hostProbePort: number;
+  /** Peers the agent asks to probe (CNI_BENCH_MONITOR_PEERS). */
+  peers: number;
+  intervalMs: number;
+}
+
+/**
+ * Whom an agent probes, chosen by the collector by consistent hashing over
+ * node names (collector/monitor/ring.ts). Each plan replaces the previous one.
+ */
+export interface MonitorPlan {
+  generation: number;
+  peers: MonitorPeer[];
+  /** The probe Service in front of every monitoring agent's responder; absent: no Service probe. */
+  service:
+    | ProbeService
+    | undefined;
+  /** A benchmark run uses this node: no probes from it and no dataplane reads. */
+  paused: boolean;
+  pauseReason: string;
+  /** Service probes pause while any run is active (the Service spans the run's nodes too). */
+  servicePaused: boolean;
+}
+
+export interface MonitorPeer {
+  nodeName: string;
+  podIp: string;
+  probePort: number;
+  hostIp: string;
+  /** 0: the peer has no responder in its host network namespace. */
+  hostProbePort: number;
+  /** A run uses the peer's node: skip it until a later plan says otherwise. */
+  paused: boolean;
+}
+
+export interface ProbeService {
+  name: string;
+  ip: string;
+  port: number;
+}
+
+/**
+ * One probe round's results and the node's dataplane state. Sent only while
+ * the session is open; the collector keeps the latest few in memory.
+ */
+export interface MonitorReport {
+  planGeneration: number;
+  timeMs: number;
+  intervalMs: number;
+  paused: boolean;
+  probes: ProbeOutcome[];
+  /** Latest dataplane read (chain counters left out); absent while paused or before the first read. */
+  dataplane: DataplaneSample | undefined;
+  bpfMaps: BpfMapState[];
+  /** Nodes that probed this node's pod responder in the last two intervals. */
+  incomingSources: string[];
+}
+
+export interface ProbeOutcome {
+  /** tcp-connect, tcp-rr (kept connection), host-tcp-connect, host-tcp-rr (pod to host), http-service. */
+  type: string;
+  /** The probed node; empty for http-service (see answered_by). */
+  targetNode: string;
+  ok: number;
+  failed: number;
+  /** Reason of the last failure (timeout, refused, unreachable, reset, wrong-node, bad-response, http-status, other). */
+  errorReason: string;
+  /** Latency of the successful probes, in microseconds. */
+  latency:
+    | Histogram
+    | undefined;
+  /** http-service: the nodes whose responders answered. */
+  answeredBy: string[];
+}
+
+/** BPF maps of one name (bpftool shows 15 characters), summed. */
+export interface BpfMapState {
+  name: string;
+  type: string;
+  maps: number;
+  maxEntries: number;
+  bytesMemlock: number;
+  /** Counted only where configured (Cilium's LB service map, CNI_BENCH_MONITOR_BPF_MAPS). */
+  entries?: number | undefined;
 }
 
 function createBaseToolInfo(): ToolInfo {
@@ -613,6 +712,7 @@ function createBaseDataplane(): Dataplane {
     bpfMaps: false,
     bpfMapCount: 0,
     notes: [],
+    kubeProxyNftables: false,
   };
 }
 
@@ -638,6 +738,9 @@ export const Dataplane: MessageFns<Dataplane> = {
     }
     for (const v of message.notes) {
       writer.uint32(58).string(v!);
+    }
+    if (message.kubeProxyNftables !== false) {
+      writer.uint32(64).bool(message.kubeProxyNftables);
     }
     return writer;
   },
@@ -711,6 +814,14 @@ export const Dataplane: MessageFns<Dataplane> = {
             message.notes.push(reader.string());
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.kubeProxyNftables = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -754,6 +865,11 @@ export const Dataplane: MessageFns<Dataplane> = {
       notes: globalThis.Array.isArray(object?.notes)
         ? object.notes.map((e: any) => globalThis.String(e))
         : [],
+      kubeProxyNftables: isSet(object.kubeProxyNftables)
+        ? globalThis.Boolean(object.kubeProxyNftables)
+        : isSet(object.kube_proxy_nftables)
+        ? globalThis.Boolean(object.kube_proxy_nftables)
+        : false,
     };
   },
 
@@ -780,6 +896,9 @@ export const Dataplane: MessageFns<Dataplane> = {
     if (message.notes?.length) {
       obj.notes = message.notes;
     }
+    if (message.kubeProxyNftables !== false) {
+      obj.kubeProxyNftables = message.kubeProxyNftables;
+    }
     return obj;
   },
 
@@ -795,6 +914,7 @@ export const Dataplane: MessageFns<Dataplane> = {
     message.bpfMaps = object.bpfMaps ?? false;
     message.bpfMapCount = object.bpfMapCount ?? 0;
     message.notes = object.notes?.map((e) => e) || [];
+    message.kubeProxyNftables = object.kubeProxyNftables ?? false;
     return message;
   },
 };
@@ -813,6 +933,7 @@ function createBaseRegisterRequest(): RegisterRequest {
     labels: {},
     agentName: "",
     cpus: 0,
+    monitor: undefined,
   };
 }
 
@@ -853,6 +974,9 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     }
     if (message.cpus !== 0) {
       writer.uint32(96).uint32(message.cpus);
+    }
+    if (message.monitor !== undefined) {
+      MonitorCapability.encode(message.monitor, writer.uint32(106).fork()).join();
     }
     return writer;
   },
@@ -969,6 +1093,14 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
             message.cpus = reader.uint32();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.monitor = MonitorCapability.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1038,6 +1170,7 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
         ? globalThis.String(object.agent_name)
         : "",
       cpus: isSet(object.cpus) ? globalThis.Number(object.cpus) : 0,
+      monitor: isSet(object.monitor) ? MonitorCapability.fromJSON(object.monitor) : undefined,
     };
   },
 
@@ -1085,6 +1218,9 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     if (message.cpus !== 0) {
       obj.cpus = Math.round(message.cpus);
     }
+    if (message.monitor !== undefined) {
+      obj.monitor = MonitorCapability.toJSON(message.monitor);
+    }
     return obj;
   },
 
@@ -1115,6 +1251,9 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     );
     message.agentName = object.agentName ?? "";
     message.cpus = object.cpus ?? 0;
+    message.monitor = (object.monitor !== undefined && object.monitor !== null)
+      ? MonitorCapability.fromPartial(object.monitor)
+      : undefined;
     return message;
   },
 };
@@ -1342,6 +1481,9 @@ export const AgentMessage: MessageFns<AgentMessage> = {
       case "sample":
         DataplaneSample.encode(message.body.value, writer.uint32(50).fork()).join();
         break;
+      case "monitorReport":
+        MonitorReport.encode(message.body.value, writer.uint32(58).fork()).join();
+        break;
     }
     return writer;
   },
@@ -1407,6 +1549,14 @@ export const AgentMessage: MessageFns<AgentMessage> = {
             message.body = { $case: "sample", value: DataplaneSample.decode(reader, reader.uint32()) };
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.body = { $case: "monitorReport", value: MonitorReport.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1434,6 +1584,10 @@ export const AgentMessage: MessageFns<AgentMessage> = {
         ? { $case: "result", value: JobResult.fromJSON(object.result) }
         : isSet(object.sample)
         ? { $case: "sample", value: DataplaneSample.fromJSON(object.sample) }
+        : isSet(object.monitorReport)
+        ? { $case: "monitorReport", value: MonitorReport.fromJSON(object.monitorReport) }
+        : isSet(object.monitor_report)
+        ? { $case: "monitorReport", value: MonitorReport.fromJSON(object.monitor_report) }
         : undefined,
     };
   },
@@ -1453,6 +1607,8 @@ export const AgentMessage: MessageFns<AgentMessage> = {
       obj.result = JobResult.toJSON(message.body.value);
     } else if (message.body?.$case === "sample") {
       obj.sample = DataplaneSample.toJSON(message.body.value);
+    } else if (message.body?.$case === "monitorReport") {
+      obj.monitorReport = MonitorReport.toJSON(message.body.value);
     }
     return obj;
   },
@@ -1491,6 +1647,12 @@ export const AgentMessage: MessageFns<AgentMessage> = {
       case "sample": {
         if (object.body?.value !== undefined && object.body?.value !== null) {
           message.body = { $case: "sample", value: DataplaneSample.fromPartial(object.body.value) };
+        }
+        break;
+      }
+      case "monitorReport": {
+        if (object.body?.value !== undefined && object.body?.value !== null) {
+          message.body = { $case: "monitorReport", value: MonitorReport.fromPartial(object.body.value) };
         }
         break;
       }
@@ -5083,6 +5245,9 @@ export const CollectorMessage: MessageFns<CollectorMessage> = {
       case "job":
         Job.encode(message.body.value, writer.uint32(18).fork()).join();
         break;
+      case "monitorPlan":
+        MonitorPlan.encode(message.body.value, writer.uint32(26).fork()).join();
+        break;
     }
     return writer;
   },
@@ -5116,6 +5281,14 @@ export const CollectorMessage: MessageFns<CollectorMessage> = {
             message.body = { $case: "job", value: Job.decode(reader, reader.uint32()) };
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.body = { $case: "monitorPlan", value: MonitorPlan.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5134,6 +5307,10 @@ export const CollectorMessage: MessageFns<CollectorMessage> = {
         ? { $case: "ack", value: Ack.fromJSON(object.ack) }
         : isSet(object.job)
         ? { $case: "job", value: Job.fromJSON(object.job) }
+        : isSet(object.monitorPlan)
+        ? { $case: "monitorPlan", value: MonitorPlan.fromJSON(object.monitorPlan) }
+        : isSet(object.monitor_plan)
+        ? { $case: "monitorPlan", value: MonitorPlan.fromJSON(object.monitor_plan) }
         : undefined,
     };
   },
@@ -5144,6 +5321,8 @@ export const CollectorMessage: MessageFns<CollectorMessage> = {
       obj.ack = Ack.toJSON(message.body.value);
     } else if (message.body?.$case === "job") {
       obj.job = Job.toJSON(message.body.value);
+    } else if (message.body?.$case === "monitorPlan") {
+      obj.monitorPlan = MonitorPlan.toJSON(message.body.value);
     }
     return obj;
   },
@@ -5163,6 +5342,12 @@ export const CollectorMessage: MessageFns<CollectorMessage> = {
       case "job": {
         if (object.body?.value !== undefined && object.body?.value !== null) {
           message.body = { $case: "job", value: Job.fromPartial(object.body.value) };
+        }
+        break;
+      }
+      case "monitorPlan": {
+        if (object.body?.value !== undefined && object.body?.value !== null) {
+          message.body = { $case: "monitorPlan", value: MonitorPlan.fromPartial(object.body.value) };
         }
         break;
       }
@@ -6499,6 +6684,1128 @@ export const Cancel: MessageFns<Cancel> = {
     const message = createBaseCancel();
     message.jobId = object.jobId ?? "";
     message.runId = object.runId ?? "";
+    return message;
+  },
+};
+
+function createBaseMonitorCapability(): MonitorCapability {
+  return { enabled: false, probePort: 0, hostProbePort: 0, peers: 0, intervalMs: 0 };
+}
+
+export const MonitorCapability: MessageFns<MonitorCapability> = {
+  encode(message: MonitorCapability, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.enabled !== false) {
+      writer.uint32(8).bool(message.enabled);
+    }
+    if (message.probePort !== 0) {
+      writer.uint32(16).uint32(message.probePort);
+    }
+    if (message.hostProbePort !== 0) {
+      writer.uint32(24).uint32(message.hostProbePort);
+    }
+    if (message.peers !== 0) {
+      writer.uint32(32).uint32(message.peers);
+    }
+    if (message.intervalMs !== 0) {
+      writer.uint32(40).uint32(message.intervalMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MonitorCapability {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMonitorCapability();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.probePort = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.hostProbePort = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.peers = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.intervalMs = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MonitorCapability {
+    return {
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      probePort: isSet(object.probePort)
+        ? globalThis.Number(object.probePort)
+        : isSet(object.probe_port)
+        ? globalThis.Number(object.probe_port)
+        : 0,
+      hostProbePort: isSet(object.hostProbePort)
+        ? globalThis.Number(object.hostProbePort)
+        : isSet(object.host_probe_port)
+        ? globalThis.Number(object.host_probe_port)
+        : 0,
+      peers: isSet(object.peers) ? globalThis.Number(object.peers) : 0,
+      intervalMs: isSet(object.intervalMs)
+        ? globalThis.Number(object.intervalMs)
+        : isSet(object.interval_ms)
+        ? globalThis.Number(object.interval_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: MonitorCapability): unknown {
+    const obj: any = {};
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.probePort !== 0) {
+      obj.probePort = Math.round(message.probePort);
+    }
+    if (message.hostProbePort !== 0) {
+      obj.hostProbePort = Math.round(message.hostProbePort);
+    }
+    if (message.peers !== 0) {
+      obj.peers = Math.round(message.peers);
+    }
+    if (message.intervalMs !== 0) {
+      obj.intervalMs = Math.round(message.intervalMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MonitorCapability>, I>>(base?: I): MonitorCapability {
+    return MonitorCapability.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MonitorCapability>, I>>(object: I): MonitorCapability {
+    const message = createBaseMonitorCapability();
+    message.enabled = object.enabled ?? false;
+    message.probePort = object.probePort ?? 0;
+    message.hostProbePort = object.hostProbePort ?? 0;
+    message.peers = object.peers ?? 0;
+    message.intervalMs = object.intervalMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseMonitorPlan(): MonitorPlan {
+  return { generation: 0, peers: [], service: undefined, paused: false, pauseReason: "", servicePaused: false };
+}
+
+export const MonitorPlan: MessageFns<MonitorPlan> = {
+  encode(message: MonitorPlan, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.generation !== 0) {
+      writer.uint32(8).uint64(message.generation);
+    }
+    for (const v of message.peers) {
+      MonitorPeer.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.service !== undefined) {
+      ProbeService.encode(message.service, writer.uint32(26).fork()).join();
+    }
+    if (message.paused !== false) {
+      writer.uint32(32).bool(message.paused);
+    }
+    if (message.pauseReason !== "") {
+      writer.uint32(42).string(message.pauseReason);
+    }
+    if (message.servicePaused !== false) {
+      writer.uint32(48).bool(message.servicePaused);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MonitorPlan {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMonitorPlan();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.generation = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.peers.push(MonitorPeer.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.service = ProbeService.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.pauseReason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.servicePaused = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MonitorPlan {
+    return {
+      generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
+      peers: globalThis.Array.isArray(object?.peers) ? object.peers.map((e: any) => MonitorPeer.fromJSON(e)) : [],
+      service: isSet(object.service) ? ProbeService.fromJSON(object.service) : undefined,
+      paused: isSet(object.paused) ? globalThis.Boolean(object.paused) : false,
+      pauseReason: isSet(object.pauseReason)
+        ? globalThis.String(object.pauseReason)
+        : isSet(object.pause_reason)
+        ? globalThis.String(object.pause_reason)
+        : "",
+      servicePaused: isSet(object.servicePaused)
+        ? globalThis.Boolean(object.servicePaused)
+        : isSet(object.service_paused)
+        ? globalThis.Boolean(object.service_paused)
+        : false,
+    };
+  },
+
+  toJSON(message: MonitorPlan): unknown {
+    const obj: any = {};
+    if (message.generation !== 0) {
+      obj.generation = Math.round(message.generation);
+    }
+    if (message.peers?.length) {
+      obj.peers = message.peers.map((e) => MonitorPeer.toJSON(e));
+    }
+    if (message.service !== undefined) {
+      obj.service = ProbeService.toJSON(message.service);
+    }
+    if (message.paused !== false) {
+      obj.paused = message.paused;
+    }
+    if (message.pauseReason !== "") {
+      obj.pauseReason = message.pauseReason;
+    }
+    if (message.servicePaused !== false) {
+      obj.servicePaused = message.servicePaused;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MonitorPlan>, I>>(base?: I): MonitorPlan {
+    return MonitorPlan.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MonitorPlan>, I>>(object: I): MonitorPlan {
+    const message = createBaseMonitorPlan();
+    message.generation = object.generation ?? 0;
+    message.peers = object.peers?.map((e) => MonitorPeer.fromPartial(e)) || [];
+    message.service = (object.service !== undefined && object.service !== null)
+      ? ProbeService.fromPartial(object.service)
+      : undefined;
+    message.paused = object.paused ?? false;
+    message.pauseReason = object.pauseReason ?? "";
+    message.servicePaused = object.servicePaused ?? false;
+    return message;
+  },
+};
+
+function createBaseMonitorPeer(): MonitorPeer {
+  return { nodeName: "", podIp: "", probePort: 0, hostIp: "", hostProbePort: 0, paused: false };
+}
+
+export const MonitorPeer: MessageFns<MonitorPeer> = {
+  encode(message: MonitorPeer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.nodeName !== "") {
+      writer.uint32(10).string(message.nodeName);
+    }
+    if (message.podIp !== "") {
+      writer.uint32(18).string(message.podIp);
+    }
+    if (message.probePort !== 0) {
+      writer.uint32(24).uint32(message.probePort);
+    }
+    if (message.hostIp !== "") {
+      writer.uint32(34).string(message.hostIp);
+    }
+    if (message.hostProbePort !== 0) {
+      writer.uint32(40).uint32(message.hostProbePort);
+    }
+    if (message.paused !== false) {
+      writer.uint32(48).bool(message.paused);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MonitorPeer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMonitorPeer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.nodeName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.podIp = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.probePort = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.hostIp = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.hostProbePort = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MonitorPeer {
+    return {
+      nodeName: isSet(object.nodeName)
+        ? globalThis.String(object.nodeName)
+        : isSet(object.node_name)
+        ? globalThis.String(object.node_name)
+        : "",
+      podIp: isSet(object.podIp)
+        ? globalThis.String(object.podIp)
+        : isSet(object.pod_ip)
+        ? globalThis.String(object.pod_ip)
+        : "",
+      probePort: isSet(object.probePort)
+        ? globalThis.Number(object.probePort)
+        : isSet(object.probe_port)
+        ? globalThis.Number(object.probe_port)
+        : 0,
+      hostIp: isSet(object.hostIp)
+        ? globalThis.String(object.hostIp)
+        : isSet(object.host_ip)
+        ? globalThis.String(object.host_ip)
+        : "",
+      hostProbePort: isSet(object.hostProbePort)
+        ? globalThis.Number(object.hostProbePort)
+        : isSet(object.host_probe_port)
+        ? globalThis.Number(object.host_probe_port)
+        : 0,
+      paused: isSet(object.paused) ? globalThis.Boolean(object.paused) : false,
+    };
+  },
+
+  toJSON(message: MonitorPeer): unknown {
+    const obj: any = {};
+    if (message.nodeName !== "") {
+      obj.nodeName = message.nodeName;
+    }
+    if (message.podIp !== "") {
+      obj.podIp = message.podIp;
+    }
+    if (message.probePort !== 0) {
+      obj.probePort = Math.round(message.probePort);
+    }
+    if (message.hostIp !== "") {
+      obj.hostIp = message.hostIp;
+    }
+    if (message.hostProbePort !== 0) {
+      obj.hostProbePort = Math.round(message.hostProbePort);
+    }
+    if (message.paused !== false) {
+      obj.paused = message.paused;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MonitorPeer>, I>>(base?: I): MonitorPeer {
+    return MonitorPeer.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MonitorPeer>, I>>(object: I): MonitorPeer {
+    const message = createBaseMonitorPeer();
+    message.nodeName = object.nodeName ?? "";
+    message.podIp = object.podIp ?? "";
+    message.probePort = object.probePort ?? 0;
+    message.hostIp = object.hostIp ?? "";
+    message.hostProbePort = object.hostProbePort ?? 0;
+    message.paused = object.paused ?? false;
+    return message;
+  },
+};
+
+function createBaseProbeService(): ProbeService {
+  return { name: "", ip: "", port: 0 };
+}
+
+export const ProbeService: MessageFns<ProbeService> = {
+  encode(message: ProbeService, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.ip !== "") {
+      writer.uint32(18).string(message.ip);
+    }
+    if (message.port !== 0) {
+      writer.uint32(24).uint32(message.port);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProbeService {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProbeService();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.ip = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.port = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProbeService {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      ip: isSet(object.ip) ? globalThis.String(object.ip) : "",
+      port: isSet(object.port) ? globalThis.Number(object.port) : 0,
+    };
+  },
+
+  toJSON(message: ProbeService): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.ip !== "") {
+      obj.ip = message.ip;
+    }
+    if (message.port !== 0) {
+      obj.port = Math.round(message.port);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProbeService>, I>>(base?: I): ProbeService {
+    return ProbeService.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProbeService>, I>>(object: I): ProbeService {
+    const message = createBaseProbeService();
+    message.name = object.name ?? "";
+    message.ip = object.ip ?? "";
+    message.port = object.port ?? 0;
+    return message;
+  },
+};
+
+function createBaseMonitorReport(): MonitorReport {
+  return {
+    planGeneration: 0,
+    timeMs: 0,
+    intervalMs: 0,
+    paused: false,
+    probes: [],
+    dataplane: undefined,
+    bpfMaps: [],
+    incomingSources: [],
+  };
+}
+
+export const MonitorReport: MessageFns<MonitorReport> = {
+  encode(message: MonitorReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.planGeneration !== 0) {
+      writer.uint32(8).uint64(message.planGeneration);
+    }
+    if (message.timeMs !== 0) {
+      writer.uint32(16).uint64(message.timeMs);
+    }
+    if (message.intervalMs !== 0) {
+      writer.uint32(24).uint32(message.intervalMs);
+    }
+    if (message.paused !== false) {
+      writer.uint32(32).bool(message.paused);
+    }
+    for (const v of message.probes) {
+      ProbeOutcome.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.dataplane !== undefined) {
+      DataplaneSample.encode(message.dataplane, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.bpfMaps) {
+      BpfMapState.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.incomingSources) {
+      writer.uint32(66).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MonitorReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMonitorReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.planGeneration = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.timeMs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.intervalMs = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.probes.push(ProbeOutcome.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.dataplane = DataplaneSample.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.bpfMaps.push(BpfMapState.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.incomingSources.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MonitorReport {
+    return {
+      planGeneration: isSet(object.planGeneration)
+        ? globalThis.Number(object.planGeneration)
+        : isSet(object.plan_generation)
+        ? globalThis.Number(object.plan_generation)
+        : 0,
+      timeMs: isSet(object.timeMs)
+        ? globalThis.Number(object.timeMs)
+        : isSet(object.time_ms)
+        ? globalThis.Number(object.time_ms)
+        : 0,
+      intervalMs: isSet(object.intervalMs)
+        ? globalThis.Number(object.intervalMs)
+        : isSet(object.interval_ms)
+        ? globalThis.Number(object.interval_ms)
+        : 0,
+      paused: isSet(object.paused) ? globalThis.Boolean(object.paused) : false,
+      probes: globalThis.Array.isArray(object?.probes) ? object.probes.map((e: any) => ProbeOutcome.fromJSON(e)) : [],
+      dataplane: isSet(object.dataplane) ? DataplaneSample.fromJSON(object.dataplane) : undefined,
+      bpfMaps: globalThis.Array.isArray(object?.bpfMaps)
+        ? object.bpfMaps.map((e: any) => BpfMapState.fromJSON(e))
+        : globalThis.Array.isArray(object?.bpf_maps)
+        ? object.bpf_maps.map((e: any) => BpfMapState.fromJSON(e))
+        : [],
+      incomingSources: globalThis.Array.isArray(object?.incomingSources)
+        ? object.incomingSources.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.incoming_sources)
+        ? object.incoming_sources.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: MonitorReport): unknown {
+    const obj: any = {};
+    if (message.planGeneration !== 0) {
+      obj.planGeneration = Math.round(message.planGeneration);
+    }
+    if (message.timeMs !== 0) {
+      obj.timeMs = Math.round(message.timeMs);
+    }
+    if (message.intervalMs !== 0) {
+      obj.intervalMs = Math.round(message.intervalMs);
+    }
+    if (message.paused !== false) {
+      obj.paused = message.paused;
+    }
+    if (message.probes?.length) {
+      obj.probes = message.probes.map((e) => ProbeOutcome.toJSON(e));
+    }
+    if (message.dataplane !== undefined) {
+      obj.dataplane = DataplaneSample.toJSON(message.dataplane);
+    }
+    if (message.bpfMaps?.length) {
+      obj.bpfMaps = message.bpfMaps.map((e) => BpfMapState.toJSON(e));
+    }
+    if (message.incomingSources?.length) {
+      obj.incomingSources = message.incomingSources;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MonitorReport>, I>>(base?: I): MonitorReport {
+    return MonitorReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MonitorReport>, I>>(object: I): MonitorReport {
+    const message = createBaseMonitorReport();
+    message.planGeneration = object.planGeneration ?? 0;
+    message.timeMs = object.timeMs ?? 0;
+    message.intervalMs = object.intervalMs ?? 0;
+    message.paused = object.paused ?? false;
+    message.probes = object.probes?.map((e) => ProbeOutcome.fromPartial(e)) || [];
+    message.dataplane = (object.dataplane !== undefined && object.dataplane !== null)
+      ? DataplaneSample.fromPartial(object.dataplane)
+      : undefined;
+    message.bpfMaps = object.bpfMaps?.map((e) => BpfMapState.fromPartial(e)) || [];
+    message.incomingSources = object.incomingSources?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseProbeOutcome(): ProbeOutcome {
+  return { type: "", targetNode: "", ok: 0, failed: 0, errorReason: "", latency: undefined, answeredBy: [] };
+}
+
+export const ProbeOutcome: MessageFns<ProbeOutcome> = {
+  encode(message: ProbeOutcome, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.targetNode !== "") {
+      writer.uint32(18).string(message.targetNode);
+    }
+    if (message.ok !== 0) {
+      writer.uint32(24).uint32(message.ok);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(32).uint32(message.failed);
+    }
+    if (message.errorReason !== "") {
+      writer.uint32(42).string(message.errorReason);
+    }
+    if (message.latency !== undefined) {
+      Histogram.encode(message.latency, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.answeredBy) {
+      writer.uint32(58).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProbeOutcome {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProbeOutcome();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.targetNode = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.ok = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.failed = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorReason = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.latency = Histogram.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.answeredBy.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProbeOutcome {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      targetNode: isSet(object.targetNode)
+        ? globalThis.String(object.targetNode)
+        : isSet(object.target_node)
+        ? globalThis.String(object.target_node)
+        : "",
+      ok: isSet(object.ok) ? globalThis.Number(object.ok) : 0,
+      failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
+      errorReason: isSet(object.errorReason)
+        ? globalThis.String(object.errorReason)
+        : isSet(object.error_reason)
+        ? globalThis.String(object.error_reason)
+        : "",
+      latency: isSet(object.latency) ? Histogram.fromJSON(object.latency) : undefined,
+      answeredBy: globalThis.Array.isArray(object?.answeredBy)
+        ? object.answeredBy.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.answered_by)
+        ? object.answered_by.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ProbeOutcome): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.targetNode !== "") {
+      obj.targetNode = message.targetNode;
+    }
+    if (message.ok !== 0) {
+      obj.ok = Math.round(message.ok);
+    }
+    if (message.failed !== 0) {
+      obj.failed = Math.round(message.failed);
+    }
+    if (message.errorReason !== "") {
+      obj.errorReason = message.errorReason;
+    }
+    if (message.latency !== undefined) {
+      obj.latency = Histogram.toJSON(message.latency);
+    }
+    if (message.answeredBy?.length) {
+      obj.answeredBy = message.answeredBy;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProbeOutcome>, I>>(base?: I): ProbeOutcome {
+    return ProbeOutcome.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProbeOutcome>, I>>(object: I): ProbeOutcome {
+    const message = createBaseProbeOutcome();
+    message.type = object.type ?? "";
+    message.targetNode = object.targetNode ?? "";
+    message.ok = object.ok ?? 0;
+    message.failed = object.failed ?? 0;
+    message.errorReason = object.errorReason ?? "";
+    message.latency = (object.latency !== undefined && object.latency !== null)
+      ? Histogram.fromPartial(object.latency)
+      : undefined;
+    message.answeredBy = object.answeredBy?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseBpfMapState(): BpfMapState {
+  return { name: "", type: "", maps: 0, maxEntries: 0, bytesMemlock: 0, entries: undefined };
+}
+
+export const BpfMapState: MessageFns<BpfMapState> = {
+  encode(message: BpfMapState, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.type !== "") {
+      writer.uint32(18).string(message.type);
+    }
+    if (message.maps !== 0) {
+      writer.uint32(24).uint32(message.maps);
+    }
+    if (message.maxEntries !== 0) {
+      writer.uint32(32).uint64(message.maxEntries);
+    }
+    if (message.bytesMemlock !== 0) {
+      writer.uint32(40).uint64(message.bytesMemlock);
+    }
+    if (message.entries !== undefined) {
+      writer.uint32(48).uint64(message.entries);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BpfMapState {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBpfMapState();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maps = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.maxEntries = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.bytesMemlock = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.entries = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BpfMapState {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      maps: isSet(object.maps) ? globalThis.Number(object.maps) : 0,
+      maxEntries: isSet(object.maxEntries)
+        ? globalThis.Number(object.maxEntries)
+        : isSet(object.max_entries)
+        ? globalThis.Number(object.max_entries)
+        : 0,
+      bytesMemlock: isSet(object.bytesMemlock)
+        ? globalThis.Number(object.bytesMemlock)
+        : isSet(object.bytes_memlock)
+        ? globalThis.Number(object.bytes_memlock)
+        : 0,
+      entries: isSet(object.entries) ? globalThis.Number(object.entries) : undefined,
+    };
+  },
+
+  toJSON(message: BpfMapState): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.maps !== 0) {
+      obj.maps = Math.round(message.maps);
+    }
+    if (message.maxEntries !== 0) {
+      obj.maxEntries = Math.round(message.maxEntries);
+    }
+    if (message.bytesMemlock !== 0) {
+      obj.bytesMemlock = Math.round(message.bytesMemlock);
+    }
+    if (message.entries !== undefined) {
+      obj.entries = Math.round(message.entries);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BpfMapState>, I>>(base?: I): BpfMapState {
+    return BpfMapState.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BpfMapState>, I>>(object: I): BpfMapState {
+    const message = createBaseBpfMapState();
+    message.name = object.name ?? "";
+    message.type = object.type ?? "";
+    message.maps = object.maps ?? 0;
+    message.maxEntries = object.maxEntries ?? 0;
+    message.bytesMemlock = object.bytesMemlock ?? 0;
+    message.entries = object.entries ?? undefined;
     return message;
   },
 };

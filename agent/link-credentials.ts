@@ -1,0 +1,28 @@
+/**
+ * The agent link's transport security, built once at start-up from config:
+ * TLS verified against the configured CA when one is set (with a client
+ * certificate for mTLS, and a server-name override when the address is not the
+ * name in the collector's certificate), plaintext otherwise. Files are read
+ * here so a bad mount stops the agent naming the field.
+ */
+import { credentials, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
+import { readConfigFile, type AgentConfig } from './config.js';
+
+export interface LinkTransport {
+  credentials: ChannelCredentials;
+  /** Channel options the transport needs (the server-name override). */
+  options: ChannelOptions;
+  mode: 'insecure' | 'tls' | 'mtls';
+}
+
+export function linkCredentials(config: Pick<AgentConfig, 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile' | 'tlsServerName'>): LinkTransport {
+  if (!config.tlsCaFile) return { credentials: credentials.createInsecure(), options: {}, mode: 'insecure' };
+  const ca = readConfigFile('tlsCaFile', config.tlsCaFile);
+  const cert = config.tlsCertFile ? readConfigFile('tlsCertFile', config.tlsCertFile) : null;
+  const key = config.tlsKeyFile ? readConfigFile('tlsKeyFile', config.tlsKeyFile) : null;
+  return {
+    credentials: credentials.createSsl(ca, key, cert),
+    options: config.tlsServerName ? { 'grpc.ssl_target_name_override': config.tlsServerName } : {},
+    mode: cert ? 'mtls' : 'tls',
+  };
+}

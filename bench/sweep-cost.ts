@@ -1,0 +1,84 @@
+/**
+ * What a Service scale sweep costs the machine, measured, printed, never
+ * asserted: per kube-proxy mode, the wall time to program N Services x E
+ * endpoints into a one-node lab in one step (target 10 s at 30,000 x 4), and
+ * the CPU the agent's dataplane sampler costs at 1 Hz on that node (target 5
+ * millicores), counting the tools it runs (iptables-save, nft, conntrack, ...)
+ * as well as itself.
+ *
+ *   npm run bench:sweep-cost -- [--services 30000] [--endpoints 4] [--sample-seconds 30] [--modes iptables,nftables]
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { DataplaneSampler } from '../agent/samplers/dataplane-sampler.js';
+import { createLogger } from '../core/log.js';
+import { Lab } from '../lab/lab.js';
+import type { ProxyMode } from '../lab/proxy.js';
+
+const { values } = parseArgs({
+  options: {
+    services: { type: 'string', default: '30000' },
+    endpoints: { type: 'string', default: '4' },
+    'sample-seconds': { type: 'string', default: '30' },
+    modes: { type: 'string', default: 'iptables,nftables' },
+  },
+});
+const services = Number(values.services);
+const endpoints = Number(values.endpoints);
+const sampleSeconds = Number(values['sample-seconds']);
+const modes = (values.modes ?? '').split(',') as ProxyMode[];
+const log = createLogger({ component: 'bench' }, 'warn');
+
+/**
+ * User+system CPU seconds of this process plus its waited-for children (the
+ * tools the sampler runs): /proc/self/stat utime, stime, cutime, cstime, in
+ * clock ticks (100 per second on Linux).
+ */
+function cpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+}
+
+/** Samples at 1 Hz for `seconds` and returns the CPU it cost (millicores) and how many samples fit. */
+async function samplerCost(sampler: DataplaneSampler, seconds: number): Promise<{ millicores: number; samples: number }> {
+  const began = Date.now();
+  const cpuBefore = cpuSeconds();
+  let samples = 0;
+  while (Date.now() - began < seconds * 1000) {
+    const tick = Date.now();
+    await sampler.sample();
+    samples++;
+    await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - tick))));
+  }
+  return { millicores: ((cpuSeconds() - cpuBefore) / ((Date.now() - began) / 1000)) * 1000, samples };
+}
+
+const rows: string[] = [];
+for (const mode of modes) {
+  const lab = await Lab.create({ nodes: 1, log, proxy: { mode, iptablesBackend: 'legacy' } });
+  try {
+    const node = lab.plan.nodes[0];
+    if (!node) throw new Error('lab has no node');
+    const sampler = new DataplaneSampler({ hostNetns: `/run/netns/${node.ns}` });
+    const idle = await samplerCost(sampler, sampleSeconds);
+    const step = await lab.services.scale?.setDummyServices(services, endpoints);
+    if (!step) throw new Error('lab has no scaler');
+    const first = await sampler.sample();
+    const loaded = await samplerCost(sampler, sampleSeconds);
+    rows.push(
+      `| ${mode} | ${services.toLocaleString('en-US')} x ${endpoints} | ${(step.programmingMs / 1000).toFixed(1)} s | ${first.kubeServicesRules.toLocaleString('en-US')} | ${first.nftServiceIps ?? '-'} | ${idle.millicores.toFixed(1)} mcores (${idle.samples} samples) | ${loaded.millicores.toFixed(1)} mcores (${loaded.samples} samples) |`,
+    );
+  } finally {
+    await lab.destroy();
+  }
+}
+process.stdout.write(
+  [
+    `sweep cost on this machine (${new Date().toISOString()}); targets: programming <= 10 s, sampler <= 5 mcores at 1 Hz`,
+    '| mode | services x endpoints | programming (one step) | KUBE-SERVICES rules | service-ips elements | sampler at 1 Hz, no Services | sampler at 1 Hz, with them |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+  ].join('\n'),
+);

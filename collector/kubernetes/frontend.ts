@@ -1,0 +1,162 @@
+/**
+ * The collector's service frontend in a cluster: the run's "via ClusterIP
+ * Service" path is a selector-less Service plus an EndpointSlice pointing at the
+ * server agent, in the collector's namespace; a scale sweep's dummy Services
+ * and their EndpointSlices go into the dedicated sweep namespace. Every object
+ * is labelled with the run's ID; every call goes through the Pacer (bounded
+ * parallelism, QPS and burst, backoff on 429/5xx). What a crashed collector
+ * left is removed at start-up (one collector per cluster: its Deployment uses
+ * the Recreate strategy).
+ */
+import { CoreV1Api, DiscoveryV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import type { ClusterDescription } from '../report/metrics-model.js';
+import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler } from '../runs/service-frontend.js';
+import { CiliumConfig } from './cilium-config.js';
+import { ALL_MANAGED, dummyPair, runSelector, servicePair, type ServicePair } from './objects.js';
+import { DEFAULT_PACER, Pacer, statusOf, type PacerOptions } from './pacer.js';
+
+export interface KubernetesFrontendOptions {
+  /** The collector's own namespace (the run's fronting Services). */
+  namespace: string;
+  /** Where a sweep's dummy Services go (created by the chart with its Role). */
+  sweepNamespace: string;
+  pacer?: PacerOptions;
+  /** May the collector raise Cilium's bpf-lb-map-max (and revert it)? */
+  allowCiliumConfigChange?: boolean;
+  ciliumNamespace?: string;
+  log: Logger;
+}
+
+export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler {
+  readonly description = 'Kubernetes Services and EndpointSlices';
+  readonly scale = this;
+  /** The cluster's service proxy programs what the apiserver accepted on its own schedule. */
+  readonly programmedLater = true;
+  cluster: Partial<ClusterDescription> = {};
+  readonly pacer: Pacer;
+  private readonly core: CoreV1Api;
+  private readonly discovery: DiscoveryV1Api;
+  private readonly cilium: CiliumConfig;
+  private dummies = 0;
+  private dummyEndpoints = 0;
+  private runId = 'none';
+  /** Fronting Services by name, for remove(). */
+  private readonly own = new Set<string>();
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly opts: KubernetesFrontendOptions,
+  ) {
+    this.pacer = new Pacer(opts.pacer ?? DEFAULT_PACER);
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.discovery = kc.makeApiClient(DiscoveryV1Api);
+    this.cilium = new CiliumConfig(this.core, this.pacer, opts.ciliumNamespace ?? 'kube-system', opts.log);
+  }
+
+  /** Reads the cluster's version and removes what an earlier collector left behind. */
+  async init(): Promise<{ leftovers: number }> {
+    const v = await this.pacer.run('GET /version', () => this.kc.makeApiClient(VersionApi).getCode());
+    this.cluster = { kubernetesVersion: v.gitVersion };
+    const leftovers = (await this.removeBySelector(this.opts.namespace, ALL_MANAGED)) + (await this.removeBySelector(this.opts.sweepNamespace, ALL_MANAGED));
+    if (leftovers) this.opts.log.warn('removed objects an earlier collector left behind', { objects: leftovers });
+    return { leftovers };
+  }
+
+  async expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress> {
+    const pair = servicePair(this.opts.namespace, `cni-bench-${name}`, port, endpoints, this.runId, 'frontend');
+    const svc = await this.create(pair);
+    this.own.add(pair.service.metadata?.name ?? '');
+    const ip = svc.spec?.clusterIP;
+    if (!ip || ip === 'None') throw new CniBenchError(ErrorCodes.KUBERNETES, `service ${this.opts.namespace}/${pair.service.metadata?.name}: no ClusterIP allocated`);
+    return { ip, port };
+  }
+
+  async remove(name: string): Promise<void> {
+    const full = `cni-bench-${name}`;
+    this.own.delete(full);
+    await this.deletePair(this.opts.namespace, full);
+  }
+
+  async prepare(maxServices: number, endpointsPerService: number, runId: string): Promise<void> {
+    this.runId = runId;
+    await this.cilium.ensureFits(maxServices, endpointsPerService, this.opts.allowCiliumConfigChange ?? false);
+  }
+
+  async finish(): Promise<void> {
+    await this.cilium.revert();
+  }
+
+  /** Creates or deletes dummies so exactly `count` exist; `added` is what the dataplane must gain over its baseline. */
+  async setDummyServices(count: number, endpointsPerService: number, runId?: string): Promise<ScaleStep> {
+    if (runId) this.runId = runId;
+    const began = Date.now();
+    if (this.dummies > 0 && endpointsPerService !== this.dummyEndpoints) await this.resize(0, this.dummyEndpoints);
+    this.dummyEndpoints = endpointsPerService;
+    await this.resize(count, endpointsPerService);
+    return { services: count, programmingMs: Date.now() - began, expect: {}, added: count };
+  }
+
+  private async resize(count: number, endpoints: number): Promise<void> {
+    const ns = this.opts.sweepNamespace;
+    const from = this.dummies;
+    const indexes = count > from ? range(from, count) : range(count, from).reverse();
+    const results = await Promise.allSettled(
+      indexes.map((i) => (count > from ? this.create(dummyPair(ns, i, endpoints, this.runId)).then(() => undefined) : this.deletePair(ns, dummyPair(ns, i, endpoints, this.runId).service.metadata?.name ?? ''))),
+    );
+    // What really exists now: a failed create leaves a gap, so count the objects rather than trust the arithmetic.
+    const failed = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+    this.dummies = failed.length ? await this.countDummies() : count;
+    if (failed.length) throw new CniBenchError(ErrorCodes.KUBERNETES, `${failed.length} of ${indexes.length} dummy Service changes failed; first: ${(failed[0]?.reason as Error).message}`, { cause: failed[0]?.reason });
+  }
+
+  private async countDummies(): Promise<number> {
+    const list = await this.pacer.run('list dummy services', () => this.core.listNamespacedService({ namespace: this.opts.sweepNamespace, labelSelector: ALL_MANAGED }));
+    return list.items.length;
+  }
+
+  private async create(pair: ServicePair): Promise<NonNullable<Awaited<ReturnType<CoreV1Api['createNamespacedService']>>>> {
+    const namespace = pair.service.metadata?.namespace ?? '';
+    const name = pair.service.metadata?.name ?? '';
+    const svc = await this.pacer.run(`create service ${namespace}/${name}`, () => this.core.createNamespacedService({ namespace, body: pair.service }));
+    await this.pacer.run(`create endpointslice ${namespace}/${name}`, () => this.discovery.createNamespacedEndpointSlice({ namespace, body: pair.slice }));
+    return svc;
+  }
+
+  private async deletePair(namespace: string, name: string): Promise<void> {
+    await this.pacer.run(`delete service ${namespace}/${name}`, () => ignoreNotFound(this.core.deleteNamespacedService({ name, namespace })));
+    await this.pacer.run(`delete endpointslice ${namespace}/${name}`, () => ignoreNotFound(this.discovery.deleteNamespacedEndpointSlice({ name, namespace })));
+  }
+
+  /** Deletes every Service and EndpointSlice matching `selector` in `namespace`; returns how many objects went. */
+  async removeBySelector(namespace: string, selector: string): Promise<number> {
+    const services = await this.pacer.run(`list services ${namespace}`, () => this.core.listNamespacedService({ namespace, labelSelector: selector }));
+    const slices = await this.pacer.run(`list endpointslices ${namespace}`, () => this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: selector }));
+    await Promise.all(services.items.map((s) => this.pacer.run(`delete service ${namespace}/${s.metadata?.name}`, () => ignoreNotFound(this.core.deleteNamespacedService({ name: s.metadata?.name ?? '', namespace })))));
+    if (slices.items.length) await this.pacer.run(`delete endpointslices ${namespace}`, () => this.discovery.deleteCollectionNamespacedEndpointSlice({ namespace, labelSelector: selector }));
+    return services.items.length + slices.items.length;
+  }
+
+  /** Removes everything of one run (the orchestrator's cleanup does the same through remove/setDummyServices). */
+  async removeRun(runId: string): Promise<number> {
+    const sel = runSelector(runId);
+    const n = (await this.removeBySelector(this.opts.namespace, sel)) + (await this.removeBySelector(this.opts.sweepNamespace, sel));
+    this.dummies = 0;
+    this.own.clear();
+    return n;
+  }
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
+}
+
+async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (statusOf(err).status === 404) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Every Kubernetes API call the collector makes, as data: which verb on which
+ * resource in which namespace, and which chart toggle turns it off. The Helm
+ * chart's RBAC grants exactly these, and test/integration/k8s-chart.test.ts asks
+ * the real apiserver's authorizer about each one (and about what must stay
+ * refused). Keep this list in step with frontend.ts, inventory.ts and
+ * cilium-config.ts: a call missing here is a call the chart does not grant.
+ */
+
+/** Where a call goes: the collector's namespace, the sweep namespace, Cilium's namespace, or cluster-wide. */
+export type Scope = 'own' | 'sweep' | 'cilium' | 'cluster';
+
+export interface ApiCall {
+  verb: 'get' | 'list' | 'watch' | 'create' | 'delete' | 'deletecollection' | 'patch';
+  group: string;
+  resource: string;
+  scope: Scope;
+  name?: string;
+  /** The values toggle that removes the need (and the grant), when there is one. */
+  toggle?: 'rbac.scaleSweep.enabled' | 'rbac.ciliumConfig.read' | 'rbac.ciliumConfig.write' | 'rbac.networkPolicy.enabled';
+  /** Where in the collector it happens. */
+  by: string;
+}
+
+const call = (verb: ApiCall['verb'], group: string, resource: string, scope: Scope, by: string, extra: Partial<ApiCall> = {}): ApiCall => ({ verb, group, resource, scope, by, ...extra });
+
+export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
+  call('list', '', 'nodes', 'cluster', 'inventory: node summary and coverage'),
+  call('get', '', 'nodes', 'cluster', 'inventory'),
+  call('watch', '', 'nodes', 'cluster', 'inventory'),
+  call('list', '', 'pods', 'own', 'inventory: agent pods'),
+  call('watch', '', 'pods', 'own', 'inventory: agent pod informer'),
+  call('get', '', 'pods', 'own', 'inventory'),
+  ...(['own', 'sweep'] as const).flatMap((scope) => {
+    const toggle = scope === 'sweep' ? { toggle: 'rbac.scaleSweep.enabled' as const } : {};
+    const by = scope === 'own' ? 'frontend: the run\'s fronting Service' : 'frontend: scale sweep dummies';
+    return [
+      call('create', '', 'services', scope, by, toggle),
+      call('delete', '', 'services', scope, by, toggle),
+      call('list', '', 'services', scope, `${by} (cleanup by label)`, toggle),
+      call('create', 'discovery.k8s.io', 'endpointslices', scope, by, toggle),
+      call('delete', 'discovery.k8s.io', 'endpointslices', scope, by, toggle),
+      call('list', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),
+      call('deletecollection', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),
+    ];
+  }),
+  call('get', '', 'configmaps', 'cilium', 'cilium-config: bpf-lb-map-max preflight', { name: 'cilium-config', toggle: 'rbac.ciliumConfig.read' }),
+  call('patch', '', 'configmaps', 'cilium', 'cilium-config: raise and revert bpf-lb-map-max when allowed', { name: 'cilium-config', toggle: 'rbac.ciliumConfig.write' }),
+  call('create', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', { toggle: 'rbac.networkPolicy.enabled' }),
+  call('delete', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', { toggle: 'rbac.networkPolicy.enabled' }),
+  call('list', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario (cleanup)', { toggle: 'rbac.networkPolicy.enabled' }),
+]);

@@ -1,0 +1,218 @@
+/**
+ * The collector's cluster path against a real kube-apiserver (the harness),
+ * acting as the Helm chart's collector ServiceAccount with a token the
+ * apiserver issued, so every call passes the chart's real RBAC: a scale sweep's
+ * dummy Services and EndpointSlices are created, counted, resized and removed
+ * by label; what a crashed collector left is removed at start-up; the Cilium
+ * LB-map preflight refuses or (when allowed and permitted) raises and reverts;
+ * and the real collector process cleans up after a failed run and on SIGTERM.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { CoreV1Api, DiscoveryV1Api, RbacAuthorizationV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.js';
+import { ClusterInventory } from '../../collector/kubernetes/inventory.js';
+import { ALL_MANAGED, dummyPair } from '../../collector/kubernetes/objects.js';
+import { createLogger } from '../../core/log.js';
+import { createAll, ensureNamespace, kubeConfigFrom, renderChart, serviceAccountKubeconfig } from '../harness/apply.js';
+import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+
+const NS = 'cni-bench';
+const RELEASE = 'cni-bench-agent';
+const log = createLogger({ test: 'k8s-collector' }, 'warn');
+let cp: ControlPlane;
+let admin: KubeConfig;
+let saKubeconfig: string;
+let sweepNs: string;
+let rendered: KubernetesObject[];
+
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+
+before(async () => {
+  cp = await startControlPlane({});
+  admin = kubeConfigFrom(cp.adminKubeconfig);
+  await ensureNamespace(admin, NS);
+  rendered = renderChart(RELEASE, NS);
+  await createAll(admin, rendered.filter((o) => RBAC_KINDS.has(o.kind ?? '')));
+  const deployment = rendered.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
+  sweepNs = deployment.spec.template.spec.containers[0]?.env.find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')?.value ?? '';
+  assert.ok(sweepNs, 'the chart sets CNI_BENCH_SWEEP_NAMESPACE');
+  saKubeconfig = await serviceAccountKubeconfig(cp, NS, 'cni-bench-collector');
+});
+
+after(async () => {
+  await cp?.stop();
+});
+
+function frontend(allowCiliumConfigChange = false): KubernetesServiceFrontend {
+  return new KubernetesServiceFrontend(kubeConfigFrom(saKubeconfig), { namespace: NS, sweepNamespace: sweepNs, log, allowCiliumConfigChange });
+}
+
+async function counts(namespace: string, selector = ALL_MANAGED): Promise<{ services: number; slices: number }> {
+  const services = await admin.makeApiClient(CoreV1Api).listNamespacedService({ namespace, labelSelector: selector });
+  const slices = await admin.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace, labelSelector: selector });
+  return { services: services.items.length, slices: slices.items.length };
+}
+
+test('as the chart ServiceAccount: a sweep step is programmed, resized, and removed by run label', async () => {
+  const f = frontend();
+  await f.init();
+  assert.match(f.cluster.kubernetesVersion ?? '', /^v1\.\d+/);
+  const up = await f.setDummyServices(120, 4, 'run-a');
+  process.stdout.write(`# created 120 Services + 120 EndpointSlices in ${up.programmingMs} ms (${((240 / up.programmingMs) * 1000).toFixed(0)} objects/s, ${f.pacer.retries} retries)\n`);
+  assert.equal(up.added, 120);
+  assert.deepEqual(await counts(sweepNs, `${ALL_MANAGED},cni-bench.io/run-id=run-a`), { services: 120, slices: 120 });
+  const slice = await admin.makeApiClient(DiscoveryV1Api).readNamespacedEndpointSlice({ name: 'cni-bench-dummy-7', namespace: sweepNs });
+  assert.equal(slice.endpoints?.length, 4);
+  const svc = await admin.makeApiClient(CoreV1Api).readNamespacedService({ name: 'cni-bench-dummy-7', namespace: sweepNs });
+  assert.equal(svc.spec?.selector, undefined, 'dummy Services have no selector');
+  assert.ok(svc.spec?.clusterIP?.startsWith('198.19.'), `ClusterIP ${svc.spec?.clusterIP} from ${HARNESS_SERVICE_CIDR}`);
+
+  await f.setDummyServices(30, 4, 'run-a');
+  assert.deepEqual(await counts(sweepNs), { services: 30, slices: 30 });
+
+  const addr = await f.expose('wrk', 80, [{ ip: '198.18.16.10', port: 8080 }]);
+  assert.ok(addr.ip.startsWith('198.19.'));
+  assert.deepEqual(await counts(NS), { services: 1, slices: 1 });
+
+  assert.equal(await f.removeRun('run-a'), 62);
+  assert.deepEqual(await counts(sweepNs), { services: 0, slices: 0 });
+  assert.deepEqual(await counts(NS), { services: 0, slices: 0 });
+});
+
+test('start-up removes what a crashed collector left, and only that', async () => {
+  const core = admin.makeApiClient(CoreV1Api);
+  const discovery = admin.makeApiClient(DiscoveryV1Api);
+  for (let i = 0; i < 5; i++) {
+    const p = dummyPair(sweepNs, i, 2, 'crashed-run');
+    await core.createNamespacedService({ namespace: sweepNs, body: p.service });
+    await discovery.createNamespacedEndpointSlice({ namespace: sweepNs, body: p.slice });
+  }
+  await core.createNamespacedService({ namespace: NS, body: { metadata: { name: 'not-ours' }, spec: { ports: [{ port: 1 }] } } });
+  const { leftovers } = await frontend().init();
+  assert.equal(leftovers, 10);
+  assert.deepEqual(await counts(sweepNs), { services: 0, slices: 0 });
+  await core.readNamespacedService({ name: 'not-ours', namespace: NS });
+  await core.deleteNamespacedService({ name: 'not-ours', namespace: NS });
+});
+
+test('Cilium preflight: refuses with the exact fix; when allowed and permitted, raises bpf-lb-map-max and reverts it', async () => {
+  const core = admin.makeApiClient(CoreV1Api);
+  await core.createNamespacedConfigMap({ namespace: 'kube-system', body: { metadata: { name: 'cilium-config' }, data: { 'bpf-lb-map-max': '1000' } } });
+  try {
+    // 300 x (4 + 1) = 1500 entries > 1000.
+    await assert.rejects(frontend().prepare(300, 4, 'run-c'), (err: Error) => /need 1500 Cilium LB map entries and bpf-lb-map-max is 1000/.test(err.message) && /"bpf-lb-map-max":"2000"/.test(err.message));
+    await frontend().prepare(100, 4, 'run-c'); // 500 fits
+
+    // Allowed by config but the chart's default RBAC (rbac.ciliumConfig.write=false) says no: the apiserver refuses.
+    await assert.rejects(frontend(true).prepare(300, 4, 'run-c'), /patch configmap kube-system\/cilium-config: HTTP 403/);
+
+    // With write granted (the chart's rbac.ciliumConfig.write=true Role), it raises and reverts.
+    const writable = renderChart(RELEASE, NS, ['rbac.ciliumConfig.write=true']).find((o) => o.kind === 'Role' && o.metadata?.namespace === 'kube-system') as KubernetesObject & { rules: unknown[] };
+    await admin.makeApiClient(RbacAuthorizationV1Api).replaceNamespacedRole({ name: writable.metadata?.name ?? '', namespace: 'kube-system', body: writable as never });
+    const f = frontend(true);
+    await waitFor('the write permission to apply', async () => f.prepare(300, 4, 'run-c').then(() => true), 10_000, 250);
+    assert.equal((await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.['bpf-lb-map-max'], '2000');
+    await f.finish();
+    assert.equal((await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.['bpf-lb-map-max'], '1000');
+  } finally {
+    await core.deleteNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' });
+  }
+});
+
+test('the inventory lists nodes and watches agent pods: a node counts as covered once its agent pod runs', async () => {
+  const core = admin.makeApiClient(CoreV1Api);
+  const ready = (name: string, isReady: boolean) => ({
+    metadata: { name, labels: { 'node.kubernetes.io/instance-type': 'lab-2cpu' } },
+    status: { conditions: [{ type: 'Ready', status: isReady ? 'True' : 'False' }], nodeInfo: { kernelVersion: '6.1.0-test' } },
+  });
+  for (const [name, isReady] of [['inv-a', true], ['inv-b', true], ['inv-c', false]] as const) {
+    const node = await core.createNode({ body: { metadata: ready(name, isReady).metadata } });
+    await core.replaceNodeStatus({ name, body: { ...node, status: ready(name, isReady).status } as never });
+  }
+  const f = frontend();
+  const inventory = new ClusterInventory(kubeConfigFrom(saKubeconfig), f.pacer, NS, 'app.kubernetes.io/name=cni-bench-agent', log);
+  await inventory.start();
+  try {
+    assert.deepEqual(inventory.coverage().missing, ['inv-a', 'inv-b'], 'not-ready inv-c is not expected to have an agent');
+    assert.deepEqual(inventory.describe(), { nodeType: 'lab-2cpu' });
+    const pod = await core.createNamespacedPod({
+      namespace: NS,
+      body: { metadata: { name: 'agent-inv-a', labels: { 'app.kubernetes.io/name': 'cni-bench-agent' } }, spec: { nodeName: 'inv-a', serviceAccountName: 'cni-bench-agent', automountServiceAccountToken: false, containers: [{ name: 'agent', image: 'cni-bench:0.1.0' }] } },
+    });
+    await core.replaceNamespacedPodStatus({ name: 'agent-inv-a', namespace: NS, body: { ...pod, status: { phase: 'Running' } } as never });
+    await waitFor('the watch to see the running agent pod', () => (inventory.coverage().missing.join(',') === 'inv-b' ? true : undefined), 10_000, 100);
+    assert.equal(inventory.coverage().agentsRunning, 1);
+    await core.deleteNamespacedPod({ name: 'agent-inv-a', namespace: NS, gracePeriodSeconds: 0 });
+  } finally {
+    await inventory.stop();
+    for (const n of ['inv-a', 'inv-b', 'inv-c']) await core.deleteNode({ name: n });
+  }
+});
+
+/** The real collector process with the ServiceAccount kubeconfig, and two agents; returns them and the REST URL. */
+async function startCollectorProcess(): Promise<{ collector: Proc; agents: Proc[]; url: string }> {
+  const [grpcPort, httpPort] = await Promise.all([freePort(), freePort()]);
+  const collector = startNode(COLLECTOR_MAIN, [], {
+    CNI_BENCH_KUBERNETES: 'kubeconfig',
+    CNI_BENCH_KUBECONFIG: saKubeconfig,
+    CNI_BENCH_NAMESPACE: NS,
+    CNI_BENCH_SWEEP_NAMESPACE: sweepNs,
+    CNI_BENCH_GRPC_LISTEN: `127.0.0.1:${grpcPort}`,
+    CNI_BENCH_HTTP_HOST: '127.0.0.1',
+    CNI_BENCH_HTTP_PORT: String(httpPort),
+    CNI_BENCH_DB: ':memory:',
+  });
+  const url = `http://127.0.0.1:${httpPort}`;
+  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 20_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${collector.output()}`);
+  });
+  const agents = await Promise.all(
+    ['node-a', 'node-b'].map(async (n) => startNode(AGENT_MAIN, ['--collector', `127.0.0.1:${grpcPort}`, '--node-name', n, '--pod-ip', '127.0.0.1', '--health-port', String(await freePort())])),
+  );
+  await waitFor('two agents', async () => (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length === 2, 20_000);
+  return { collector, agents, url };
+}
+
+/**
+ * No kube-proxy watches this apiserver, so the dataplane never shows the dummy
+ * Services and the sweep waits at its first step: the window to interrupt it.
+ * The sweep starts at a step above 0, so nothing is ever sent to a ClusterIP.
+ */
+const SWEEP = { name: 'k8s sweep', serverNode: 'node-a', clientNode: 'node-b', durationSeconds: 1, warmupSeconds: 0, rounds: 1, sampleIntervalMs: 0 };
+
+test('the collector process: a sweep whose dataplane never syncs fails, and its objects are removed', async () => {
+  const { collector, agents, url } = await startCollectorProcess();
+  try {
+    const res = await getJson(`${url}/v1/runs`, { method: 'POST', body: JSON.stringify({ ...SWEEP, serviceScale: { steps: [40], endpointsPerService: 2, syncTimeoutSeconds: 3 } }) });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const run = await waitFor('the run to end', async () => {
+      const r = (await getJson(`${url}/v1/runs/${res.body.id}`)).body;
+      return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
+    }, 60_000, 250);
+    assert.equal(run.state, 'failed');
+    assert.match(run.reason, /dataplane not in sync 3 s after programming 40 Services/);
+    assert.match(run.reason, /KUBE-SERVICES has \d+ of \d+ rules/);
+    assert.deepEqual(await counts(sweepNs), { services: 0, slices: 0 });
+  } finally {
+    await Promise.all(agents.map((a) => stop(a)));
+    await stop(collector);
+  }
+});
+
+test('the collector process: SIGTERM in the middle of a sweep removes every object of the run', async () => {
+  const { collector, agents, url } = await startCollectorProcess();
+  try {
+    const res = await getJson(`${url}/v1/runs`, { method: 'POST', body: JSON.stringify({ ...SWEEP, serviceScale: { steps: [80], endpointsPerService: 2, syncTimeoutSeconds: 600 } }) });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    await waitFor('80 dummy Services in the apiserver', async () => (await counts(sweepNs, `${ALL_MANAGED},cni-bench.io/run-id=${res.body.id}`)).services === 80, 30_000, 200);
+    collector.child.kill('SIGTERM');
+    const code = await collector.exited;
+    assert.equal(code, 0, collector.output());
+    assert.deepEqual(await counts(sweepNs), { services: 0, slices: 0 });
+  } finally {
+    await Promise.all(agents.map((a) => stop(a)));
+    await stop(collector);
+  }
+});

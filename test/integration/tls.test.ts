@@ -1,0 +1,192 @@
+/**
+ * Transport security with real certificates: a CA, a server certificate
+ * (SAN 127.0.0.1 and localhost) and client certificates made with the openssl
+ * CLI; a real collector with TLS, then mutual TLS, on port 0; real agent
+ * processes that register over it; and clients the collector must refuse. Also
+ * the REST bearer token, with the probe and scrape endpoints left open.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { credentials, makeGenericClientConstructor, Metadata, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
+import { linkCredentials } from '../../agent/link-credentials.js';
+import { startCollector, type Collector } from '../../collector/collector.js';
+import { collectorConfig } from '../../collector/config.js';
+import { createLogger } from '../../core/log.js';
+import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'cnib-tls-'));
+const file = (name: string): string => join(dir, name);
+const TOKEN = 's3cret-token-for-tests';
+const log = createLogger({ test: 'tls' }, 'warn');
+const agents: Proc[] = [];
+
+function openssl(args: string[]): void {
+  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
+function makeCa(name: string): void {
+  openssl(['req', '-x509', ...EC, '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '1', '-subj', `/CN=${name}`,
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+}
+
+function makeLeaf(name: string, ca: string, ext: string): void {
+  openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
+  writeFileSync(file(`${name}.ext`), ext);
+  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', `${name}.ext`]);
+}
+
+before(() => {
+  makeCa('ca');
+  makeCa('other-ca');
+  makeLeaf('server', 'ca', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  makeLeaf('client', 'ca', 'extendedKeyUsage=clientAuth\n');
+  makeLeaf('stranger', 'other-ca', 'extendedKeyUsage=clientAuth\n');
+  writeFileSync(file('token'), `${TOKEN}\n`);
+});
+
+after(async () => {
+  await Promise.all(agents.map((a) => stop(a)));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function collectorWith(extra: Partial<Parameters<typeof collectorConfig>[0]>): Promise<Collector> {
+  return startCollector(
+    collectorConfig({ grpcListen: '127.0.0.1:0', httpHost: '127.0.0.1', httpPort: 0, dbPath: ':memory:', heartbeatIntervalMs: 500, livenessTimeoutMs: 3000, ...extra }),
+    log,
+  );
+}
+
+/** grpc.health.v1 Check over the given credentials: the status, or the error the channel gave. */
+async function healthCheck(address: string, creds: ChannelCredentials, options: ChannelOptions = {}): Promise<string | ServiceError> {
+  const Health = makeGenericClientConstructor(healthService, 'grpc.health.v1.Health');
+  const client = new Health(address, creds, options) as any;
+  try {
+    return await new Promise((resolve) =>
+      client.check({ service: '' }, new Metadata(), { deadline: Date.now() + 5000 }, (e: ServiceError | null, r: { status: string }) => resolve(e ?? r.status)),
+    );
+  } finally {
+    client.close();
+  }
+}
+
+function assertRefused(r: string | ServiceError, why: string): void {
+  assert.notEqual(r, 'SERVING', why);
+  assert.equal((r as ServiceError).code, 14, `${why}: ${(r as ServiceError).details}`);
+}
+
+async function startAgent(c: Collector, node: string, tlsArgs: string[]): Promise<Proc> {
+  const port = await freePort();
+  const p = startNode(AGENT_MAIN, ['--collector', c.grpcAddress, '--node-name', node, '--pod-ip', '127.0.0.1', '--health-port', String(port), ...tlsArgs]);
+  agents.push(p);
+  return p;
+}
+
+async function waitConnected(c: Collector, node: string, agent: Proc): Promise<void> {
+  await waitFor(`agent ${node} connected over TLS`, () => c.registry.list().some((a) => a.info.nodeName === node && a.connected), 20_000).catch((err: Error) => {
+    throw new Error(`${err.message}\nagent output:\n${agent.output()}`);
+  });
+}
+
+describe('gRPC over TLS with a bearer-token REST API', () => {
+  let c: Collector;
+  before(async () => {
+    c = await collectorWith({ tlsCertFile: file('server.crt'), tlsKeyFile: file('server.key'), restTokenFile: file('token') });
+  });
+  after(() => c.close());
+
+  test('an agent given the CA registers over TLS', async () => {
+    const agent = await startAgent(c, 'tls-a', ['--tls-ca-file', file('ca.crt')]);
+    await waitConnected(c, 'tls-a', agent);
+    const { status, body } = await getJson(`${c.httpUrl}/v1/agents`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(status, 200);
+    assert.ok(body.agents.some((a: any) => a.nodeName === 'tls-a' && a.connected), JSON.stringify(body));
+  });
+
+  test('a plaintext client, and a TLS client that does not trust the CA, are refused', async () => {
+    assertRefused(await healthCheck(c.grpcAddress, credentials.createInsecure()), 'plaintext');
+    assertRefused(await healthCheck(c.grpcAddress, credentials.createSsl(null)), 'system roots only');
+    const other = linkCredentials({ tlsCaFile: file('other-ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' });
+    assertRefused(await healthCheck(c.grpcAddress, other.credentials, other.options), 'wrong CA');
+    const ok = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' });
+    assert.equal(await healthCheck(c.grpcAddress, ok.credentials, ok.options), 'SERVING');
+  });
+
+  test('the server name override is what the certificate is checked against', async () => {
+    const asLocalhost = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: 'localhost' });
+    assert.equal(await healthCheck(c.grpcAddress, asLocalhost.credentials, asLocalhost.options), 'SERVING');
+    const wrong = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: 'collector.example' });
+    assertRefused(await healthCheck(c.grpcAddress, wrong.credentials, wrong.options), 'name not in the certificate');
+  });
+
+  test('/v1/* needs the bearer token: none or a wrong one gets 401, the right one 200', async () => {
+    const runs = `${c.httpUrl}/v1/runs`;
+    for (const [why, headers] of [
+      ['no token', {}],
+      ['wrong token', { authorization: 'Bearer not-the-token' }],
+      ['token as a prefix', { authorization: `Bearer ${TOKEN}x` }],
+      ['another scheme', { authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` }],
+    ] as [string, Record<string, string>][]) {
+      const r = await fetch(runs, { headers });
+      assert.equal(r.status, 401, why);
+      assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer\b/, why);
+      const body = (await r.json()) as { code: string; message: string };
+      assert.equal(body.code, 'E_UNAUTHENTICATED', why);
+    }
+    const ok = await getJson(runs, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(ok.body.runs, []);
+    // Routes are not revealed, and bodies not read, before authentication.
+    assert.equal((await getJson(`${c.httpUrl}/v1/nope`)).status, 401);
+    assert.equal((await getJson(runs, { method: 'POST', body: '{' })).status, 401);
+  });
+
+  test('/healthz and /metrics stay open for probes and scrapes', async () => {
+    const h = await getJson(`${c.httpUrl}/healthz`);
+    assert.equal(h.status, 200);
+    assert.equal(h.body.status, 'ok');
+    const m = await getJson(`${c.httpUrl}/metrics`);
+    assert.equal(m.status, 200);
+    assert.match(m.body as string, /^cni_bench_agents_connected /m);
+  });
+});
+
+describe('gRPC over mutual TLS', () => {
+  let c: Collector;
+  before(async () => {
+    c = await collectorWith({ tlsCertFile: file('server.crt'), tlsKeyFile: file('server.key'), tlsCaFile: file('ca.crt') });
+  });
+  after(() => c.close());
+
+  test('an agent with a certificate the CA signed registers', async () => {
+    const agent = await startAgent(c, 'mtls-a', ['--tls-ca-file', file('ca.crt'), '--tls-cert-file', file('client.crt'), '--tls-key-file', file('client.key'), '--tls-server-name', 'localhost']);
+    await waitConnected(c, 'mtls-a', agent);
+  });
+
+  test('a client without a certificate, or with one from another CA, is refused', async () => {
+    const noCert = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' });
+    assertRefused(await healthCheck(c.grpcAddress, noCert.credentials, noCert.options), 'no client certificate');
+    const stranger = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: file('stranger.crt'), tlsKeyFile: file('stranger.key'), tlsServerName: '' });
+    assertRefused(await healthCheck(c.grpcAddress, stranger.credentials, stranger.options), 'client certificate from another CA');
+    assertRefused(await healthCheck(c.grpcAddress, credentials.createInsecure()), 'plaintext');
+    const ok = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: file('client.crt'), tlsKeyFile: file('client.key'), tlsServerName: '' });
+    assert.equal(await healthCheck(c.grpcAddress, ok.credentials, ok.options), 'SERVING');
+  });
+});
+
+test('a collector whose TLS or token file cannot be read does not start, and says which field and path', async () => {
+  const missing = file('absent.pem');
+  await assert.rejects(collectorWith({ tlsCertFile: missing, tlsKeyFile: file('server.key') }), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'E_VALIDATION');
+    assert.ok(err.message.includes(`tlsCertFile: cannot read '${missing}'`), err.message);
+    return true;
+  });
+  writeFileSync(file('empty-token'), '\n');
+  await assert.rejects(collectorWith({ restTokenFile: file('empty-token') }), /restTokenFile: '.*empty-token' is empty/);
+});
