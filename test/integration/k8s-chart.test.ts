@@ -40,7 +40,7 @@ let nodes: string[];
  * CRDs for the optional kinds the chart renders (ServiceMonitor, PodMonitor,
  * cert-manager Issuer and Certificate), registered in the real apiserver so a
  * dry run can resolve them. Their schemas are permissive (we do not vendor the
- * operators' CRDs), so for these four kinds the dry run checks group, version,
+ * operators' CRDs), so for these kinds the dry run checks group, version,
  * kind, metadata and namespacing, not their spec fields.
  */
 function permissiveCrd(group: string, kind: string, plural: string): KubernetesObject {
@@ -64,6 +64,7 @@ before(async () => {
   const crds = [
     permissiveCrd('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors'),
     permissiveCrd('monitoring.coreos.com', 'PodMonitor', 'podmonitors'),
+    permissiveCrd('monitoring.coreos.com', 'PrometheusRule', 'prometheusrules'),
     permissiveCrd('cert-manager.io', 'Issuer', 'issuers'),
     permissiveCrd('cert-manager.io', 'Certificate', 'certificates'),
   ];

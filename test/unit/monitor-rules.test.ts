@@ -17,8 +17,8 @@ import { CollectorMetrics } from '../../collector/metrics.js';
 import { repoRoot } from '../helpers/fixtures.js';
 import { promtool } from './monitor-support.js';
 
-const RULES = join(repoRoot, 'deploy/monitoring/prometheus-rules.yaml');
-const DASHBOARD = join(repoRoot, 'deploy/monitoring/grafana-dashboard.json');
+const RULES = join(repoRoot, 'deploy/helm/cni-bench-agent/files/prometheus-rules.yaml');
+const DASHBOARD = join(repoRoot, 'deploy/helm/cni-bench-agent/files/grafana-dashboard.json');
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-rules-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
