@@ -71,6 +71,24 @@ export async function serviceAccountKubeconfig(cp: ControlPlane, namespace: stri
   return path;
 }
 
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+
+/**
+ * Creates what the chart renders for the collector's identity (its namespaces,
+ * ServiceAccounts, Roles and bindings) and returns a kubeconfig with a real token
+ * for the collector's ServiceAccount, and the sweep namespace the chart gives it.
+ */
+export async function installCollectorIdentity(cp: ControlPlane, release: string, namespace: string): Promise<{ kubeconfig: string; sweepNamespace: string }> {
+  const admin = kubeConfigFrom(cp.adminKubeconfig);
+  await ensureNamespace(admin, namespace);
+  const rendered = renderChart(release, namespace);
+  await createAll(admin, rendered.filter((o) => RBAC_KINDS.has(o.kind ?? '')));
+  const deployment = rendered.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
+  const sweepNamespace = deployment.spec.template.spec.containers[0]?.env.find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')?.value ?? '';
+  if (!sweepNamespace) throw new Error('the chart sets no CNI_BENCH_SWEEP_NAMESPACE for the collector');
+  return { kubeconfig: await serviceAccountKubeconfig(cp, namespace, 'cni-bench-collector'), sweepNamespace };
+}
+
 /** Runs `helm` with argument arrays against the harness. */
 export function helm(cp: ControlPlane, args: string[]): string {
   return execFileSync(toolPath('helm'), [...args, '--kubeconfig', cp.adminKubeconfig], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

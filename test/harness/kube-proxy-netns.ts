@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { run } from '../../core/process.js';
 import { deleteNamespaces, listNamespaces } from '../../lab/netns.js';
+import { alive } from './leftovers.js';
 
 export const KP_NETNS_PREFIX = 'cnibench-kp-';
 const OWNED = /^cnibench-kp-(\d+)-[0-9a-f]+$/;
@@ -26,15 +27,6 @@ export interface ThrowawayNetns {
 
 const live = new Set<string>();
 let hookInstalled = false;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Synchronous last resort on exit: kill what runs in our namespaces and delete them. */
 function deleteSync(name: string): void {

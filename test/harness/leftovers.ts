@@ -19,7 +19,8 @@ interface OwnerRecord {
 const live = new Map<string, () => { pid: number }[]>();
 let exitHookInstalled = false;
 
-function alive(pid: number): boolean {
+/** True while process `pid` exists. */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

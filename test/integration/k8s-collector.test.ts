@@ -14,7 +14,7 @@ import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.j
 import { ClusterInventory } from '../../collector/kubernetes/inventory.js';
 import { ALL_MANAGED, dummyPair } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
-import { createAll, ensureNamespace, kubeConfigFrom, renderChart, serviceAccountKubeconfig } from '../harness/apply.js';
+import { installCollectorIdentity, kubeConfigFrom, renderChart } from '../harness/apply.js';
 import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
 
@@ -25,20 +25,11 @@ let cp: ControlPlane;
 let admin: KubeConfig;
 let saKubeconfig: string;
 let sweepNs: string;
-let rendered: KubernetesObject[];
-
-const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
 
 before(async () => {
   cp = await startControlPlane({});
   admin = kubeConfigFrom(cp.adminKubeconfig);
-  await ensureNamespace(admin, NS);
-  rendered = renderChart(RELEASE, NS);
-  await createAll(admin, rendered.filter((o) => RBAC_KINDS.has(o.kind ?? '')));
-  const deployment = rendered.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
-  sweepNs = deployment.spec.template.spec.containers[0]?.env.find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')?.value ?? '';
-  assert.ok(sweepNs, 'the chart sets CNI_BENCH_SWEEP_NAMESPACE');
-  saKubeconfig = await serviceAccountKubeconfig(cp, NS, 'cni-bench-collector');
+  ({ kubeconfig: saKubeconfig, sweepNamespace: sweepNs } = await installCollectorIdentity(cp, RELEASE, NS));
 });
 
 after(async () => {

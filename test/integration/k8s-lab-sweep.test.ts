@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
-import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startCollector, type Collector } from '../../collector/collector.js';
 import { collectorConfig } from '../../collector/config.js';
 import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.js';
@@ -25,7 +25,7 @@ import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';
 import { isCniBenchError, ErrorCodes } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
-import { createAll, ensureNamespace, kubeConfigFrom, renderChart, serviceAccountKubeconfig } from '../harness/apply.js';
+import { installCollectorIdentity, kubeConfigFrom } from '../harness/apply.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { startKubeProxy, type KubeProxyMode, type RealKubeProxy } from '../harness/kube-proxy.js';
 import { serviceCounts } from '../harness/kube-proxy-rules.js';
@@ -35,7 +35,6 @@ import { notRoot } from '../helpers/root.js';
 
 const NS = 'cni-bench';
 const RELEASE = 'cni-bench-agent';
-const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
 const STEPS = [0, 300];
 const SCENARIO = {
   durationSeconds: 1,
@@ -58,13 +57,7 @@ before(async () => {
   if (notRoot) return;
   cp = await startControlPlane({});
   admin = kubeConfigFrom(cp.adminKubeconfig);
-  await ensureNamespace(admin, NS);
-  const rendered: KubernetesObject[] = renderChart(RELEASE, NS);
-  await createAll(admin, rendered.filter((o) => RBAC_KINDS.has(o.kind ?? '')));
-  const deployment = rendered.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
-  sweepNs = deployment.spec.template.spec.containers[0]?.env.find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')?.value ?? '';
-  assert.ok(sweepNs, 'the chart sets CNI_BENCH_SWEEP_NAMESPACE');
-  saKubeconfig = await serviceAccountKubeconfig(cp, NS, 'cni-bench-collector');
+  ({ kubeconfig: saKubeconfig, sweepNamespace: sweepNs } = await installCollectorIdentity(cp, RELEASE, NS));
 });
 
 after(async () => {
