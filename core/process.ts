@@ -14,6 +14,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Written to stdin. */
   input?: string;
+  /** Keep stdin as an open pipe (long-running only): the child sees EOF when this process ends. */
+  stdin?: 'pipe';
   /** Exit codes that are not failures (default: only 0). */
   okExitCodes?: readonly number[];
   /** Name used in errors (default: the executable). */
@@ -66,7 +68,7 @@ function start(file: string, args: readonly string[], opts: RunOptions): ResultP
     cleanup: true,
     stripFinalNewline: false,
     maxBuffer: opts.maxBuffer ?? MAX_BUFFER,
-    ...(opts.input === undefined ? { stdin: 'ignore' as const } : { input: opts.input }),
+    ...(opts.input !== undefined ? { input: opts.input } : { stdin: opts.stdin ?? ('ignore' as const) }),
     ...(opts.env ? { env: opts.env } : {}),
   });
   live.add(child);

@@ -195,8 +195,9 @@ export class JobRunner {
     });
   }
 
-  private async sampleOnce(job: Job, signal: AbortSignal): Promise<void> {
-    const s = await this.deps.sampler.sample(signal);
+  /** One sample now; a one-shot (boundary, sync) reads rules afresh, a periodic one when due. */
+  private async sampleOnce(job: Job, signal: AbortSignal, fresh = true): Promise<void> {
+    const s = await this.deps.sampler.sample(signal, { fresh });
     const servers = await this.serverUsage();
     if (!signal.aborted) this.deps.outbox.push({ $case: 'sample', value: { ...s, servers, runId: job.runId, samplingJobId: job.jobId } });
   }
@@ -227,7 +228,7 @@ export class JobRunner {
   private async sample(job: Job, intervalMs: number, signal: AbortSignal): Promise<void> {
     const every = Math.max(100, intervalMs || 1000);
     while (!signal.aborted) {
-      await this.sampleOnce(job, signal);
+      await this.sampleOnce(job, signal, false);
       await sleep(every, undefined, { signal }).catch(() => undefined);
     }
   }

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../core/log.js';
 import type { BpfMapState, MonitorCapability, MonitorPlan, MonitorReport } from '../../gen/cnibench/v1/agent.js';
 import { DataplaneSampler, type SampleBody } from '../samplers/dataplane-sampler.js';
+import { MONITOR_RULES_CADENCE } from '../samplers/rules-cadence.js';
 import { readBpfMaps } from './bpf-maps.js';
 import { dataplaneSeries, failedSections } from './dataplane-series.js';
 import { HostResponder } from './host-responder.js';
@@ -60,7 +61,7 @@ export class Monitor {
     this.responder = new ProbeResponder({ node: opts.node, port: opts.port, idleTimeoutMs, onIncoming: (source, kind) => this.onIncoming(source, kind) });
     if (opts.hostNetns && opts.hostProbes) this.host = new HostResponder({ hostNetns: opts.hostNetns, node: opts.node, port: opts.port, idleTimeoutMs, log: deps.log });
     // Its own sampler: the process CPU rates of a run's samples must not be cut short by monitoring reads.
-    this.sampler = new DataplaneSampler({ hostNetns: opts.hostNetns, processNames: opts.processNames });
+    this.sampler = new DataplaneSampler({ hostNetns: opts.hostNetns, processNames: opts.processNames, rulesCadence: MONITOR_RULES_CADENCE });
   }
 
   /** Binds the pod responder and starts the host one; what Register announces. */
@@ -103,7 +104,7 @@ export class Monitor {
   private async stop(): Promise<void> {
     for (const c of this.kept.values()) c.close();
     this.kept.clear();
-    await Promise.all([this.responder.close(), this.host?.stop()]);
+    await Promise.all([this.responder.close(), this.host?.stop(), this.sampler.close()]);
   }
 
   private async round(signal: AbortSignal): Promise<void> {

@@ -1,23 +1,45 @@
 /**
- * Reads the node's dataplane state from its host network namespace: iptables
- * rules (the backend kube-proxy uses) and kube-proxy chain counters, nftables
- * rules, sets and maps, conntrack fill, BPF map totals, and CPU and memory of
- * the named dataplane processes. Each read is a real tool (entered with nsenter
- * when the agent is given a host namespace) or a direct /proc read; a failed
- * read is named in the sample's `errors`, never reported as zero.
+ * Reads the node's dataplane state from its host network namespace in two
+ * lanes. On every sample, without starting a process: conntrack fill and drops
+ * from the namespace's /proc/net/stat/nf_conntrack (netns-proc.ts), the global
+ * conntrack maximum, and CPU and memory of the named dataplane processes. Rules
+ * and maps (iptables of the backend kube-proxy uses with its chain counters,
+ * nftables rules, sets and maps, BPF map totals) come from real tools entered
+ * with nsenter, read on every one-shot sample and on periodic ones only when
+ * due (rules-cadence.ts); a periodic sample in between carries the last read
+ * and says when it was taken (`rulesTimeMs`). A failed read is named in the
+ * sample's `errors`, never reported as zero.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { asCniBenchError } from '../../core/errors.js';
 import { inNetns, run } from '../../core/process.js';
 import { DataplaneSample, type BpfMapTotals } from '../../gen/cnibench/v1/agent.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
-import { parseConntrackCount, parseSysctlNumber } from './conntrack.js';
+import { parseNfConntrackStat, parseSysctlNumber } from './conntrack.js';
 import { chooseIptablesBackend, type BackendChoice } from './iptables-backend.js';
 import { parseIptablesSave } from './iptables-save.js';
 import { parseNftRuleset, parseServiceIpsListing, type NftSetCount } from './nft.js';
+import { NetnsProcView } from './netns-proc.js';
 import { ProcessSampler } from './process-sampler.js';
+import { DEFAULT_RULES_CADENCE, rulesReadDue, type RulesCadence } from './rules-cadence.js';
 
 export type SampleBody = Omit<DataplaneSample, 'runId' | 'samplingJobId'>;
+
+/** The fields a rules-and-maps read fills; a periodic sample between reads reuses them. */
+type RulesFields = Pick<SampleBody, 'iptablesBackend' | 'iptablesRules' | 'kubeServicesRules' | 'chains' | 'iptablesTableRules' | 'nftRules' | 'nftSets' | 'nftServiceIps' | 'bpf'>;
+
+interface RulesRead {
+  atMs: number;
+  wallMs: number;
+  fields: Partial<RulesFields>;
+  errors: string[];
+  notes: string[];
+}
+
+/** Global on Linux (a namespace other than the first sees it read-only), so the agent reads its own. */
+const CONNTRACK_MAX_PATH = '/proc/sys/net/netfilter/nf_conntrack_max';
 
 /** The backend choice is re-read this often (a node does not switch backends mid-run). */
 const BACKEND_TTL_MS = 60_000;
@@ -42,14 +64,29 @@ export interface DataplaneSamplerOptions {
   /** Process names whose CPU and memory are sampled. */
   processNames?: readonly string[];
   procRoot?: string;
+  /** How often periodic samples read rules and maps again (default DEFAULT_RULES_CADENCE). */
+  rulesCadence?: RulesCadence;
+}
+
+export interface SampleOptions {
+  /** Read rules and maps now whatever the cadence says (one-shot samples: phase boundaries, sync checks). */
+  fresh?: boolean;
 }
 
 export class DataplaneSampler {
   private backend: { choice: BackendChoice; atMs: number } | undefined;
   private readonly processes: ProcessSampler;
+  private readonly netns: NetnsProcView;
+  private lastRules: RulesRead | undefined;
 
   constructor(private readonly opts: DataplaneSamplerOptions) {
     this.processes = new ProcessSampler({ ...(opts.processNames ? { names: [...opts.processNames] } : {}), ...(opts.procRoot ? { procRoot: opts.procRoot } : {}) });
+    this.netns = new NetnsProcView(opts.hostNetns);
+  }
+
+  /** Ends the namespace anchor, if one was started. */
+  async close(): Promise<void> {
+    await this.netns.close();
   }
 
   private async exec(file: string, args: string[], signal?: AbortSignal): Promise<string> {
@@ -94,7 +131,58 @@ export class DataplaneSampler {
     return summariseBpfMaps(maps, entries);
   }
 
-  async sample(signal?: AbortSignal): Promise<SampleBody> {
+  /** Conntrack fill and drops of the namespace, and the maximum: file reads only. */
+  private async readConntrack(out: SampleBody, fail: (what: string) => (err: unknown) => undefined): Promise<void> {
+    const [stat, max] = await Promise.all([
+      this.netns.dir().then((dir) => readFile(join(dir, 'stat', 'nf_conntrack'), 'utf8')).then(parseNfConntrackStat, fail('conntrack')),
+      readFile(CONNTRACK_MAX_PATH, 'utf8').then((s) => parseSysctlNumber('net.netfilter.nf_conntrack_max', s), fail('conntrack_max')),
+    ]);
+    if (stat) {
+      out.conntrackCount = stat.entries;
+      out.conntrackDrops = stat.drop + stat.earlyDrop;
+    }
+    if (max !== undefined) out.conntrackMax = max;
+  }
+
+  /** Rules and maps through the tools; the part of a sample that costs. */
+  private async readRules(signal?: AbortSignal): Promise<RulesRead> {
+    const atMs = Date.now();
+    const errors: string[] = [];
+    const notes: string[] = [];
+    const fields: Partial<RulesFields> = {};
+    const fail = (what: string) => (err: unknown): undefined => {
+      errors.push(`${what}: ${asCniBenchError(err).message}`);
+      return undefined;
+    };
+    const backend = await this.iptablesBackend(signal);
+    fields.iptablesBackend = backend.backend;
+    const [ipt, nft, maps] = await Promise.all([
+      this.exec(`iptables-${backend.backend}-save`, ['-c'], signal).then(parseIptablesSave, fail('iptables')),
+      this.readNft(notes, signal).catch(fail('nft')),
+      this.readBpf(signal).catch(fail('bpftool')),
+    ]);
+    if (ipt) {
+      fields.iptablesRules = ipt.totalRules;
+      fields.kubeServicesRules = ipt.kubeServicesRules;
+      const busy = ipt.serviceChains.filter((c) => c.packets > 0).sort((a, b) => b.packets - a.packets);
+      fields.chains = busy.slice(0, MAX_CHAIN_COUNTERS);
+      if (busy.length > MAX_CHAIN_COUNTERS) notes.push(`iptables: ${busy.length} service chains saw packets; the ${MAX_CHAIN_COUNTERS} busiest are sent`);
+      fields.iptablesTableRules = Object.fromEntries(Object.entries(ipt.tables).map(([t, v]) => [t, Object.values(v.chains).reduce((n, c) => n + c.rules, 0)]));
+    }
+    if (nft) {
+      fields.nftRules = nft.rules;
+      fields.nftSets = nft.sets;
+      fields.nftServiceIps = nft.serviceIps;
+    }
+    if (maps) fields.bpf = maps;
+    return { atMs, wallMs: Date.now() - atMs, fields, errors, notes };
+  }
+
+  /**
+   * One sample: conntrack and processes now; rules and maps now when `fresh`
+   * or due, else the last read's (its errors and notes included).
+   */
+  async sample(signal?: AbortSignal, opts: SampleOptions = {}): Promise<SampleBody> {
     const errors: string[] = [];
     // Everything not read stays at its proto default; errors and notes say why.
     const { runId: _run, samplingJobId: _job, ...base } = DataplaneSample.fromPartial({ timeMs: Date.now() });
@@ -103,32 +191,13 @@ export class DataplaneSampler {
       errors.push(`${what}: ${asCniBenchError(err).message}`);
       return undefined;
     };
-    const backend = await this.iptablesBackend(signal);
-    out.iptablesBackend = backend.backend;
-    const [ipt, nft, ct, ctMax, maps, procs] = await Promise.all([
-      this.exec(`iptables-${backend.backend}-save`, ['-c'], signal).then(parseIptablesSave, fail('iptables')),
-      this.readNft(out.notes, signal).catch(fail('nft')),
-      this.exec('conntrack', ['-C'], signal).then(parseConntrackCount, fail('conntrack')),
-      this.exec('sysctl', ['-n', 'net.netfilter.nf_conntrack_max'], signal).then((s) => parseSysctlNumber('net.netfilter.nf_conntrack_max', s), fail('conntrack_max')),
-      this.readBpf(signal).catch(fail('bpftool')),
-      this.processes.sample(),
-    ]);
-    if (ipt) {
-      out.iptablesRules = ipt.totalRules;
-      out.kubeServicesRules = ipt.kubeServicesRules;
-      const busy = ipt.serviceChains.filter((c) => c.packets > 0).sort((a, b) => b.packets - a.packets);
-      out.chains = busy.slice(0, MAX_CHAIN_COUNTERS);
-      if (busy.length > MAX_CHAIN_COUNTERS) out.notes.push(`iptables: ${busy.length} service chains saw packets; the ${MAX_CHAIN_COUNTERS} busiest are sent`);
-      out.iptablesTableRules = Object.fromEntries(Object.entries(ipt.tables).map(([t, v]) => [t, Object.values(v.chains).reduce((n, c) => n + c.rules, 0)]));
-    }
-    if (nft) {
-      out.nftRules = nft.rules;
-      out.nftSets = nft.sets;
-      out.nftServiceIps = nft.serviceIps;
-    }
-    if (ct !== undefined) out.conntrackCount = ct;
-    if (ctMax !== undefined) out.conntrackMax = ctMax;
-    if (maps) out.bpf = maps;
+    const due = opts.fresh || rulesReadDue(this.lastRules, Date.now(), this.opts.rulesCadence ?? DEFAULT_RULES_CADENCE);
+    const [rules, , procs] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample()]);
+    if (due) this.lastRules = rules;
+    Object.assign(out, rules.fields);
+    out.rulesTimeMs = rules.atMs;
+    errors.push(...rules.errors);
+    out.notes.push(...rules.notes);
     out.processes = procs.processes;
     errors.push(...procs.errors);
     return out;

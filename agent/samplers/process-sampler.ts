@@ -3,6 +3,10 @@
  * calico, flannel), read straight from /proc: no `ps`, so no child process and
  * no output format to depend on. Parsing is in ./proc.ts; this file only finds
  * the processes, reads their files and keeps the previous snapshot for rates.
+ * Finding them means reading every pid's comm (about 8 millicores at 1 Hz on a
+ * node with a few hundred processes), so the full scan runs every `rescanMs`
+ * or as soon as a known pid is gone; samples in between read only the pids
+ * already found.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,6 +27,8 @@ export interface ProcessSamplerOptions {
   procRoot?: string;
   /** USER_HZ, the unit of utime/stime (`getconf CLK_TCK`; 100 on Linux). */
   ticksPerSecond?: number;
+  /** Scan every pid for the watched names at most this often (default 30 s); 0 scans on every sample. */
+  rescanMs?: number;
 }
 
 export interface ProcessUsage {
@@ -52,6 +58,7 @@ interface Snapshot {
 
 interface Found {
   name: string;
+  comm: string;
   stat: ProcStat;
   rssBytes: number;
   threads: number;
@@ -62,12 +69,17 @@ export class ProcessSampler {
   private readonly names: readonly string[];
   private readonly procRoot: string;
   private readonly ticksPerSecond: number;
+  private readonly rescanMs: number;
   private prev: Snapshot | undefined;
+  /** Pids found by the last full scan, with their comm. */
+  private known = new Map<string, string>();
+  private lastScanMs = -Infinity;
 
   constructor(options: ProcessSamplerOptions = {}) {
     this.names = [...(options.names ?? DEFAULT_PROCESS_NAMES)];
     this.procRoot = options.procRoot ?? '/proc';
     this.ticksPerSecond = options.ticksPerSecond ?? 100;
+    this.rescanMs = options.rescanMs ?? 30_000;
     this.byComm = new Map(this.names.map((n) => [n.slice(0, COMM_LEN), n]));
     if (this.byComm.size !== this.names.length) {
       throw validationError([{ path: 'names', message: `names must differ in their first ${COMM_LEN} characters: ${this.names.join(', ')}` }], 'process sampler options');
@@ -80,13 +92,7 @@ export class ProcessSampler {
     const timeMs = Date.now();
     const uptimeText = await this.read('uptime', errors);
     const uptimeTicks = uptimeText === undefined ? undefined : this.parse('uptime', errors, () => Math.floor(parseProcUptime(uptimeText) * this.ticksPerSecond));
-    let pids: string[] = [];
-    try {
-      pids = (await readdir(this.procRoot)).filter((d) => /^\d+$/.test(d));
-    } catch (err) {
-      errors.push(`${this.procRoot}: ${asCniBenchError(err).message}`);
-    }
-    const found = (await mapLimit(pids, READ_CONCURRENCY, (pid) => this.readProcess(pid, errors))).filter((f) => f !== undefined);
+    const found = await this.find(atMs, errors);
     const prev = this.prev;
     this.prev = { atMs, uptimeTicks, stats: new Map(found.map((f) => [f.stat.pid, f.stat])) };
     const intervalMs = prev === undefined ? undefined : atMs - prev.atMs;
@@ -101,6 +107,24 @@ export class ProcessSampler {
       };
     });
     return { timeMs, intervalMs, processes, errors };
+  }
+
+  /** The watched processes: the known pids when none has gone and no scan is due, else a full scan. */
+  private async find(atMs: number, errors: string[]): Promise<Found[]> {
+    if (atMs - this.lastScanMs < this.rescanMs) {
+      const again = await mapLimit([...this.known], READ_CONCURRENCY, ([pid, comm]) => this.readProcess(pid, errors, comm));
+      if (again.every((f) => f !== undefined)) return again;
+    }
+    let pids: string[] = [];
+    try {
+      pids = (await readdir(this.procRoot)).filter((d) => /^\d+$/.test(d));
+    } catch (err) {
+      errors.push(`${this.procRoot}: ${asCniBenchError(err).message}`);
+    }
+    const found = (await mapLimit(pids, READ_CONCURRENCY, (pid) => this.readProcess(pid, errors))).filter((f) => f !== undefined);
+    this.known = new Map(found.map((f) => [String(f.stat.pid), f.comm]));
+    this.lastScanMs = atMs;
+    return found;
   }
 
   /**
@@ -121,9 +145,9 @@ export class ProcessSampler {
     return total;
   }
 
-  /** comm first (cheap, one short read per pid); stat and status only for watched names. */
-  private async readProcess(pid: string, errors: string[]): Promise<Found | undefined> {
-    const comm = (await this.read(join(pid, 'comm'), errors))?.replace(/\n$/, '');
+  /** comm first (cheap, one short read per pid) unless known; stat and status only for watched names. */
+  private async readProcess(pid: string, errors: string[], knownComm?: string): Promise<Found | undefined> {
+    const comm = knownComm ?? (await this.read(join(pid, 'comm'), errors))?.replace(/\n$/, '');
     const name = comm === undefined ? undefined : this.byComm.get(comm);
     if (name === undefined) return undefined;
     const [statText, statusText] = await Promise.all([this.read(join(pid, 'stat'), errors), this.read(join(pid, 'status'), errors)]);
@@ -132,7 +156,7 @@ export class ProcessSampler {
     const status = this.parse(join(pid, 'status'), errors, () => parseProcStatus(statusText));
     // A different comm in stat means the pid was reused between the reads.
     if (stat === undefined || status === undefined || stat.comm !== comm) return undefined;
-    return { name, stat, rssBytes: status.vmRssBytes, threads: status.threads };
+    return { name, comm, stat, rssBytes: status.vmRssBytes, threads: status.threads };
   }
 
   /** The file's text; undefined if the process has exited (ENOENT, ESRCH) or the read failed (then named in `errors`). */

@@ -42,10 +42,8 @@ export const requirements: readonly Requirement[] = Object.freeze([
   need('iptables-legacy-save', "kube-proxy's rules and counters on the legacy backend", IPTABLES_SAVE),
   need('iptables-nft-save', "kube-proxy's rules and counters on the nf_tables backend", IPTABLES_SAVE),
   need('nft', "kube-proxy's nftables ruleset and service map"),
-  need('conntrack', 'conntrack table fill (conntrack -C)'),
-  need('sysctl', 'the conntrack table limit (net.netfilter.nf_conntrack_max)', PROCPS),
   need('bpftool', 'BPF map totals and the Cilium LB service map'),
-  need('cat', 'reads /proc/net counters inside a network namespace through nsenter', [['--version'], /\(GNU coreutils\) (\d+\.\d+)/]),
+  need('cat', 'reads /proc/net counters inside a network namespace through nsenter, and holds the namespace whose /proc/net the dataplane sampler reads', [['--version'], /\(GNU coreutils\) (\d+\.\d+)/]),
   want('wrk', 'maximum-rate HTTP (fortio stands in)'),
   want('sockperf', "TCP_RR latency (fortio's TCP mode, then the built-in tcp-rr, stand in)"),
   want('netperf', 'TCP_RR and TCP_CRR as the reference study measured them (else sockperf, and the built-in tcp-rr for TCP_CRR)', NETPERF),
@@ -53,4 +51,6 @@ export const requirements: readonly Requirement[] = Object.freeze([
   want('iptables', 'the iptables version reported with a run'),
   want('tc', 'link shaping in the lab (cni-bench lab --link-mbit)', IPROUTE2),
   want('ps', 'looking at the agent pod by hand (the agent reads /proc itself)', PROCPS),
+  want('conntrack', 'listing conntrack entries by hand (the agent reads fill and drops from /proc/net/stat/nf_conntrack)'),
+  want('sysctl', 'changing the conntrack limit by hand (the agent reads /proc/sys itself)', PROCPS),
 ]);

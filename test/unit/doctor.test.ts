@@ -23,7 +23,7 @@ test('the requirement list names each binary once, and says why', () => {
   const names = requirements.map((r) => r.binary);
   assert.deepEqual(names, [...new Set(names)]);
   for (const r of requirements) assert.ok(r.why.length > 10, r.binary);
-  for (const b of ['iperf3', 'fortio', 'nsenter', 'iptables-legacy-save', 'iptables-nft-save', 'nft', 'conntrack', 'bpftool']) assert.ok(requirements.find((r) => r.binary === b)?.required, b);
+  for (const b of ['iperf3', 'fortio', 'nsenter', 'iptables-legacy-save', 'iptables-nft-save', 'nft', 'bpftool']) assert.ok(requirements.find((r) => r.binary === b)?.required, b);
 });
 
 test("doctor's own version probes read the tools' real answers (Debian bookworm, netperf 2.7.0)", () => {

@@ -105,7 +105,7 @@ test('ProcessSampler on a copy of /proc: matches comm, skips vanished pids, name
     await mkdir(join(root, '78', 'status')); // a read that fails for another reason (EISDIR)
     // The kernel keeps 15 characters of a longer name (derived from the bash capture, comm renamed).
     await put(4706, { comm: 'kube-proxy-very\n', stat: proc('bash-stat.txt').replace('4704 (bash)', '4706 (kube-proxy-very)'), status: proc('bash-status.txt') });
-    const sampler = new ProcessSampler({ names: ['bash', 'my (odd) name', 'kube-proxy-very-long-name'], procRoot: root });
+    const sampler = new ProcessSampler({ names: ['bash', 'my (odd) name', 'kube-proxy-very-long-name'], procRoot: root, rescanMs: 0 });
 
     const first = await sampler.sample();
     assert.deepEqual(first.processes, [
@@ -128,6 +128,30 @@ test('ProcessSampler on a copy of /proc: matches comm, skips vanished pids, name
     assert.deepEqual(odd?.pids, [4901]);
     assert.ok(Math.abs((odd?.cpuMillicores ?? 0) - 100_000 / interval) < 1e-6, `${odd?.cpuMillicores}`);
     assert.equal(odd?.rssBytes, 1664 * 1024);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+test('ProcessSampler between full scans reads only the pids it knows, and scans again at once when one is gone', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'cnib-proc-'));
+  const put = async (pid: number, comm: string, stat: string): Promise<void> => {
+    await mkdir(join(root, String(pid)), { recursive: true });
+    await writeFile(join(root, String(pid), 'comm'), `${comm}\n`);
+    await writeFile(join(root, String(pid), 'stat'), stat);
+    await writeFile(join(root, String(pid), 'status'), proc('bash-status.txt'));
+  };
+  try {
+    await writeFile(join(root, 'uptime'), '380.00 100.00\n');
+    await put(4704, 'bash', proc('bash-stat.txt'));
+    const sampler = new ProcessSampler({ names: ['bash'], procRoot: root, rescanMs: 60_000 });
+    assert.deepEqual((await sampler.sample()).processes[0]?.pids, [4704]);
+    // A second bash appears: not seen until the next full scan (no pid's comm is read in between).
+    await put(4800, 'bash', proc('bash-stat.txt').replace(/^4704 /, '4800 '));
+    assert.deepEqual((await sampler.sample()).processes[0]?.pids, [4704]);
+    // The known one exits: that sample scans again and finds the other.
+    await rm(join(root, '4704'), { recursive: true });
+    assert.deepEqual((await sampler.sample()).processes[0]?.pids, [4800]);
   } finally {
     await rm(root, { recursive: true, force: true });
   }

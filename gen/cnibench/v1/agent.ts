@@ -366,6 +366,17 @@ export interface DataplaneSample {
   servers: ServerUsage[];
   /** A servers-only sample (SampleOnce.servers_only): its dataplane fields were not read. */
   serversOnly: boolean;
+  /**
+   * When the rules and maps this sample carries (iptables, nft, BPF) were read:
+   * time_ms for a fresh sample; earlier for a periodic one that reused the last
+   * read because reading again was not due yet (see agent/samplers/rules-cadence.ts).
+   */
+  rulesTimeMs: number;
+  /**
+   * Packets the namespace's conntrack dropped since boot because no entry could
+   * be added (drop + early_drop of /proc/net/stat/nf_conntrack, all CPUs).
+   */
+  conntrackDrops: number;
 }
 
 export interface DataplaneSample_IptablesTableRulesEntry {
@@ -4005,6 +4016,8 @@ function createBaseDataplaneSample(): DataplaneSample {
     notes: [],
     servers: [],
     serversOnly: false,
+    rulesTimeMs: 0,
+    conntrackDrops: 0,
   };
 }
 
@@ -4066,6 +4079,12 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     if (message.serversOnly !== false) {
       writer.uint32(152).bool(message.serversOnly);
+    }
+    if (message.rulesTimeMs !== 0) {
+      writer.uint32(160).uint64(message.rulesTimeMs);
+    }
+    if (message.conntrackDrops !== 0) {
+      writer.uint32(168).uint64(message.conntrackDrops);
     }
     return writer;
   },
@@ -4238,6 +4257,22 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.serversOnly = reader.bool();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.rulesTimeMs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 21: {
+            if (tag !== 168) {
+              break;
+            }
+
+            message.conntrackDrops = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4355,6 +4390,16 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
         : isSet(object.servers_only)
         ? globalThis.Boolean(object.servers_only)
         : false,
+      rulesTimeMs: isSet(object.rulesTimeMs)
+        ? globalThis.Number(object.rulesTimeMs)
+        : isSet(object.rules_time_ms)
+        ? globalThis.Number(object.rules_time_ms)
+        : 0,
+      conntrackDrops: isSet(object.conntrackDrops)
+        ? globalThis.Number(object.conntrackDrops)
+        : isSet(object.conntrack_drops)
+        ? globalThis.Number(object.conntrack_drops)
+        : 0,
     };
   },
 
@@ -4423,6 +4468,12 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.serversOnly !== false) {
       obj.serversOnly = message.serversOnly;
     }
+    if (message.rulesTimeMs !== 0) {
+      obj.rulesTimeMs = Math.round(message.rulesTimeMs);
+    }
+    if (message.conntrackDrops !== 0) {
+      obj.conntrackDrops = Math.round(message.conntrackDrops);
+    }
     return obj;
   },
 
@@ -4456,6 +4507,8 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     message.notes = object.notes?.map((e) => e) || [];
     message.servers = object.servers?.map((e) => ServerUsage.fromPartial(e)) || [];
     message.serversOnly = object.serversOnly ?? false;
+    message.rulesTimeMs = object.rulesTimeMs ?? 0;
+    message.conntrackDrops = object.conntrackDrops ?? 0;
     return message;
   },
 };
