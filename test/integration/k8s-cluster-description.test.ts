@@ -37,7 +37,8 @@ before(async () => {
     const created = await core.createNode({ body: { metadata: n.metadata } });
     await core.replaceNodeStatus({ name: n.metadata?.name ?? '', body: { ...created, status: n.status } });
   }
-  await core.createNamespacedConfigMap({ namespace: 'kube-system', body: configMap('kube-proxy-nftables') });
+  // kube-proxy's ConfigMap, its config.conf the configuration the real kube-proxy v1.37 writes for nftables mode.
+  await core.createNamespacedConfigMap({ namespace: 'kube-system', body: configMap('kube-proxy-written-nftables') });
 });
 
 after(async () => {
@@ -112,7 +113,7 @@ test('Cilium: cilium-config gives the mode and kube-proxy replacement; a malform
     assert.match((broken.notes ?? []).join('\n'), /kube-proxy mode unknown: E_PARSE configmap kube-system\/kube-proxy key config\.conf: not YAML/);
 
     // The chart's grant withdrawn (what rbac.clusterDescription.read=false renders): a 403, reported as the missing grant.
-    await core.replaceNamespacedConfigMap({ name: 'kube-proxy', namespace: 'kube-system', body: configMap('kube-proxy-nftables') });
+    await core.replaceNamespacedConfigMap({ name: 'kube-proxy', namespace: 'kube-system', body: configMap('kube-proxy-written-nftables') });
     const role = renderChart(RELEASE, NS).find((o) => o.kind === 'Role' && o.metadata?.name?.endsWith('-cluster-description')) as KubernetesObject;
     await admin.makeApiClient(RbacAuthorizationV1Api).deleteNamespacedRole({ name: role.metadata?.name ?? '', namespace: 'kube-system' });
     const refused = await clusterUntil(url, 'the refused read noted', (d) => (d.notes ?? []).some((n) => n.includes('may not get it')));

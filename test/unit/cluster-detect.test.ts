@@ -77,6 +77,7 @@ test('kube-proxy ConfigMap: kubeadm v1.37 (iptables), the empty mode (iptables, 
   assert.equal(empty.mode, 'iptables');
   assert.match(empty.evidence, /mode empty, kube-proxy's Linux default iptables/);
   assert.equal(kubeProxyModeOf(data('kube-proxy-nftables')).mode, 'nftables');
+  assert.equal(kubeProxyModeOf(data('kube-proxy-written-nftables')).mode, 'nftables', 'the configuration the real kube-proxy v1.37 writes');
   assert.equal(kubeProxyModeOf(data('kube-proxy-ipvs')).mode, 'ipvs');
 });
 
