@@ -54,7 +54,7 @@ export async function startCollector(config: CollectorConfig, log: Logger, servi
   const registry = new AgentRegistry(metrics, config.livenessTimeoutMs);
   const tracker = new JobTracker(store);
   const orchestrator = new Orchestrator({ store, registry, tracker, metrics, log, ...(services ? { services } : {}) });
-  const api = new RunsApi(store, orchestrator, registry);
+  const api = new RunsApi(store, orchestrator, registry, services);
   const activeRun = (): { id: string; cluster: unknown } | undefined => {
     const id = orchestrator.activeRunId();
     return id === undefined ? undefined : { id, cluster: store.getRun(id)?.cluster };

@@ -4,6 +4,7 @@ import { createLogger } from '../core/log.js';
 import { requireSupportedNode } from '../core/version.js';
 import { startCollector } from './collector.js';
 import { loadCollectorConfig } from './config.js';
+import { ClusterDescriber } from './kubernetes/cluster-describer.js';
 import { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 import { ClusterInventory } from './kubernetes/inventory.js';
 import { loadKubeConfig } from './kubernetes/kube-config.js';
@@ -27,8 +28,10 @@ async function main(): Promise<void> {
     const { leftovers } = await frontend.init();
     inventory = new ClusterInventory(kc, frontend.pacer, config.namespace, config.agentSelector, log);
     await inventory.start();
-    frontend.cluster = { ...frontend.cluster, ...inventory.describe() };
-    log.info('kubernetes frontend ready', { server: kc.getCurrentCluster()?.server, version: frontend.cluster.kubernetesVersion, leftoversRemoved: leftovers, ...inventory.coverage() });
+    const describer = new ClusterDescriber(kc, frontend.pacer, inventory, { ciliumNamespace: config.ciliumNamespace, log });
+    const cluster = await describer.refresh();
+    frontend.describeWith(describer);
+    log.info('kubernetes frontend ready', { server: kc.getCurrentCluster()?.server, version: cluster.kubernetesVersion, cni: cluster.cni, cniMode: cluster.cniMode, kubeProxyMode: cluster.kubeProxyMode, leftoversRemoved: leftovers, ...inventory.coverage() });
   }
   const collector = await startCollector(config, log, frontend);
   let stopping = false;

@@ -14,6 +14,7 @@ import type { Logger } from '../../core/log.js';
 import type { ClusterDescription } from '../report/metrics-model.js';
 import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler } from '../runs/service-frontend.js';
 import { CiliumConfig } from './cilium-config.js';
+import type { ClusterDescriber } from './cluster-describer.js';
 import { ALL_MANAGED, dummyPair, runSelector, servicePair, type ServicePair } from './objects.js';
 import { DEFAULT_PACER, Pacer, statusOf, type PacerOptions } from './pacer.js';
 
@@ -34,8 +35,9 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   readonly scale = this;
   /** The cluster's service proxy programs what the apiserver accepted on its own schedule. */
   readonly programmedLater = true;
-  cluster: Partial<ClusterDescription> = {};
   readonly pacer: Pacer;
+  private version: Partial<ClusterDescription> = {};
+  private describer: ClusterDescriber | undefined;
   private readonly core: CoreV1Api;
   private readonly discovery: DiscoveryV1Api;
   private readonly cilium: CiliumConfig;
@@ -58,10 +60,24 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   /** Reads the cluster's version and removes what an earlier collector left behind. */
   async init(): Promise<{ leftovers: number }> {
     const v = await this.pacer.run('GET /version', () => this.kc.makeApiClient(VersionApi).getCode());
-    this.cluster = { kubernetesVersion: v.gitVersion };
+    this.version = { kubernetesVersion: v.gitVersion };
     const leftovers = (await this.removeBySelector(this.opts.namespace, ALL_MANAGED)) + (await this.removeBySelector(this.opts.sweepNamespace, ALL_MANAGED));
     if (leftovers) this.opts.log.warn('removed objects an earlier collector left behind', { objects: leftovers });
     return { leftovers };
+  }
+
+  /** What the API says of the cluster: the describer's last detection once one is attached, else the version init() read. */
+  get cluster(): Partial<ClusterDescription> {
+    return this.describer?.current().description ?? this.version;
+  }
+
+  /** Runs' descriptions come from `describer` from now on (main attaches it once the inventory runs). */
+  describeWith(describer: ClusterDescriber): void {
+    this.describer = describer;
+  }
+
+  async refreshCluster(maxAgeMs = 0): Promise<void> {
+    await this.describer?.refresh(maxAgeMs);
   }
 
   async expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress> {

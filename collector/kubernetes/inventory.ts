@@ -7,6 +7,7 @@
 import { CoreV1Api, makeInformer, type Informer, type KubeConfig, type ObjectCache, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../core/log.js';
 import type { ClusterDescription } from '../report/metrics-model.js';
+import { listValues } from './node-values.js';
 import type { Pacer } from './pacer.js';
 
 export interface NodeSummary {
@@ -77,10 +78,16 @@ export class ClusterInventory {
   }
 
   async refreshNodes(): Promise<NodeSummary[]> {
+    await this.refreshNodeObjects();
+    return this.nodes;
+  }
+
+  /** Lists the nodes (one request) and returns them whole: the cluster description reads their annotations and nodeInfo. */
+  async refreshNodeObjects(): Promise<readonly V1Node[]> {
     const core = this.kc.makeApiClient(CoreV1Api);
     const list = await this.pacer.run('list nodes', () => core.listNode());
     this.nodes = list.items.map(summarizeNode);
-    return this.nodes;
+    return list.items;
   }
 
   agentPods(): V1Pod[] {
@@ -91,9 +98,9 @@ export class ClusterInventory {
     return coverageOf(this.nodes, this.agentPods());
   }
 
-  /** Node type when every node says the same (else the distinct types joined). */
+  /** Node type when every node says the same (else each type with its node count). */
   describe(): Partial<ClusterDescription> {
-    const types = [...new Set(this.nodes.map((n) => n.instanceType).filter(Boolean))];
-    return types.length ? { nodeType: types.join(', ') } : {};
+    const nodeType = listValues(this.nodes.map((n) => n.instanceType));
+    return nodeType ? { nodeType } : {};
   }
 }

@@ -3,12 +3,13 @@
  * resource in which namespace, and which chart toggle turns it off. The Helm
  * chart's RBAC grants exactly these, and test/integration/k8s-chart.test.ts asks
  * the real apiserver's authorizer about each one (and about what must stay
- * refused). Keep this list in step with frontend.ts, inventory.ts and
- * cilium-config.ts: a call missing here is a call the chart does not grant.
+ * refused). Keep this list in step with frontend.ts, inventory.ts,
+ * cilium-config.ts and cluster-describer.ts: a call missing here is a call the
+ * chart does not grant.
  */
 
-/** Where a call goes: the collector's namespace, the sweep namespace, Cilium's namespace, or cluster-wide. */
-export type Scope = 'own' | 'sweep' | 'cilium' | 'cluster';
+/** Where a call goes: the collector's namespace, the sweep namespace, Cilium's namespace, kube-system, or cluster-wide. */
+export type Scope = 'own' | 'sweep' | 'cilium' | 'kube-system' | 'cluster';
 
 export interface ApiCall {
   verb: 'get' | 'list' | 'watch' | 'create' | 'delete' | 'deletecollection' | 'patch';
@@ -17,7 +18,7 @@ export interface ApiCall {
   scope: Scope;
   name?: string;
   /** The values toggle that removes the need (and the grant), when there is one. */
-  toggle?: 'rbac.scaleSweep.enabled' | 'rbac.ciliumConfig.read' | 'rbac.ciliumConfig.write' | 'rbac.networkPolicy.enabled';
+  toggle?: 'rbac.scaleSweep.enabled' | 'rbac.ciliumConfig.read' | 'rbac.ciliumConfig.write' | 'rbac.networkPolicy.enabled' | 'rbac.clusterDescription.read';
   /** Where in the collector it happens. */
   by: string;
 }
@@ -25,7 +26,7 @@ export interface ApiCall {
 const call = (verb: ApiCall['verb'], group: string, resource: string, scope: Scope, by: string, extra: Partial<ApiCall> = {}): ApiCall => ({ verb, group, resource, scope, by, ...extra });
 
 export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
-  call('list', '', 'nodes', 'cluster', 'inventory: node summary and coverage'),
+  call('list', '', 'nodes', 'cluster', 'inventory: node summary and coverage; cluster-describer: CNI annotations, nodeInfo'),
   call('get', '', 'nodes', 'cluster', 'inventory'),
   call('watch', '', 'nodes', 'cluster', 'inventory'),
   call('list', '', 'pods', 'own', 'inventory: agent pods'),
@@ -44,7 +45,8 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
       call('deletecollection', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),
     ];
   }),
-  call('get', '', 'configmaps', 'cilium', 'cilium-config: bpf-lb-map-max preflight', { name: 'cilium-config', toggle: 'rbac.ciliumConfig.read' }),
+  call('get', '', 'configmaps', 'cilium', 'cilium-config: bpf-lb-map-max preflight; cluster-describer: Cilium\'s mode', { name: 'cilium-config', toggle: 'rbac.ciliumConfig.read' }),
+  call('get', '', 'configmaps', 'kube-system', 'cluster-describer: kube-proxy\'s mode from kubeadm\'s ConfigMap', { name: 'kube-proxy', toggle: 'rbac.clusterDescription.read' }),
   call('patch', '', 'configmaps', 'cilium', 'cilium-config: raise and revert bpf-lb-map-max when allowed', { name: 'cilium-config', toggle: 'rbac.ciliumConfig.write' }),
   call('create', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', { toggle: 'rbac.networkPolicy.enabled' }),
   call('delete', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', { toggle: 'rbac.networkPolicy.enabled' }),

@@ -66,13 +66,13 @@ function dash(s: string): string {
 }
 
 function headerBlock(t: ComparisonTable): string[] {
-  const head = ['column', 'run', 'name', 'state', 'kube-proxy', 'CNI', 'CNI mode', 'kernel', 'Kubernetes', 'node type'];
+  const head = ['column', 'run', 'name', 'state', 'kube-proxy', 'CNI', 'CNI mode', 'kernel', 'Kubernetes', 'node type', 'OS, runtime'];
   return [
     `| ${head.join(' | ')} |`,
     `|${head.map(() => '---').join('|')}|`,
     ...t.runs.map((r, i) => {
       const d = r.cluster;
-      const cells = [`${r.label}${i === 0 ? ' (baseline)' : ''}`, r.id, r.name, `${r.state}${r.reason ? ` (${r.reason})` : ''}`, d?.kubeProxyMode, d?.cni, d?.cniMode, d?.kernel, d?.kubernetesVersion, d?.nodeType];
+      const cells = [`${r.label}${i === 0 ? ' (baseline)' : ''}`, r.id, r.name, `${r.state}${r.reason ? ` (${r.reason})` : ''}`, d?.kubeProxyMode, d?.cni, d?.cniMode, d?.kernel, d?.kubernetesVersion, d?.nodeType, [d?.osImage, d?.containerRuntime].filter(Boolean).join(', ')];
       return `| ${cells.map((c) => md(dash(c ?? ''))).join(' | ')} |`;
     }),
   ];

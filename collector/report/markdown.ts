@@ -48,6 +48,7 @@ export function renderMarkdown(report: ReportModel): string {
     `State: **${run.state}**${run.reason ? ` (${run.reason})` : ''}; wall time ${secs} s.`,
     '',
     `Cluster: ${describeLine(report)}.`,
+    ...clusterNotes(report),
     '',
     '| measurement | path | tool | value | unit | 95% CI | status | notes |',
     '|---|---|---|---:|---|---|---|---|',
@@ -149,7 +150,14 @@ export function renderSweepComparison(c: SweepComparison): string {
 
 function describeLine(report: ReportModel): string {
   const d = report.cluster.description;
-  return `Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}`;
+  const os = [d.osImage, d.containerRuntime].filter(Boolean).join(', ');
+  return `Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}`;
+}
+
+/** What the description could not read or found in disagreement, under the Cluster line. */
+function clusterNotes(report: ReportModel): string[] {
+  const notes = report.cluster.description.notes ?? [];
+  return notes.length ? ['', ...notes.map((n) => `- ${n}`)] : [];
 }
 
 function skippedLines(report: ReportModel): string[] {

@@ -39,6 +39,18 @@ export interface ClusterDescription {
   kernel: string;
   /** Node type/instance size when known; CPU count otherwise. */
   nodeType: string;
+  /** The nodes' OS image (node.status.nodeInfo), when the API was read; mixed values are listed. */
+  osImage?: string;
+  /** The nodes' container runtime and version (node.status.nodeInfo), when the API was read. */
+  containerRuntime?: string;
+  /**
+   * What could not be read, or what disagrees (e.g. the kube-proxy ConfigMap says
+   * nftables and the agents' rules say iptables): shown with the description so
+   * a reader never takes a guess for a measurement.
+   */
+  notes?: string[];
+  /** Where each detected value came from (a ConfigMap key, a node annotation on N nodes). */
+  evidence?: string[];
 }
 
 export type { Guard };

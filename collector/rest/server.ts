@@ -38,6 +38,8 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
     ['GET', /^\/healthz$/, async () => ({ status: ready() ? 200 : 503, body: { status: ready() ? 'ok' : 'starting' } })],
     ['GET', /^\/metrics$/, async () => ({ status: 200, body: await metrics.registry.metrics(), contentType: metrics.registry.contentType })],
     ['GET', /^\/v1\/agents$/, async () => ({ status: 200, body: { agents: api.agents() } })],
+    ['GET', /^\/v1\/cluster$/, async () => ({ status: 200, body: await api.cluster() })],
+    ['GET', /^\/v1\/cluster$/, async () => ({ status: 200, body: await api.cluster() })],
     ['POST', /^\/v1\/runs$/, async (req) => ({ status: 201, body: api.create(await readJson(req)) })],
     [
       'GET',

@@ -87,6 +87,8 @@ export class Orchestrator {
     const began = Date.now();
     const ctx: RunContext = { runId, scenario, plan, signal, servers: new Map(), services: new Map(), jobs: [], jobSeq: 0, scaled: false };
     const phases = phasesOf(scenario, scenario.measurements.filter((m) => plan.measurements.some((x) => x.id === m.id)));
+    // The cluster as it is when the run starts (Kubernetes frontends only: the lab knows its own).
+    if (this.deps.services?.refreshCluster) await this.deps.services.refreshCluster().catch(() => undefined);
     store.updateRun(runId, { state: 'running', startedMs: began, cluster: this.describe(plan) });
     metrics.runStarted();
     phases.forEach((p, index) => store.upsertPhase({ runId, index, name: p.name, state: 'pending', error: '', startedMs: 0, endedMs: 0, detail: specDetail(p) }));

@@ -12,7 +12,9 @@ import { renderComparison } from '../report/compare-render.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { buildReport, type ReportModel } from '../report/report.js';
 import { TERMINAL_STATES, type PhaseRecord, type RunRecord, type Store } from '../store/store.js';
+import type { ClusterDescription } from '../report/metrics-model.js';
 import type { Orchestrator } from './orchestrator.js';
+import type { ServiceFrontend } from './service-frontend.js';
 import { parseScenario } from './scenario.js';
 
 export interface RunView extends RunRecord {
@@ -29,7 +31,19 @@ export class RunsApi {
     private readonly store: Store,
     private readonly orchestrator: Orchestrator,
     private readonly registry: AgentRegistry,
+    private readonly services?: ServiceFrontend,
   ) {}
+
+  /**
+   * The cluster's description as the collector detects it now (in Kubernetes:
+   * from the API server, read again when the last reading is over 5 s old),
+   * before any run: what a run started now would be labelled with, less what
+   * only the run's agents add (their kernel and dataplane).
+   */
+  async cluster(): Promise<{ serviceFrontend: string; description: Partial<ClusterDescription> }> {
+    await this.services?.refreshCluster?.(5000);
+    return { serviceFrontend: this.services?.description ?? 'none', description: this.services?.cluster ?? {} };
+  }
 
   /**
    * Validates (400 naming the field), plans against connected agents (422),

@@ -21,6 +21,8 @@ export interface ServiceFrontend {
   readonly description: string;
   /** What the frontend knows of the cluster it programs (the lab knows all of it). */
   readonly cluster?: Partial<ClusterDescription>;
+  /** Reads the cluster's description again (unless the last reading is younger than maxAgeMs); never throws. */
+  refreshCluster?(maxAgeMs?: number): Promise<void>;
   expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress>;
   remove(name: string): Promise<void>;
   /** Present when the frontend can run a Service scale sweep. */

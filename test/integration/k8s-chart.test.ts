@@ -151,7 +151,7 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
 
   await t.test('the authorizer allows every call the collector makes', async () => {
     const sweepNs = (deploy.spec?.template.spec?.containers[0]?.env ?? []).find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')?.value ?? '';
-    const scopeNs = { own: NS, sweep: sweepNs, cilium: 'kube-system', cluster: undefined } as const;
+    const scopeNs = { own: NS, sweep: sweepNs, cilium: 'kube-system', 'kube-system': 'kube-system', cluster: undefined } as const;
     const refused: string[] = [];
     for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle !== 'rbac.ciliumConfig.write')) {
       if (!(await allowed(c, scopeNs[c.scope]))) refused.push(describe(c, scopeNs[c.scope]));
@@ -173,6 +173,11 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       [{ verb: 'patch', group: '', resource: 'nodes', scope: 'cluster' }, undefined],
       [{ verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', scope: 'cluster' }, undefined],
       [{ verb: 'get', group: '', resource: 'configmaps', scope: 'cilium', name: 'coredns' }, 'kube-system'],
+      [{ verb: 'get', group: '', resource: 'configmaps', scope: 'kube-system', name: 'kubeadm-config' }, 'kube-system'],
+      [{ verb: 'list', group: '', resource: 'configmaps', scope: 'kube-system' }, 'kube-system'],
+      [{ verb: 'watch', group: '', resource: 'configmaps', scope: 'kube-system' }, 'kube-system'],
+      [{ verb: 'patch', group: '', resource: 'configmaps', scope: 'kube-system', name: 'kube-proxy' }, 'kube-system'],
+      [{ verb: 'get', group: '', resource: 'configmaps', scope: 'own', name: 'kube-proxy' }, NS],
       [{ verb: 'patch', group: '', resource: 'configmaps', scope: 'cilium', name: 'cilium-config' }, 'kube-system'],
       [{ verb: 'delete', group: '', resource: 'namespaces', scope: 'cluster' }, undefined],
       [{ verb: 'create', group: 'apps', resource: 'daemonsets', scope: 'own' }, NS],
@@ -180,6 +185,16 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
     const granted: string[] = [];
     for (const [c, ns] of never) if (await allowed({ ...c, by: '' }, ns)) granted.push(describe({ ...c, by: '' }, ns));
     assert.deepEqual(granted, [], 'must be refused');
+  });
+
+  await t.test('rbac.clusterDescription.read=false takes back exactly the kube-proxy ConfigMap read', async () => {
+    const kubeProxy = COLLECTOR_API_CALLS.find((c) => c.toggle === 'rbac.clusterDescription.read');
+    assert.ok(kubeProxy, 'permissions.ts lists the kube-proxy ConfigMap read');
+    assert.equal(await allowed(kubeProxy, 'kube-system'), true);
+    helm(cp, ['upgrade', RELEASE, fileURLToPath(new URL('../../../deploy/helm/cni-bench-agent', import.meta.url)), '--namespace', NS, '--reuse-values', '--set', 'rbac.clusterDescription.read=false', '--wait', '--timeout', '120s']);
+    await waitFor('the authorizer to refuse the kube-proxy ConfigMap', async () => !(await allowed(kubeProxy, 'kube-system')), 10_000, 250);
+    const cilium = COLLECTOR_API_CALLS.find((c) => c.toggle === 'rbac.ciliumConfig.read')!;
+    assert.equal(await allowed(cilium, 'kube-system'), true, 'the cilium-config read stays');
   });
 
   // The label selector below must see the release before it can prove the release gone.

@@ -16,7 +16,8 @@ import { ALL_MANAGED, dummyPair } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
 import { installCollectorIdentity, kubeConfigFrom, renderChart } from '../harness/apply.js';
 import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+import { startCollectorProcess as startCollectorProcessAs } from '../harness/collector-process.js';
+import { getJson, stop, waitFor, type Proc } from '../helpers/procs.js';
 
 const NS = 'cni-bench';
 const RELEASE = 'cni-bench-agent';
@@ -142,28 +143,8 @@ test('the inventory lists nodes and watches agent pods: a node counts as covered
   }
 });
 
-/** The real collector process with the ServiceAccount kubeconfig, and two agents; returns them and the REST URL. */
 async function startCollectorProcess(): Promise<{ collector: Proc; agents: Proc[]; url: string }> {
-  const [grpcPort, httpPort] = await Promise.all([freePort(), freePort()]);
-  const collector = startNode(COLLECTOR_MAIN, [], {
-    CNI_BENCH_KUBERNETES: 'kubeconfig',
-    CNI_BENCH_KUBECONFIG: saKubeconfig,
-    CNI_BENCH_NAMESPACE: NS,
-    CNI_BENCH_SWEEP_NAMESPACE: sweepNs,
-    CNI_BENCH_GRPC_LISTEN: `127.0.0.1:${grpcPort}`,
-    CNI_BENCH_HTTP_HOST: '127.0.0.1',
-    CNI_BENCH_HTTP_PORT: String(httpPort),
-    CNI_BENCH_DB: ':memory:',
-  });
-  const url = `http://127.0.0.1:${httpPort}`;
-  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 20_000).catch((err: Error) => {
-    throw new Error(`${err.message}\n${collector.output()}`);
-  });
-  const agents = await Promise.all(
-    ['node-a', 'node-b'].map(async (n) => startNode(AGENT_MAIN, ['--collector', `127.0.0.1:${grpcPort}`, '--node-name', n, '--pod-ip', '127.0.0.1', '--health-port', String(await freePort())])),
-  );
-  await waitFor('two agents', async () => (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length === 2, 20_000);
-  return { collector, agents, url };
+  return startCollectorProcessAs({ kubeconfig: saKubeconfig, namespace: NS, sweepNamespace: sweepNs });
 }
 
 /**

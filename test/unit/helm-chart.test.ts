@@ -246,7 +246,7 @@ const baseRules = [
 
 /** Whether the rendered RBAC lets the collector make this call (the chart's toggles at their rendered values). */
 function grants(docs: Doc[], call: ApiCall, ciliumNs = 'kube-system'): boolean {
-  const ns: Record<Scope, string | undefined> = { own: NS, sweep: `${RELEASE}-sweep`, cilium: ciliumNs, cluster: undefined };
+  const ns: Record<Scope, string | undefined> = { own: NS, sweep: `${RELEASE}-sweep`, cilium: ciliumNs, 'kube-system': 'kube-system', cluster: undefined };
   const roles = docs.filter((d) => (call.scope === 'cluster' ? d.kind === 'ClusterRole' : d.kind === 'Role' && d.metadata.namespace === ns[call.scope]));
   return roles.some((r) =>
     (r.rules as Obj[]).some((rule) =>
@@ -264,6 +264,7 @@ test('RBAC by default is what the collector calls and nothing else', () => {
     `Role ${RELEASE}-sweep: /services get,list,create,delete`,
     `Role ${RELEASE}-sweep: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
     'Role kube-system: /configmaps[cilium-config] get',
+    'Role kube-system: /configmaps[kube-proxy] get',
   ].sort());
   assert.equal(all(docs, 'Namespace').map((n) => n.metadata.name).join(), `${RELEASE}-sweep`);
   for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle !== 'rbac.ciliumConfig.write')) assert.ok(grants(docs, c), `not granted: ${callName(c)}`);
@@ -423,6 +424,7 @@ test('the schema rejects wrong types and unknown keys at any depth, naming the k
     ['tls.mode=sometimes', /mode/],
     ['agent.capabilities[0]=CAP_NET_ADMIN', /capabilities/],
     ['rbac.scaleSweep.enabled=maybe', /enabled/],
+    ['rbac.clusterDescription.read=maybe', /read/],
   ];
   for (const [set, names] of cases) {
     await t.test(set, () => {
