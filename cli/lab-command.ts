@@ -20,6 +20,7 @@ export interface LabCommandOptions {
   proxy: LabProxyOptions;
   /** Shape node uplinks (tc tbf) to this rate and declare it as the link speed. */
   linkMbit?: number;
+  shareCpus?: boolean;
 }
 
 /** Lab defaults: the study's whole matrix with short rounds (3 rounds of 2 s), so a lab run takes about four minutes on 2 cores. */

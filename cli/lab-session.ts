@@ -59,6 +59,8 @@ export interface LabSessionOptions {
   agentWaitMs: number;
   /** Shape node uplinks to this rate (see Lab); also declared to the scenario as its link speed. */
   linkMbit?: number;
+  /** Every node may use every CPU (default: each node its own share when there are enough; lab/cpu-sets.ts). */
+  shareCpus?: boolean;
   /** Runs once the lab exists, before agents start (tests use it to set up conditions in the namespaces). */
   beforeAgents?: (lab: Lab) => Promise<void>;
 }
@@ -83,7 +85,7 @@ export async function runInLab(opts: LabSessionOptions, scenario: unknown, log: 
   let lab: Lab | undefined;
   let collector: Collector | undefined;
   try {
-    lab = await Lab.create({ nodes: opts.nodes, log, proxy: opts.proxy, ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}) });
+    lab = await Lab.create({ nodes: opts.nodes, log, proxy: opts.proxy, shareCpus: opts.shareCpus ?? false, ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}) });
     if (signal.aborted) return undefined;
     collector = await startCollector(
       collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: opts.dbPath, heartbeatIntervalMs: 1000, livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS }),

@@ -23,10 +23,11 @@ import { MONITOR_USAGE, monitorCommand } from './monitor-command.js';
 
 const USAGE = `usage:
   cni-bench lab [--nodes N] [--duration S] [--warmup S] [--scenario FILE] [--json] [--db FILE]
-                [--proxy-mode iptables|nftables] [--iptables-backend legacy|nft] [--link-mbit N]
+                [--proxy-mode iptables|nftables] [--iptables-backend legacy|nft] [--link-mbit N] [--share-cpus]
                 (environment IPERF_DURATION, FORTIO_DURATION, ROUNDS, ROUND_SLEEP override the scenario)
   cni-bench lab sweep [--modes iptables,nftables] [--steps 0,5000,10000,20000,30000] [--endpoints 4]
-                [--duration S] [--warmup S] [--rounds N] [--nodes N] [--iptables-backend legacy|nft] [--json] [--db FILE]
+                [--duration S] [--warmup S] [--rounds N] [--nodes N] [--iptables-backend legacy|nft] [--share-cpus] [--json] [--db FILE]
+  (each lab node gets its own share of the CPUs when there are at least as many as nodes; --share-cpus lets all use all)
   cni-bench lab cleanup        remove namespaces and processes of labs that were killed
 ${MONITOR_USAGE}${COMPARE_USAGE}${DOCTOR_USAGE}`;
 
@@ -88,6 +89,7 @@ async function main(argv: string[]): Promise<number> {
         json: { type: 'boolean', default: false },
         db: { type: 'string' },
         'agent-wait': { type: 'string' },
+        'share-cpus': { type: 'boolean', default: false },
       },
     });
     const modes = (values.modes ?? PROXY_MODES.join(',')).split(',').map((m) => oneOf<ProxyMode>('--modes', m.trim(), PROXY_MODES, 'iptables'));
@@ -104,6 +106,7 @@ async function main(argv: string[]): Promise<number> {
         json: values.json,
         dbPath: values.db ?? dbDefault,
         agentWaitMs: num('--agent-wait', values['agent-wait'], 30, 1) * 1000,
+        shareCpus: values['share-cpus'],
       },
       log,
     );
@@ -122,6 +125,7 @@ async function main(argv: string[]): Promise<number> {
       db: { type: 'string' },
       'agent-wait': { type: 'string' },
       'link-mbit': { type: 'string' },
+      'share-cpus': { type: 'boolean', default: false },
     },
   });
   const nodes = num('--nodes', values.nodes, LAB_DEFAULTS.nodes, 2);
@@ -134,6 +138,7 @@ async function main(argv: string[]): Promise<number> {
       json: values.json,
       dbPath: values.db ?? dbDefault,
       agentWaitMs: num('--agent-wait', values['agent-wait'], 30, 1) * 1000,
+      shareCpus: values['share-cpus'],
       ...(values['link-mbit'] !== undefined ? { linkMbit: num('--link-mbit', values['link-mbit'], 0, 1) } : {}),
       proxy: {
         mode: oneOf<ProxyMode>('--proxy-mode', values['proxy-mode'], PROXY_MODES, 'iptables'),

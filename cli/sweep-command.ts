@@ -25,6 +25,7 @@ export interface SweepCommandOptions {
   json: boolean;
   dbPath: string;
   agentWaitMs: number;
+  shareCpus?: boolean;
 }
 
 export function modeLabel(mode: ProxyMode, backend: IptablesBackend): string {

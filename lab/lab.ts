@@ -13,6 +13,7 @@ import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { run, spawnLongRunning, type LongRunning } from '../core/process.js';
 import { removeLeftovers } from './cleanup.js';
+import { allowedCpus, nodeCpuSets } from './cpu-sets.js';
 import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
 import { labNamespacePrefix, planLab, type LabNode, type LabPlan, type LabPod } from './plan.js';
 import { PEER_ROLE_LABEL } from '../core/tools.js';
@@ -31,6 +32,8 @@ export interface LabOptions {
   linkMbit?: number;
   /** Monitoring mode: each node's agent (not node 0's peer) probes its peers and exports dataplane gauges. */
   monitor?: LabMonitorOptions;
+  /** Let every node use every CPU instead of giving each its own share (cpu-sets.ts); default false. */
+  shareCpus?: boolean;
 }
 
 /** Monitoring settings for the lab's agents (unset fields keep the agent's defaults). */
@@ -73,6 +76,8 @@ export class Lab {
     readonly services: LabProxy,
     private readonly log: Logger,
     readonly monitor?: LabMonitorOptions,
+    /** CPUs of each node by index; undefined when the nodes share all CPUs. */
+    readonly cpuSets?: number[][],
   ) {}
 
   /** Unix socket path agents use to reach the collector (control traffic never crosses the lab's links). */
@@ -86,7 +91,8 @@ export class Lab {
     await removeLeftovers(opts.log);
     await writeLabState(id);
     await mkdir(labRunDir(id), { recursive: true });
-    const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log, opts.monitor);
+    const cpuSets = opts.shareCpus ? undefined : nodeCpuSets(plan.nodes.length, await allowedCpus());
+    const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log, opts.monitor, cpuSets);
     try {
       await createTopology(plan);
       if (opts.linkMbit !== undefined) await shapeUplinks(plan, opts.linkMbit);
@@ -96,7 +102,7 @@ export class Lab {
       await lab.destroy();
       throw new CniBenchError(ErrorCodes.LAB, `cannot create lab: ${(err as Error).message}`, { cause: err });
     }
-    opts.log.info('lab created', { id, nodes: plan.nodes.length });
+    opts.log.info('lab created', { id, nodes: plan.nodes.length, cpus: cpuSets ? cpuSets.map((c) => c.join(',')).join(' | ') : 'shared by all nodes' });
     return lab;
   }
 
@@ -130,7 +136,9 @@ export class Lab {
       ...own,
       ...extraArgs,
     ];
-    this.agents.push(spawnLongRunning('ip', args, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
+    const cpus = this.cpuSets?.[node.index];
+    const [file, argv] = cpus ? ['taskset', ['--cpu-list', cpus.join(','), 'ip', ...args]] : ['ip', args];
+    this.agents.push(spawnLongRunning(file, argv, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
   }
 
   /** Stops agents, kills anything left in the lab's namespaces and deletes them. Idempotent. */
