@@ -30,7 +30,10 @@ async function main(): Promise<void> {
     frontend.cluster = { ...frontend.cluster, ...inventory.describe() };
     log.info('kubernetes frontend ready', { server: kc.getCurrentCluster()?.server, version: frontend.cluster.kubernetesVersion, leftoversRemoved: leftovers, ...inventory.coverage() });
   }
-  const collector = await startCollector(config, log, frontend);
+  const nodes = inventory;
+  const collector = await startCollector(config, log, frontend, nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {});
+  // Cordoned and NotReady nodes leave the monitor's plans as the node watch sees them.
+  nodes?.onNodeStatusChange(() => collector.monitor.nodesChanged());
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
