@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { AGENT_ENV, loadAgentConfig } from '../../agent/config.js';
+import { AGENT_NODE_FLAGS } from '../../agent/node-flags.js';
 import { COLLECTOR_ENV, loadCollectorConfig } from '../../collector/config.js';
 import { COLLECTOR_API_CALLS, type ApiCall, type Scope } from '../../collector/kubernetes/permissions.js';
 import { repoRoot } from '../helpers/fixtures.js';
@@ -152,6 +153,8 @@ test('the agent DaemonSet is on the pod network, on every node, with the capabil
   assert.deepEqual(volume(pod, 'xtables-lock').hostPath, { path: '/run/xtables.lock', type: 'FileOrCreate' });
   assert.equal(c.volumeMounts.find((m: Obj) => m.mountPath === '/tmp').name, 'tmp');
   assert.deepEqual(volume(pod, 'tmp').emptyDir, {});
+  assert.deepEqual(c.args, [...AGENT_NODE_FLAGS, '/opt/cni-bench/dist/agent/main.js'], 'the agent Node flags the lab and the bench measure');
+  assert.deepEqual(agentPod(render({ set: ['agent.nodeFlags=null'] })).containers[0].args, ['/opt/cni-bench/dist/agent/main.js']);
 
   const downward = Object.fromEntries((c.env as Obj[]).filter((e) => e.valueFrom).map((e) => [e.valueFrom.fieldRef.fieldPath, e.name]));
   assert.deepEqual(downward, { 'spec.nodeName': AGENT_ENV.nodeName, 'metadata.name': AGENT_ENV.podName, 'status.podIP': AGENT_ENV.podIp, 'status.hostIP': AGENT_ENV.hostIp });
@@ -447,6 +450,7 @@ test('the schema rejects wrong types and unknown keys at any depth, naming the k
     ['agent.capabilities[0]=CAP_NET_ADMIN', /capabilities/],
     ['rbac.scaleSweep.enabled=maybe', /enabled/],
     ['networkPolicy.metricsFrom[0].bogusPeer=1', /bogusPeer/],
+    ['agent.nodeFlags[0]=jitless', /nodeFlags/],
     ['networkPolicy.metricsFrom[0].ipBlock.cidr=monitoring', /cidr/],
   ];
   for (const [set, names] of cases) {
