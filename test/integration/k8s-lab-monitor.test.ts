@@ -28,7 +28,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { startKubeProxy, type RealKubeProxy } from '../harness/kube-proxy.js';
 import { serviceCounts } from '../harness/kube-proxy-rules.js';
 import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
-import { COLLECTOR_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+import { COLLECTOR_MAIN, DIST, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
 import { notRoot } from '../helpers/root.js';
 
 const NS = 'cni-bench';
@@ -189,9 +189,10 @@ async function monitorWithRealKubeProxy(t: TestContext): Promise<void> {
     const core = admin.makeApiClient(CoreV1Api);
     for (const n of names) await core.deleteNode({ name: n }).catch(() => undefined);
   }
-  assert.deepEqual(labNamespaces(), []);
-  assert.deepEqual(labProcesses(), []);
-  assert.deepEqual(labStateFiles(), []);
+  // This lab's and this checkout's only: another checkout's lab may be running beside it.
+  assert.deepEqual(labNamespaces(lab.plan.id), []);
+  assert.deepEqual(labProcesses().filter((l) => l.includes(DIST)), []);
+  assert.deepEqual(labStateFiles(undefined, lab.plan.id), []);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 }
