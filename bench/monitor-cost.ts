@@ -3,7 +3,8 @@
  * agents monitor with their defaults (30 s interval, up to 10 peers), and for
  * comparison the same lab with monitoring off. Per node: the agent's CPU
  * (its own and its tools': /proc/<pid>/stat utime+stime+cutime+cstime) in
- * millicores, its memory (VmRSS, RssAnon, Pss), the host-namespace probe
+ * millicores, its memory (VmRSS split into RssAnon, the heap and other
+ * private memory, and RssFile, mostly the Node binary's pages; Pss), the host-namespace probe
  * responder's CPU and memory, and the probe traffic on the node's uplink
  * (eth0 of the node namespace: lab control traffic goes over a Unix socket,
  * so this is probe traffic only). Targets: 5 millicores, 80 MiB.
@@ -18,6 +19,7 @@ import { startMonitorLab } from '../cli/monitor-command.js';
 import { startCollector } from '../collector/collector.js';
 import { collectorConfig } from '../collector/config.js';
 import { createLogger } from '../core/log.js';
+import { AGENT_NODE_FLAGS } from '../agent/node-flags.js';
 import { Lab } from '../lab/lab.js';
 import type { LabNode } from '../lab/plan.js';
 
@@ -31,6 +33,7 @@ interface ProcRead {
   cpuSeconds: number;
   rss: number;
   anon: number;
+  file: number;
   pss: number;
 }
 
@@ -39,7 +42,7 @@ function readProc(pid: number): ProcRead {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const kb = (text: string, key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return { cpuSeconds: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS, rss: kb(status, 'VmRSS'), anon: kb(status, 'RssAnon'), pss: kb(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss') };
+  return { cpuSeconds: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS, rss: kb(status, 'VmRSS'), anon: kb(status, 'RssAnon'), file: kb(status, 'RssFile'), pss: kb(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss') };
 }
 
 /** The pid in `ns` whose command line contains `script`. */
@@ -64,6 +67,7 @@ interface NodeCost {
   agentMcores: number;
   agentRss: number;
   agentAnon: number;
+  agentFile: number;
   agentPss: number;
   responderMcores: number | undefined;
   responderRss: number | undefined;
@@ -74,14 +78,14 @@ interface NodeCost {
 async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
   const who = lab.plan.nodes.map((n) => ({ n, agent: pidIn(n.pods[0]?.ns ?? '', 'agent/main.js'), responder: pidIn(n.ns, 'host-responder-main.js') }));
   const start = who.map((w) => ({ agent: w.agent ? readProc(w.agent) : undefined, responder: w.responder ? readProc(w.responder) : undefined, bytes: uplinkBytes(w.n) }));
-  const peak = who.map(() => ({ rss: 0, anon: 0, pss: 0, responderRss: 0 }));
+  const peak = who.map(() => ({ rss: 0, anon: 0, file: 0, pss: 0, responderRss: 0 }));
   const began = Date.now();
   while (Date.now() - began < seconds * 1000) {
     await sleep(Math.min(10_000, seconds * 1000 - (Date.now() - began)));
     who.forEach((w, i) => {
       const a = w.agent ? readProc(w.agent) : undefined;
       const p = peak[i] as (typeof peak)[number];
-      if (a) [p.rss, p.anon, p.pss] = [Math.max(p.rss, a.rss), Math.max(p.anon, a.anon), Math.max(p.pss, a.pss)];
+      if (a) [p.rss, p.anon, p.file, p.pss] = [Math.max(p.rss, a.rss), Math.max(p.anon, a.anon), Math.max(p.file, a.file), Math.max(p.pss, a.pss)];
       if (w.responder) p.responderRss = Math.max(p.responderRss, readProc(w.responder).rss);
     });
   }
@@ -95,6 +99,7 @@ async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
       agentMcores: mc(w.agent, s.agent) ?? NaN,
       agentRss: p.rss,
       agentAnon: p.anon,
+      agentFile: p.file,
       agentPss: p.pss,
       responderMcores: mc(w.responder, s.responder),
       responderRss: w.responder ? p.responderRss : undefined,
@@ -106,7 +111,7 @@ async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
 function row(label: string, c: NodeCost): string {
   const mib = (b: number | undefined) => (b === undefined ? '-' : (b / MIB).toFixed(1));
   const mc = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
-  return `| ${label} | ${c.node} | ${mc(c.agentMcores)} | ${mib(c.agentRss)} | ${mib(c.agentAnon)} | ${mib(c.agentPss)} | ${mc(c.responderMcores)} | ${mib(c.responderRss)} | ${c.bytesPerSecond.toFixed(0)} |`;
+  return `| ${label} | ${c.node} | ${mc(c.agentMcores)} | ${mib(c.agentRss)} | ${mib(c.agentAnon)} | ${mib(c.agentFile)} | ${mib(c.agentPss)} | ${mc(c.responderMcores)} | ${mib(c.responderRss)} | ${c.bytesPerSecond.toFixed(0)} |`;
 }
 
 async function run(label: string, seconds: number, open: () => Promise<{ lab: Lab; close: () => Promise<void> }>): Promise<string[]> {
@@ -142,9 +147,9 @@ const collectorMs = (used.user + used.system) / 1000;
 if (Number(values['baseline-seconds']) > 0) rows.push(...(await run('monitoring off', Number(values['baseline-seconds']), plainLab)));
 process.stdout.write(
   [
-    `monitoring cost on this machine (${new Date().toISOString()}, ${nodes} lab nodes, ${values.seconds} s measured after ${values.warmup} s); targets: agent <= 5 mcores average, <= 80 MiB RSS`,
-    '| mode | node | agent mcores (with its tools) | agent RSS MiB (peak) | RssAnon MiB | Pss MiB | host responder mcores | host responder RSS MiB | uplink bytes/s (rx+tx) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    `monitoring cost on this machine (${new Date().toISOString()}, ${nodes} lab nodes, ${values.seconds} s measured after ${values.warmup} s); targets: agent <= 5 mcores average, <= 80 MiB RSS; agent Node flags: ${AGENT_NODE_FLAGS.join(' ') || '(none)'}`,
+    '| mode | node | agent mcores (with its tools) | agent RSS MiB (peak) | RssAnon MiB (peak) | RssFile MiB (peak) | Pss MiB (peak) | host responder mcores | host responder RSS MiB | uplink bytes/s (rx+tx) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     `collector (this process, with the lab's set-up) CPU during the monitoring run: ${(collectorMs / 1000).toFixed(1)} s`,
     '',

@@ -33,7 +33,10 @@ async function main(): Promise<void> {
     frontend.describeWith(describer);
     log.info('kubernetes frontend ready', { server: kc.getCurrentCluster()?.server, version: cluster.kubernetesVersion, cni: cluster.cni, cniMode: cluster.cniMode, kubeProxyMode: cluster.kubeProxyMode, leftoversRemoved: leftovers, ...inventory.coverage() });
   }
-  const collector = await startCollector(config, log, frontend);
+  const nodes = inventory;
+  const collector = await startCollector(config, log, frontend, nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {});
+  // Cordoned and NotReady nodes leave the monitor's plans as the node watch sees them.
+  nodes?.onNodeStatusChange(() => collector.monitor.nodesChanged());
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

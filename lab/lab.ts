@@ -19,6 +19,7 @@ import { labNamespacePrefix, planLab, type LabNode, type LabPlan, type LabPod } 
 import { PEER_ROLE_LABEL } from '../core/tools.js';
 import { createLabProxy, type LabProxy, type LabProxyOptions } from './proxy.js';
 import { labRunDir, removeLabState, writeLabState } from './state.js';
+import { AGENT_NODE_FLAGS } from '../agent/node-flags.js';
 
 const AGENT_MAIN = fileURLToPath(new URL('../agent/main.js', import.meta.url));
 
@@ -125,7 +126,7 @@ export class Lab {
 
   private startAgent(node: LabNode, pod: LabPod, collectorAddress: string, [podName, ...own]: string[], extraArgs: string[]): void {
     const args = [
-      'netns', 'exec', pod.ns, process.execPath, '--enable-source-maps', AGENT_MAIN,
+      'netns', 'exec', pod.ns, process.execPath, ...AGENT_NODE_FLAGS, AGENT_MAIN,
       '--collector', collectorAddress,
       '--node-name', node.name,
       '--pod-name', podName as string,

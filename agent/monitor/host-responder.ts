@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { inNetns, spawnLongRunning, type LongRunning } from '../../core/process.js';
 import type { Logger } from '../../core/log.js';
+import { AGENT_NODE_FLAGS } from '../node-flags.js';
 import { waitForListen } from '../readiness.js';
 
 const MAIN = fileURLToPath(new URL('./host-responder-main.js', import.meta.url));
@@ -28,7 +29,7 @@ export class HostResponder {
   async ensure(signal: AbortSignal): Promise<boolean> {
     if (this.alive || signal.aborted || Date.now() < this.notBeforeMs) return this.alive;
     const { hostNetns, node, port, idleTimeoutMs, log } = this.opts;
-    const [bin, args] = inNetns(hostNetns, process.execPath, ['--max-semi-space-size=1', MAIN, '--port', String(port), '--node', node, '--idle-ms', String(idleTimeoutMs)]);
+    const [bin, args] = inNetns(hostNetns, process.execPath, [...AGENT_NODE_FLAGS, MAIN, '--port', String(port), '--node', node, '--idle-ms', String(idleTimeoutMs)]);
     const proc = spawnLongRunning(bin, args, { tool: 'probe-responder', signal });
     this.proc = proc;
     void proc.exited.then((r) => {

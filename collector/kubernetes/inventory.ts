@@ -1,8 +1,10 @@
 /**
  * What the collector knows of the cluster from the API: its nodes (schedulable
- * and Ready or not, kernel, instance type) and the agent pods, kept current by
- * a watch (an informer), so a report can say which nodes have no running agent
- * and describe the node type without the operator labelling anything.
+ * and Ready or not, kernel, instance type) and the agent pods, each kept
+ * current by a watch (an informer), so a report can say which nodes have no
+ * running agent and describe the node type without the operator labelling
+ * anything, and monitoring stops probing a node the moment it is cordoned or
+ * goes NotReady (and resumes when it is back).
  */
 import { CoreV1Api, makeInformer, type Informer, type KubeConfig, type ObjectCache, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../core/log.js';
@@ -37,6 +39,15 @@ export function summarizeNode(n: V1Node): NodeSummary {
   };
 }
 
+/**
+ * Pure: a key that changes exactly when a node comes, goes, is cordoned or
+ * uncordoned, or turns Ready or not, so status heartbeats (every node update)
+ * do not make the monitor plan again.
+ */
+export function nodeStatusKey(nodes: readonly NodeSummary[]): string {
+  return nodes.map((n) => `${n.name}:${n.ready ? 'R' : '-'}${n.schedulable ? 'S' : '-'}`).sort().join(',');
+}
+
 /** Pure: which Ready, schedulable nodes lack a Running agent. */
 export function coverageOf(nodes: NodeSummary[], pods: V1Pod[]): Coverage {
   const running = new Set(pods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => p.spec?.nodeName ?? ''));
@@ -46,9 +57,12 @@ export function coverageOf(nodes: NodeSummary[], pods: V1Pod[]): Coverage {
 
 export class ClusterInventory {
   private informer: (Informer<V1Pod> & ObjectCache<V1Pod>) | undefined;
+  private nodeInformer: (Informer<V1Node> & ObjectCache<V1Node>) | undefined;
   private nodes: NodeSummary[] = [];
+  private statusKey = '';
+  private readonly statusListeners: (() => void)[] = [];
   private stopped = false;
-  private restart: NodeJS.Timeout | undefined;
+  private readonly restarts = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly kc: KubeConfig,
@@ -61,20 +75,32 @@ export class ClusterInventory {
   async start(): Promise<void> {
     await this.refreshNodes();
     const core = this.kc.makeApiClient(CoreV1Api);
+    this.nodeInformer = makeInformer(this.kc, '/api/v1/nodes', () => this.pacer.run('list nodes', () => core.listNode()));
+    for (const ev of ['add', 'update', 'delete'] as const) this.nodeInformer.on(ev, () => this.nodesChanged());
+    this.keepWatching(this.nodeInformer, 'node');
     this.informer = makeInformer(this.kc, `/api/v1/namespaces/${this.namespace}/pods`, () => core.listNamespacedPod({ namespace: this.namespace, labelSelector: this.agentSelector }), this.agentSelector);
-    this.informer.on('error', (err: unknown) => {
-      if (this.stopped) return;
-      this.log.warn('agent pod watch failed; restarting', { error: (err as Error)?.message });
-      this.restart = setTimeout(() => void this.informer?.start().catch(() => undefined), 2000);
-      this.restart.unref();
-    });
-    await this.informer.start();
+    this.keepWatching(this.informer, 'agent pod');
+    await Promise.all([this.nodeInformer.start(), this.informer.start()]);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.restart);
-    await this.informer?.stop();
+    for (const t of this.restarts) clearTimeout(t);
+    await Promise.all([this.informer?.stop(), this.nodeInformer?.stop()]);
+  }
+
+  /** A watch that fails (apiserver restart, expired resource version) lists and watches again. */
+  private keepWatching<T extends V1Node | V1Pod>(informer: Informer<T>, what: string): void {
+    informer.on('error', (err: unknown) => {
+      if (this.stopped) return;
+      this.log.warn(`${what} watch failed; restarting`, { error: (err as Error)?.message });
+      const t = setTimeout(() => {
+        this.restarts.delete(t);
+        if (!this.stopped) void informer.start().catch(() => undefined);
+      }, 2000);
+      t.unref();
+      this.restarts.add(t);
+    });
   }
 
   async refreshNodes(): Promise<NodeSummary[]> {
@@ -86,8 +112,30 @@ export class ClusterInventory {
   async refreshNodeObjects(): Promise<readonly V1Node[]> {
     const core = this.kc.makeApiClient(CoreV1Api);
     const list = await this.pacer.run('list nodes', () => core.listNode());
-    this.nodes = list.items.map(summarizeNode);
+    this.setNodes(list.items.map(summarizeNode));
     return list.items;
+  }
+
+  private nodesChanged(): void {
+    this.setNodes((this.nodeInformer?.list() ?? []).map(summarizeNode));
+  }
+
+  private setNodes(nodes: NodeSummary[]): void {
+    this.nodes = nodes;
+    const key = nodeStatusKey(nodes);
+    if (key === this.statusKey) return;
+    this.statusKey = key;
+    for (const fn of this.statusListeners) fn();
+  }
+
+  /** Every node's readiness and cordon, by name, as the watch last saw them. */
+  nodeStatus(): ReadonlyMap<string, NodeSummary> {
+    return new Map(this.nodes.map((n) => [n.name, n]));
+  }
+
+  /** `fn` runs whenever a node comes, goes, is (un)cordoned or changes readiness. */
+  onNodeStatusChange(fn: () => void): void {
+    this.statusListeners.push(fn);
   }
 
   agentPods(): V1Pod[] {

@@ -77,6 +77,11 @@ export class MonitorCoordinator {
     await this.service.close();
   }
 
+  /** Node status changed (a node cordoned, uncordoned, NotReady or Ready again): plan again. */
+  nodesChanged(): void {
+    this.schedule();
+  }
+
   onReport(agentId: string, report: MonitorReport, nowMs = Date.now()): void {
     const list = this.reports.get(agentId) ?? [];
     if (list.length && (list.at(-1)?.report.timeMs ?? 0) > report.timeMs) return;

@@ -6,12 +6,13 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 
-export function labNamespaces(): string[] {
+/** Lab namespaces on the machine; with `labId`, only that lab's (another lab may be running beside it). */
+export function labNamespaces(labId?: string): string[] {
   return execFileSync('ip', ['netns', 'list'])
     .toString()
     .split('\n')
     .map((l) => l.split(' ')[0] ?? '')
-    .filter((n) => n.startsWith('cnib-'));
+    .filter((n) => n.startsWith(labId ? `cnib-${labId}-` : 'cnib-'));
 }
 
 export function rootLinks(): string {
@@ -48,6 +49,8 @@ export function labProcesses(): string[] {
     .filter((l) => /agent\/main\.js|servers\/http-echo\.js|\biperf3 -[cs]\b|\bwrk -t/.test(l));
 }
 
-export function labStateFiles(dir = process.env.CNI_BENCH_RUN_DIR ?? '/run/cni-bench'): string[] {
-  return existsSync(`${dir}/labs`) ? readdirSync(`${dir}/labs`) : [];
+/** Live-lab state files; with `labId`, only that lab's. */
+export function labStateFiles(dir = process.env.CNI_BENCH_RUN_DIR ?? '/run/cni-bench', labId?: string): string[] {
+  const files = existsSync(`${dir}/labs`) ? readdirSync(`${dir}/labs`) : [];
+  return labId ? files.filter((f) => f === `${labId}.json`) : files;
 }

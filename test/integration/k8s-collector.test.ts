@@ -137,6 +137,15 @@ test('the inventory lists nodes and watches agent pods: a node counts as covered
     await waitFor('the watch to see the running agent pod', () => (inventory.coverage().missing.join(',') === 'inv-b' ? true : undefined), 10_000, 100);
     assert.equal(inventory.coverage().agentsRunning, 1);
     await core.deleteNamespacedPod({ name: 'agent-inv-a', namespace: NS, gracePeriodSeconds: 0 });
+
+    // The node watch: a cordon reaches nodeStatus() and the listeners (the monitor replans on it).
+    let changes = 0;
+    inventory.onNodeStatusChange(() => changes++);
+    const b = await core.readNode({ name: 'inv-b' });
+    await core.replaceNode({ name: 'inv-b', body: { ...b, spec: { ...b.spec, unschedulable: true } } });
+    await waitFor('the node watch to see inv-b cordoned', () => inventory.nodeStatus().get('inv-b')?.schedulable === false, 10_000, 100);
+    assert.equal(changes, 1);
+    await waitFor('inv-a without its deleted agent, cordoned inv-b not expected to have one', () => inventory.coverage().missing.join(',') === 'inv-a', 10_000, 100);
   } finally {
     await inventory.stop();
     for (const n of ['inv-a', 'inv-b', 'inv-c']) await core.deleteNode({ name: n });

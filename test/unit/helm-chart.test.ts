@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { AGENT_ENV, loadAgentConfig } from '../../agent/config.js';
+import { AGENT_NODE_FLAGS } from '../../agent/node-flags.js';
 import { COLLECTOR_ENV, loadCollectorConfig } from '../../collector/config.js';
 import { COLLECTOR_API_CALLS, type ApiCall, type Scope } from '../../collector/kubernetes/permissions.js';
 import { repoRoot } from '../helpers/fixtures.js';
@@ -152,6 +153,8 @@ test('the agent DaemonSet is on the pod network, on every node, with the capabil
   assert.deepEqual(volume(pod, 'xtables-lock').hostPath, { path: '/run/xtables.lock', type: 'FileOrCreate' });
   assert.equal(c.volumeMounts.find((m: Obj) => m.mountPath === '/tmp').name, 'tmp');
   assert.deepEqual(volume(pod, 'tmp').emptyDir, {});
+  assert.deepEqual(c.args, [...AGENT_NODE_FLAGS, '/opt/cni-bench/dist/agent/main.js'], 'the agent Node flags the lab and the bench measure');
+  assert.deepEqual(agentPod(render({ set: ['agent.nodeFlags=null'] })).containers[0].args, ['/opt/cni-bench/dist/agent/main.js']);
 
   const downward = Object.fromEntries((c.env as Obj[]).filter((e) => e.valueFrom).map((e) => [e.valueFrom.fieldRef.fieldPath, e.name]));
   assert.deepEqual(downward, { 'spec.nodeName': AGENT_ENV.nodeName, 'metadata.name': AGENT_ENV.podName, 'status.podIP': AGENT_ENV.podIp, 'status.hostIP': AGENT_ENV.hostIp });
@@ -376,14 +379,37 @@ test('monitoring.yaml: ServiceMonitor, PodMonitor, the chart NetworkPolicies and
   for (const [k, v] of Object.entries(pm.spec.selector.matchLabels)) assert.equal(podLabels[k], v, k);
   assert.equal(pm.spec.podMetricsEndpoints[0].interval, '15s');
 
-  const [grpcRule, httpRule] = one(docs, 'NetworkPolicy', 'cni-bench-collector').spec.ingress;
+  const values = parse(readFileSync(join(valuesDir, 'monitoring.yaml'), 'utf8')) as Obj;
+  const [grpcRule, httpRule, collectorMetrics, ...moreCollector] = one(docs, 'NetworkPolicy', 'cni-bench-collector').spec.ingress;
   assert.deepEqual(grpcRule, { from: [{ podSelector: { matchLabels: agentLabels } }], ports: [{ port: 'grpc', protocol: 'TCP' }] });
   assert.deepEqual(httpRule.from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
-  assert.deepEqual(one(docs, 'NetworkPolicy', 'cni-bench-agent').spec.ingress, [{ from: [{ podSelector: { matchLabels: agentLabels } }] }]);
+  assert.deepEqual(collectorMetrics, { from: values.networkPolicy.metricsFrom, ports: [{ port: 'http', protocol: 'TCP' }] });
+  assert.deepEqual(moreCollector, []);
+  assert.deepEqual(one(docs, 'NetworkPolicy', 'cni-bench-agent').spec.ingress, [
+    { from: [{ podSelector: { matchLabels: agentLabels } }] },
+    { from: values.networkPolicy.metricsFrom, ports: [{ port: 'health', protocol: 'TCP' }] },
+  ]);
 
   const pvc = one(docs, 'PersistentVolumeClaim', 'cni-bench-collector-store');
   assert.deepEqual([pvc.spec.storageClassName, pvc.spec.resources.requests.storage], ['fast-ssd', '5Gi']);
   assert.deepEqual(volume(collectorPod(docs), 'store').persistentVolumeClaim, { claimName: 'cni-bench-collector-store' });
+});
+
+test('networkPolicy.metricsFrom: by default Prometheus pods reach only the metrics ports; [] lets no scraper in', () => {
+  const prometheus = [{ namespaceSelector: {}, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }];
+  const docs = render({ set: ['networkPolicy.enabled=true'] });
+  const agentPorts = (agentPod(docs).containers[0].ports as Obj[]).map((p) => p.name);
+  const collectorPorts = (collectorPod(docs).containers[0].ports as Obj[]).map((p) => p.name);
+  const rulesFor = (name: string) => (one(docs, 'NetworkPolicy', name).spec.ingress as Obj[]).filter((r) => JSON.stringify(r.from) === JSON.stringify(prometheus));
+  assert.deepEqual(rulesFor('cni-bench-agent'), [{ from: prometheus, ports: [{ port: 'health', protocol: 'TCP' }] }]);
+  assert.deepEqual(rulesFor('cni-bench-collector'), [{ from: prometheus, ports: [{ port: 'http', protocol: 'TCP' }] }]);
+  // The named ports exist on the pods (a NetworkPolicy naming a missing port opens nothing).
+  assert.ok(agentPorts.includes('health') && collectorPorts.includes('http'), `${agentPorts} ${collectorPorts}`);
+
+  const closed = render({ set: ['networkPolicy.enabled=true', 'networkPolicy.metricsFrom=null'] });
+  assert.equal(one(closed, 'NetworkPolicy', 'cni-bench-agent').spec.ingress.length, 1, 'agents from agents only');
+  assert.equal(one(closed, 'NetworkPolicy', 'cni-bench-collector').spec.ingress.length, 2, 'gRPC from agents and HTTP from httpNamespaceSelector only');
+  assert.equal(all(render(), 'NetworkPolicy').length, 0, 'no policy unless enabled');
 });
 
 test('scheduling.yaml: image, placement and pod metadata reach both components; narrower capabilities', () => {
@@ -425,6 +451,9 @@ test('the schema rejects wrong types and unknown keys at any depth, naming the k
     ['agent.capabilities[0]=CAP_NET_ADMIN', /capabilities/],
     ['rbac.scaleSweep.enabled=maybe', /enabled/],
     ['rbac.clusterDescription.read=maybe', /read/],
+    ['networkPolicy.metricsFrom[0].bogusPeer=1', /bogusPeer/],
+    ['agent.nodeFlags[0]=jitless', /nodeFlags/],
+    ['networkPolicy.metricsFrom[0].ipBlock.cidr=monitoring', /cidr/],
   ];
   for (const [set, names] of cases) {
     await t.test(set, () => {

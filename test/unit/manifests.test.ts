@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import { AGENT_NODE_FLAGS } from '../../agent/node-flags.js';
 import { AGENT_ENV, loadAgentConfig } from '../../agent/config.js';
 import { COLLECTOR_ENV, loadCollectorConfig } from '../../collector/config.js';
 import { repoRoot } from '../helpers/fixtures.js';
@@ -75,7 +76,8 @@ test('the agent DaemonSet points at the collector Service and enters the host ne
   const ds = only(docs, 'DaemonSet', 'cni-bench-agent').spec.template.spec;
   const c = ds.containers[0] as Container;
   const config = loadAgentConfig([], envOf(c, AGENT_ENV));
-  assert.ok(existsSync(join(repoRoot, 'dist', c.args[0]!.replace('/opt/cni-bench/dist/', ''))), c.args[0]);
+  assert.deepEqual(c.args, [...AGENT_NODE_FLAGS, '/opt/cni-bench/dist/agent/main.js'], 'the agent runs with its Node flags (after the image entrypoint\'s)');
+  assert.ok(existsSync(join(repoRoot, 'dist', c.args.at(-1)!.replace('/opt/cni-bench/dist/', ''))), c.args.at(-1));
   const svc = only(docs, 'Service', 'cni-bench-collector');
   const grpcPort = svc.spec.ports.find((p: { name: string }) => p.name === 'grpc').port;
   assert.equal(config.collector, `${svc.metadata.name}.${svc.metadata.namespace}.svc:${grpcPort}`);

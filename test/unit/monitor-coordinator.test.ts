@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentRegistry } from '../../collector/agents/registry.js';
 import { CollectorMetrics } from '../../collector/metrics.js';
 import { MonitorCoordinator } from '../../collector/monitor/coordinator.js';
+import type { NodeStatus } from '../../collector/monitor/plans.js';
 import type { ServiceAddress, ServiceEndpoint, ServiceFrontend } from '../../collector/runs/service-frontend.js';
 import { createLogger } from '../../core/log.js';
 import type { CollectorMessage, MonitorPlan, RegisterRequest } from '../../gen/cnibench/v1/agent.js';
@@ -32,11 +33,11 @@ class RecordingFrontend implements ServiceFrontend {
   }
 }
 
-function setup(run: { current: { id: string; cluster: unknown } | undefined }) {
+function setup(run: { current: { id: string; cluster: unknown } | undefined }, nodeStatus?: () => ReadonlyMap<string, NodeStatus>) {
   const registry = new AgentRegistry(new CollectorMetrics(false), 10_000);
   const services = new RecordingFrontend();
   const plans = new Map<string, MonitorPlan[]>();
-  const coordinator = new MonitorCoordinator({ registry, services, log: createLogger({}, 'error'), activeRun: () => run.current }, { pollMs: 20 });
+  const coordinator = new MonitorCoordinator({ registry, services, log: createLogger({}, 'error'), activeRun: () => run.current }, { pollMs: 20, ...(nodeStatus ? { nodeStatus } : {}) });
   coordinator.start();
   const connect = (node: string, monitor = true): void => {
     registry.register(req(node, monitor));
@@ -96,5 +97,27 @@ test('an agent that reconnects gets its plan again; reports older than the lates
   coordinator.onReport('n0', r(10));
   coordinator.onReport('n0', r(5));
   assert.deepEqual(coordinator.snapshot().nodes.find((n) => n.nodeName === 'n0')?.incomingSources, ['t10']);
+  await coordinator.close();
+});
+
+test('a node cordoned or NotReady leaves every plan and the probe Service when node status changes, and comes back', async () => {
+  const status = new Map<string, NodeStatus>(['n0', 'n1', 'n2', 'n3'].map((n) => [n, { ready: true, schedulable: true }]));
+  const { services, coordinator, connect, latest } = setup({ current: undefined }, () => status);
+  for (const n of ['n0', 'n1', 'n2', 'n3']) connect(n);
+  await sleep(300);
+  const targets = () => new Set(['n0', 'n1', 'n2', 'n3'].flatMap((n) => latest(n)?.peers.map((p) => p.nodeName) ?? []));
+  assert.deepEqual([...targets()].sort(), ['n0', 'n1', 'n2', 'n3']);
+  status.set('n1', { ready: true, schedulable: false });
+  status.set('n2', { ready: false, schedulable: true });
+  coordinator.nodesChanged();
+  await sleep(300);
+  assert.deepEqual([...targets()].sort(), ['n0', 'n3'], 'cordoned n1 and NotReady n2 are nobody\'s peer');
+  assert.equal(latest('n1')?.peers.length, 2, 'a cordoned node still probes others');
+  assert.equal(services.calls.at(-1), 'expose monitor-probe:8478 198.18.16.10,198.18.19.10');
+  status.set('n1', { ready: true, schedulable: true });
+  status.set('n2', { ready: true, schedulable: true });
+  coordinator.nodesChanged();
+  await sleep(300);
+  assert.deepEqual([...targets()].sort(), ['n0', 'n1', 'n2', 'n3']);
   await coordinator.close();
 });
