@@ -13,7 +13,7 @@ import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { run, spawnLongRunning, type LongRunning } from '../core/process.js';
 import { removeLeftovers } from './cleanup.js';
-import { allowedCpus, nodeCpuSets } from './cpu-sets.js';
+import { allowedCpus, nodeCpuSets, onNodeCpus } from './cpu-sets.js';
 import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
 import { labNamespacePrefix, planLab, type LabNode, type LabPlan, type LabPod } from './plan.js';
 import { PEER_ROLE_LABEL } from '../core/tools.js';
@@ -77,8 +77,6 @@ export class Lab {
     readonly services: LabProxy,
     private readonly log: Logger,
     readonly monitor?: LabMonitorOptions,
-    /** CPUs of each node by index; undefined when the nodes share all CPUs. */
-    readonly cpuSets?: number[][],
   ) {}
 
   /** Unix socket path agents use to reach the collector (control traffic never crosses the lab's links). */
@@ -89,11 +87,12 @@ export class Lab {
   static async create(opts: LabOptions): Promise<Lab> {
     const id = opts.id ?? randomBytes(4).toString('hex');
     const plan = planLab(id, opts.nodes, PODS_PER_NODE);
+    const cpuSets = opts.shareCpus ? undefined : nodeCpuSets(plan.nodes.length, await allowedCpus());
+    if (cpuSets) plan.nodes.forEach((n, i) => (n.cpus = cpuSets[i]));
     await removeLeftovers(opts.log);
     await writeLabState(id);
     await mkdir(labRunDir(id), { recursive: true });
-    const cpuSets = opts.shareCpus ? undefined : nodeCpuSets(plan.nodes.length, await allowedCpus());
-    const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log, opts.monitor, cpuSets);
+    const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log, opts.monitor);
     try {
       await createTopology(plan);
       if (opts.linkMbit !== undefined) await shapeUplinks(plan, opts.linkMbit);
@@ -137,8 +136,7 @@ export class Lab {
       ...own,
       ...extraArgs,
     ];
-    const cpus = this.cpuSets?.[node.index];
-    const [file, argv] = cpus ? ['taskset', ['--cpu-list', cpus.join(','), 'ip', ...args]] : ['ip', args];
+    const [file, argv] = onNodeCpus(node.cpus, 'ip', args);
     this.agents.push(spawnLongRunning(file, argv, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
   }
 

@@ -36,6 +36,8 @@ export interface LabNode {
   pods: LabPod[];
   /** Routes to other nodes' pod CIDRs. */
   routes: { dst: string; via: string }[];
+  /** The CPUs this node's processes run on (its agent, the tools that program its rules); unset: all (cpu-sets.ts). */
+  cpus?: number[];
 }
 
 export interface LabPlan {

@@ -5,6 +5,7 @@
  * batch per node, ahead of the run's own Services in KUBE-SERVICES.
  */
 import { run } from '../core/process.js';
+import { onNodeCpus } from './cpu-sets.js';
 import { renderBase, renderServicesAdd, renderServicesDelete } from './kube-proxy-iptables.js';
 import { CLUSTER_CIDR, type LabPlan } from './plan.js';
 import { LabProxyBase, type LabRules } from './proxy-base.js';
@@ -16,9 +17,14 @@ const RESTORE_TIMEOUT_MS = 15 * 60_000;
 
 function iptablesRules(plan: LabPlan, backend: IptablesBackend): LabRules {
   const tool = `iptables-${backend}-restore`;
-  // Every node in parallel, as kube-proxy runs on each node.
+  // Every node in parallel (on its own CPUs when it has them), as kube-proxy runs on each node.
   const restore = async (text: string): Promise<void> => {
-    await Promise.all(plan.nodes.map((node) => run('ip', ['netns', 'exec', node.ns, tool, '--noflush'], { input: text, tool, timeoutMs: RESTORE_TIMEOUT_MS })));
+    await Promise.all(
+      plan.nodes.map((node) => {
+        const [file, args] = onNodeCpus(node.cpus, 'ip', ['netns', 'exec', node.ns, tool, '--noflush']);
+        return run(file, args, { input: text, tool, timeoutMs: RESTORE_TIMEOUT_MS });
+      }),
+    );
   };
   return {
     batchServices: Infinity,

@@ -4,6 +4,7 @@
  * namespace with `nft -f`.
  */
 import { run } from '../core/process.js';
+import { onNodeCpus } from './cpu-sets.js';
 import { renderNftBase, renderNftServicesAdd, renderNftServicesDelete } from './kube-proxy-nftables.js';
 import { SERVICE_CIDR, type LabNode, type LabPlan } from './plan.js';
 import { LabProxyBase, type LabRules } from './proxy-base.js';
@@ -21,13 +22,21 @@ const NFT_TIMEOUT_MS = 15 * 60_000;
 export const NFT_BATCH_SERVICES = 1000;
 
 function nftRules(plan: LabPlan): LabRules {
-  // One node after the other: a large nft transaction is kernel CPU (rule
-  // validation), and two at once on a 2-core machine starved the agents and the
-  // collector for seconds. Programming time is therefore the sum over nodes.
+  const applyOne = async (node: LabNode, text: string | ((node: LabNode) => string)): Promise<void> => {
+    const [file, args] = onNodeCpus(node.cpus, 'ip', ['netns', 'exec', node.ns, 'nft', '-f', '-']);
+    await run(file, args, { input: typeof text === 'string' ? text : text(node), tool: 'nft', timeoutMs: NFT_TIMEOUT_MS });
+  };
+  // A large nft transaction is kernel CPU (rule validation). Nodes with their
+  // own CPUs program at once, each on its own, as each node's kube-proxy would;
+  // nodes sharing the CPUs go one after the other, because two at once on a
+  // 2-core machine starved the agents and the collector for seconds (the
+  // programming time is then the sum over nodes).
   const apply = async (text: string | ((node: LabNode) => string)): Promise<void> => {
-    for (const node of plan.nodes) {
-      await run('ip', ['netns', 'exec', node.ns, 'nft', '-f', '-'], { input: typeof text === 'string' ? text : text(node), tool: 'nft', timeoutMs: NFT_TIMEOUT_MS });
+    if (plan.nodes.every((n) => n.cpus?.length)) {
+      await Promise.all(plan.nodes.map((node) => applyOne(node, text)));
+      return;
     }
+    for (const node of plan.nodes) await applyOne(node, text);
   };
   return {
     batchServices: NFT_BATCH_SERVICES,

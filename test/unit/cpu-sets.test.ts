@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nodeCpuSets, parseCpuList } from '../../lab/cpu-sets.js';
+import { nodeCpuSets, onNodeCpus, parseCpuList } from '../../lab/cpu-sets.js';
 import { isCniBenchError } from '../../core/errors.js';
 
 test('CPU lists as the kernel writes them', () => {
@@ -16,4 +16,10 @@ test('each node gets its own equal share of CPUs; fewer CPUs than nodes means no
   assert.deepEqual(nodeCpuSets(2, [2, 3, 6, 7]), [[2, 3], [6, 7]]);
   assert.equal(nodeCpuSets(3, [0, 1]), undefined);
   assert.equal(nodeCpuSets(0, [0, 1]), undefined);
+});
+
+test('a node with its own CPUs runs its tools through taskset; a sharing node runs them as they are', () => {
+  assert.deepEqual(onNodeCpus([2, 3], 'ip', ['netns', 'exec', 'n1', 'nft', '-f', '-']), ['taskset', ['--cpu-list', '2,3', 'ip', 'netns', 'exec', 'n1', 'nft', '-f', '-']]);
+  assert.deepEqual(onNodeCpus(undefined, 'ip', ['link']), ['ip', ['link']]);
+  assert.deepEqual(onNodeCpus([], 'ip', ['link']), ['ip', ['link']]);
 });
