@@ -123,7 +123,12 @@ const ephemeralPorts: Rule = ({ observation: o, result }, t) => {
   return out;
 };
 
-/** A full conntrack table drops new flows (nf_conntrack: table full), which reads as dataplane loss. The fullest sample per node is named. */
+/**
+ * A full conntrack table drops new flows (nf_conntrack: table full), which
+ * reads as dataplane loss. Fires on the fullest boundary sample per node, and
+ * on drops the namespace counted between the two (the kernel's own evidence
+ * that flows were lost, whatever the fill at the edges).
+ */
 const conntrackFull: Rule = ({ clientSamples, serverSamples }, t) => {
   const out: string[] = [];
   for (const [node, pair] of [['client', clientSamples], ['server', serverSamples]] as const) {
@@ -135,6 +140,8 @@ const conntrackFull: Rule = ({ clientSamples, serverSamples }, t) => {
       const { s, when } = fullest;
       out.push(`conntrack was ${pct(s.conntrackCount / s.conntrackMax)} full on the ${node} node at the ${when} (${int(s.conntrackCount)} of ${int(s.conntrackMax)} entries): new connections may be dropped.`);
     }
+    const dropped = pair?.start && pair.end ? pair.end.conntrackDrops - pair.start.conntrackDrops : 0;
+    if (dropped > 0) out.push(`conntrack dropped ${int(dropped)} packets on the ${node} node during the measurement because no entry could be added (table full): those flows were lost.`);
   }
   return out;
 };

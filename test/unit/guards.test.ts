@@ -82,6 +82,13 @@ test('conntrack-full: 90% in either boundary sample of either node fires, naming
   assert.deepEqual(codes(run({ result: result(http()), clientSamples: { end: sample({ conntrackCount: 5, conntrackMax: 0 }) } })), []);
 });
 
+test('conntrack-full: drops counted between the boundary samples fire whatever the fill; none, or one sample only, do not', () => {
+  const g = only(run({ result: result(http()), clientSamples: { start: sample({ conntrackDrops: 40 }), end: sample({ conntrackDrops: 52 }) } }), 'conntrack-full');
+  assert.equal(g.message, 'conntrack dropped 12 packets on the client node during the measurement because no entry could be added (table full): those flows were lost.');
+  assert.deepEqual(codes(run({ result: result(http()), clientSamples: { start: sample({ conntrackDrops: 40 }), end: sample({ conntrackDrops: 40 }) } })), []);
+  assert.deepEqual(codes(run({ result: result(http()), serverSamples: { end: sample({ conntrackDrops: 9 }) } })), []);
+});
+
 test('client-cpu-saturated: 90% of min(threads, cpus) fires', () => {
   const g = only(run({ result: result(http(), obs({ cpuCores: 1.8, cpuCapacityCores: 2 })) }), 'client-cpu-saturated');
   assert.equal(g.message, 'The load generator used 1.8 of the 2 cores it can use: the client, not the dataplane, may be the limit.');
