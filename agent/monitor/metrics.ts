@@ -27,6 +27,9 @@ export class AgentMetrics {
   private readonly rounds = new Counter({ name: 'cni_bench_probe_rounds_total', help: 'Probe rounds, by outcome (probed, paused)', labelNames: ['node', 'outcome'] as const, registers: this.r });
   private readonly readErrors = new Counter({ name: 'cni_bench_dataplane_read_errors_total', help: 'Dataplane reads that failed, by source (iptables, nft, conntrack, bpf)', labelNames: ['node', 'source'] as const, registers: this.r });
   private readonly lastRead = new Gauge({ name: 'cni_bench_dataplane_last_read_timestamp_seconds', help: 'When the dataplane was last read', labelNames: ['node'] as const, registers: this.r });
+  private readonly conntrackDrops = new Counter({ name: 'cni_bench_conntrack_drops_total', help: "Packets the node's conntrack dropped because no entry could be added (table full): drop + early_drop of /proc/net/stat/nf_conntrack, counted from the agent's first read", labelNames: ['node'] as const, registers: this.r });
+  /** The kernel's cumulative drop count at the last read. */
+  private lastConntrackDrops: number | undefined;
   private readonly processCpu = new Counter({ name: 'cni_bench_process_cpu_seconds_total', help: 'CPU time of the named dataplane processes (kube-proxy, cilium-agent, ...), summed over their pids', labelNames: ['node', 'process'] as const, registers: this.r });
   private readonly dataplane: Record<DataplaneKey, Gauge<string>>;
   private readonly targetSeries = new Map<string, Set<string>>();
@@ -105,6 +108,13 @@ export class AgentMetrics {
   round(paused: boolean): void {
     this.paused.set({ node: this.node }, paused ? 1 : 0);
     this.rounds.inc({ node: this.node, outcome: paused ? 'paused' : 'probed' });
+  }
+
+  /** The kernel's cumulative conntrack drops: the counter grows by what it grew since the last read (from 0 on the first). */
+  conntrackDropsSeen(total: number): void {
+    const grew = this.lastConntrackDrops !== undefined && total >= this.lastConntrackDrops ? total - this.lastConntrackDrops : 0;
+    this.conntrackDrops.inc({ node: this.node }, grew);
+    this.lastConntrackDrops = total;
   }
 
   setDataplane(series: DataplaneSeries, atMs: number): void {

@@ -168,6 +168,7 @@ export class Monitor {
       const maps = bpfFailed ? undefined : (s.bpf?.maps ?? 0) > 0 ? await readBpfMaps(this.opts.hostNetns, this.opts.bpfMapPrefixes, s.bpf?.lbServiceEntries, signal) : [];
       const intervalMs = this.last ? s.timeMs - this.last.sample.timeMs : undefined;
       this.deps.metrics.setDataplane(dataplaneSeries(this.opts.node, s, maps, intervalMs), s.timeMs);
+      if (!failedSections(s.errors).includes('conntrack')) this.deps.metrics.conntrackDropsSeen(s.conntrackDrops);
       this.last = { sample: s, maps: maps ?? this.last?.maps ?? [] };
     } catch (err) {
       if (signal.aborted) return;

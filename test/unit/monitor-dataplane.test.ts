@@ -9,6 +9,7 @@ import { groupBpfMaps, mapsToCount, MAX_COUNTED_MAPS } from '../../agent/monitor
 import { dataplaneSeries, failedSections } from '../../agent/monitor/dataplane-series.js';
 import { AgentMetrics } from '../../agent/monitor/metrics.js';
 import { parseBpftoolMapShow } from '../../agent/samplers/bpftool.js';
+import { parseNfConntrackStat } from '../../agent/samplers/conntrack.js';
 import { fixture } from '../helpers/fixtures.js';
 import { fixtureMaps, fixtureSample } from './monitor-support.js';
 
@@ -60,4 +61,17 @@ test('BPF maps are grouped by name; only prefixed maps (bounded) and never the L
   const many = Array.from({ length: 20 }, (_, i) => ({ id: i, name: `cnib_${i}`, type: 'hash', maxEntries: 10, bytesMemlock: 0 }));
   assert.equal(mapsToCount(many, ['cnib_']).length, MAX_COUNTED_MAPS);
   assert.deepEqual(mapsToCount([{ id: 1, name: 'cilium_lb4_serv', type: 'hash', maxEntries: 10, bytesMemlock: 0 }], ['cilium_']), []);
+});
+
+test('conntrack drops: the counter grows by what the kernel count grew, from 0 at the first read, and never goes back', async () => {
+  const m = new AgentMetrics('n1');
+  const drops = async () => Number(/^cni_bench_conntrack_drops_total\{node="n1"\} (\d+)$/m.exec(await m.registry.metrics())?.[1]);
+  m.conntrackDropsSeen(parseNfConntrackStat(fixture('proc-net-stat-nf-conntrack.txt')).drop);
+  assert.equal(await drops(), 0);
+  const full = parseNfConntrackStat(fixture('proc-net-stat-nf-conntrack-full.txt'));
+  m.conntrackDropsSeen(full.drop + full.earlyDrop);
+  assert.equal(await drops(), 12);
+  m.conntrackDropsSeen(5); // a smaller kernel count (another namespace, a reload): a new base, no decrease
+  m.conntrackDropsSeen(8);
+  assert.equal(await drops(), 15);
 });

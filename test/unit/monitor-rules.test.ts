@@ -44,6 +44,26 @@ const ruleTests = {
       ],
     },
     {
+      name: 'conntrack drops: any increase fires at once, a flat counter never',
+      interval: '1m',
+      input_series: [
+        { series: 'cni_bench_conntrack_drops_total{node="full"}', values: '0 0 0 12 30x10' },
+        { series: 'cni_bench_conntrack_drops_total{node="fine"}', values: '7x14' },
+      ],
+      alert_rule_test: [
+        { eval_time: '2m', alertname: 'CniBenchConntrackDropping', exp_alerts: [] },
+        {
+          eval_time: '4m',
+          alertname: 'CniBenchConntrackDropping',
+          exp_alerts: [{
+            exp_labels: { severity: 'critical', node: 'full' },
+            exp_annotations: { summary: 'Conntrack on full dropped 30 packets in 5 minutes (table full)', description: 'New connections through this node are being lost. Raise net.netfilter.nf_conntrack_max or find what opens so many connections.' },
+          }],
+        },
+        { eval_time: '12m', alertname: 'CniBenchConntrackDropping', exp_alerts: [] },
+      ],
+    },
+    {
       name: 'BPF map fill: 90% fires, 40% does not',
       interval: '1m',
       input_series: [
@@ -117,7 +137,7 @@ const ruleTests = {
 test('the rule file passes promtool check rules', () => {
   const r = promtool(['check', 'rules', RULES]);
   assert.equal(r.status, 0, r.out);
-  assert.match(r.out, /SUCCESS: 9 rules found/);
+  assert.match(r.out, /SUCCESS: 10 rules found/);
 });
 
 test('promtool test rules: the alerts fire where they must and not elsewhere', () => {
