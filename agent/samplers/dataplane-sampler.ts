@@ -38,6 +38,12 @@ interface RulesRead {
   notes: string[];
 }
 
+/** A rejection handler that names the failed read in `errors` and yields undefined (never a zero). */
+const failInto = (errors: string[]) => (what: string) => (err: unknown): undefined => {
+  errors.push(`${what}: ${asCniBenchError(err).message}`);
+  return undefined;
+};
+
 /** Global on Linux (a namespace other than the first sees it read-only), so the agent reads its own. */
 const CONNTRACK_MAX_PATH = '/proc/sys/net/netfilter/nf_conntrack_max';
 
@@ -150,10 +156,7 @@ export class DataplaneSampler {
     const errors: string[] = [];
     const notes: string[] = [];
     const fields: Partial<RulesFields> = {};
-    const fail = (what: string) => (err: unknown): undefined => {
-      errors.push(`${what}: ${asCniBenchError(err).message}`);
-      return undefined;
-    };
+    const fail = failInto(errors);
     const backend = await this.iptablesBackend(signal);
     fields.iptablesBackend = backend.backend;
     const [ipt, nft, maps] = await Promise.all([
@@ -187,10 +190,7 @@ export class DataplaneSampler {
     // Everything not read stays at its proto default; errors and notes say why.
     const { runId: _run, samplingJobId: _job, ...base } = DataplaneSample.fromPartial({ timeMs: Date.now() });
     const out: SampleBody = { ...base, errors };
-    const fail = (what: string) => (err: unknown): undefined => {
-      errors.push(`${what}: ${asCniBenchError(err).message}`);
-      return undefined;
-    };
+    const fail = failInto(errors);
     const due = opts.fresh || rulesReadDue(this.lastRules, Date.now(), this.opts.rulesCadence ?? DEFAULT_RULES_CADENCE);
     const [rules, , procs] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample()]);
     if (due) this.lastRules = rules;
