@@ -1,8 +1,8 @@
 /**
  * Reads what the cluster description needs from the API server, at start-up
  * and again before each run, and keeps the last result: GET /version, the Node
- * list (the inventory's own list, refreshed), kube-system/kube-proxy and
- * cilium-config (one GET each, by name). Cheap: four requests, all through the
+ * list (the inventory's node watch keeps it), kube-system/kube-proxy and
+ * cilium-config (one GET each, by name). Cheap: three requests, all through the
  * Pacer. A 404 is "not there"; a 403 becomes a note naming the grant; nothing
  * here throws, so a cluster the collector may not fully read still gets
  * described as far as it can be.
@@ -14,9 +14,9 @@ import { detectCluster, type ClusterDetection, type ConfigMapRead } from './clus
 import { KUBE_PROXY_CONFIGMAP } from './kube-proxy-mode.js';
 import type { Pacer } from './pacer.js';
 
-/** The inventory's part this needs: a fresh Node list. */
+/** The inventory's part this needs: the current Nodes (its watch's cache). */
 export interface NodeSource {
-  refreshNodeObjects(): Promise<readonly V1Node[]>;
+  nodeObjects(): Promise<readonly V1Node[]>;
 }
 
 export interface ClusterDescriberOptions {
@@ -86,7 +86,7 @@ export class ClusterDescriber {
 
   private async nodeList(): Promise<{ items: readonly V1Node[]; failure?: string }> {
     try {
-      return { items: await this.nodes.refreshNodeObjects() };
+      return { items: await this.nodes.nodeObjects() };
     } catch (err) {
       return { items: [], failure: `nodes not listed: ${(err as Error).message}` };
     }

@@ -104,16 +104,21 @@ export class ClusterInventory {
   }
 
   async refreshNodes(): Promise<NodeSummary[]> {
-    await this.refreshNodeObjects();
-    return this.nodes;
-  }
-
-  /** Lists the nodes (one request) and returns them whole: the cluster description reads their annotations and nodeInfo. */
-  async refreshNodeObjects(): Promise<readonly V1Node[]> {
     const core = this.kc.makeApiClient(CoreV1Api);
     const list = await this.pacer.run('list nodes', () => core.listNode());
     this.setNodes(list.items.map(summarizeNode));
-    return list.items;
+    return this.nodes;
+  }
+
+  /**
+   * The nodes whole (the cluster description reads their annotations and
+   * nodeInfo): the node watch's cache once it runs, kept current by the watch,
+   * so a description costs no list request; before that, one list.
+   */
+  async nodeObjects(): Promise<readonly V1Node[]> {
+    if (this.nodeInformer) return this.nodeInformer.list();
+    const core = this.kc.makeApiClient(CoreV1Api);
+    return (await this.pacer.run('list nodes', () => core.listNode())).items;
   }
 
   private nodesChanged(): void {
