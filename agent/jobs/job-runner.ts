@@ -204,8 +204,9 @@ export class JobRunner {
 
   /** A sample of only the servers' CPU: cheap enough to bracket every round. */
   private async sampleServers(job: Job): Promise<void> {
-    const servers = await this.serverUsage();
-    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, serversOnly: true, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
+    const errors: string[] = [];
+    const [servers, tcpCounters] = await Promise.all([this.serverUsage(), this.deps.sampler.tcpCounters(errors)]);
+    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, tcpCounters, errors, serversOnly: true, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
   }
 
   private async serverUsage(): Promise<ServerUsage[]> {

@@ -14,7 +14,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { asCniBenchError } from '../../core/errors.js';
 import { inNetns, run } from '../../core/process.js';
-import { DataplaneSample, type BpfMapTotals } from '../../gen/cnibench/v1/agent.js';
+import { DataplaneSample, type BpfMapTotals, type NetnsTcpCounters } from '../../gen/cnibench/v1/agent.js';
+import { readTcpCounters } from '../observe/tcp-counters.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
 import { parseNfConntrackStat, parseSysctlNumber } from './conntrack.js';
@@ -150,6 +151,20 @@ export class DataplaneSampler {
     if (max !== undefined) out.conntrackMax = max;
   }
 
+  /**
+   * TCP counters of the agent's own namespace ("pod", where its pod-network
+   * servers and clients run) and of the node's ("host"): two small file reads
+   * each, cheap enough for every round's brackets. A failed read is an error of
+   * the sample, never zeros.
+   */
+  async tcpCounters(errors: string[]): Promise<NetnsTcpCounters[]> {
+    const fail = failInto(errors);
+    const places: [string, Promise<string>][] = [['pod', Promise.resolve('/proc/self/net')]];
+    if (this.opts.hostNetns) places.push(['host', this.netns.dir()]);
+    const read = await Promise.all(places.map(async ([netns, dir]) => ({ netns, counters: await dir.then(readTcpCounters).catch(fail(`tcp-counters ${netns}`)) })));
+    return read.filter((r): r is NetnsTcpCounters => r.counters !== undefined);
+  }
+
   /** Rules and maps through the tools; the part of a sample that costs. */
   private async readRules(signal?: AbortSignal): Promise<RulesRead> {
     const atMs = Date.now();
@@ -192,7 +207,8 @@ export class DataplaneSampler {
     const out: SampleBody = { ...base, errors };
     const fail = failInto(errors);
     const due = opts.fresh || rulesReadDue(this.lastRules, Date.now(), this.opts.rulesCadence ?? DEFAULT_RULES_CADENCE);
-    const [rules, , procs] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample()]);
+    const [rules, , procs, tcp] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample(), this.tcpCounters(errors)]);
+    out.tcpCounters = tcp;
     if (due) this.lastRules = rules;
     Object.assign(out, rules.fields);
     out.rulesTimeMs = rules.atMs;

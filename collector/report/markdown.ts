@@ -18,6 +18,7 @@ function notes(r: ReportRow): string {
   if (typeof d.socketErrors === 'number' && d.socketErrors > 0) out.push(`socket errors ${d.socketErrors}`);
   if (r.dnatConnections !== null) out.push(`DNAT +${r.dnatConnections}`);
   out.push(...r.warnings.map((w) => `⚠ ${w.code}: ${w.message}`));
+  if (r.invalid) out.push(`counters over the first such round: ${Object.entries(r.invalid.counters).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (r.error) out.push(`error: ${r.error}`);
   return out.join('; ');
 }
@@ -54,10 +55,10 @@ export function renderMarkdown(report: ReportModel): string {
     '|---|---|---|---:|---|---|---|---|',
     ...report.rows.map(
       (r) =>
-        `| ${r.measurement} | ${r.path} | ${r.tool}${r.toolVersion ? ` ${r.toolVersion}` : ''} | ${r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${r.unit} | ${dispersion(r)} | ${r.status} | ${notes(r).replaceAll('|', '\\|')} |`,
+        `| ${r.measurement} | ${r.path} | ${r.tool}${r.toolVersion ? ` ${r.toolVersion}` : ''} | ${r.invalid ? `**invalid** (${r.invalid.code})` : r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${r.unit} | ${dispersion(r)} | ${r.status} | ${notes(r).replaceAll('|', '\\|')} |`,
     ),
     '',
-    'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes).',
+    'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes). **invalid**: the kernel counted connections refused or retried during the rounds, so the number measured the retries, not the dataplane, and is not shown.',
     'DNAT +N: new connections that kube-proxy KUBE-SEP rules translated on the client node during the phase (warm-up included).',
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),

@@ -6,7 +6,7 @@
  */
 import type { ClientObservation, DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from '../store/store.js';
-import { evaluateGuards, type Guard, type GuardThresholds, type SamplePair } from '../../core/guards.js';
+import { evaluateGuards, type CounterPair, type Guard, type GuardThresholds, type SamplePair } from '../../core/guards.js';
 import { SINGLE_THREADED_SERVERS } from '../../core/tools.js';
 import { rowMetrics } from './row-metrics.js';
 import type { ClusterDescription, Metric } from './metrics-model.js';
@@ -32,6 +32,12 @@ export interface ReportRow {
   rounds: number;
   /** Every number of the row with its rounds and dispersion; metrics[0] is the headline `value`. */
   metrics: Metric[];
+  /**
+   * Set when a guard found that the number measures something else entirely
+   * (connections refused and retried): `value` is then null and `metrics`
+   * empty, so no renderer, comparison or sweep can show it as a measurement.
+   */
+  invalid?: { code: string; reason: string; counters: Record<string, number> };
   /** Dummy Services present when a sweep measured this row. */
   step?: number;
   /** Each node's dataplane over the phase, from the samples taken within it. */
@@ -106,7 +112,7 @@ interface MeasureDetail {
   clientNode?: string;
   startSamples?: Record<string, string>;
   endSamples?: Record<string, string>;
-  rounds?: { round: number; serverBefore?: string; serverAfter?: string }[];
+  rounds?: { round: number; serverBefore?: string; serverAfter?: string; clientBefore?: string; clientAfter?: string }[];
 }
 
 export interface ReportContext {
@@ -132,6 +138,7 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
     const serverPhase = { start: boundary(detail.startSamples, detail.serverNode), end: boundary(detail.endSamples, detail.serverNode) };
     const serverTool = m.serverTool;
     const capacity = serverTool ? (SINGLE_THREADED_SERVERS.has(serverTool) ? 1 : (serverCpus ?? 0)) : 0;
+    const namespaces = namespacesOf(m.path);
     const guards = mergeGuards(
       res.map((r) => {
         const bracket = detail.rounds?.find((x) => x.round === r.round);
@@ -141,13 +148,17 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
           ...(observation ? { observation } : {}),
           clientSamples,
           serverSamples: bracketed(serverPhase, bracket, byJob),
+          clientTcp: tcpPair(byJob, bracket?.clientBefore, bracket?.clientAfter, namespaces.client),
+          serverTcp: tcpPair(byJob, bracket?.serverBefore, bracket?.serverAfter, namespaces.server),
           ...(serverTool ? { serverTool, serverCapacityCores: capacity } : {}),
           rounds: res.length,
           ...(scenario.guardThresholds ? { thresholds: scenario.guardThresholds } : {}),
         });
       }),
     );
-    const head = metrics[0];
+    const invalidating = guards.find((g) => g.invalidates);
+    const invalid = invalidating ? { code: invalidating.code, reason: invalidating.message, counters: invalidating.counters ?? {} } : undefined;
+    const head = invalid ? undefined : metrics[0];
     return {
       id: m.id ?? `phase-${p.index}`,
       measurement: p.name,
@@ -162,7 +173,8 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
       dnatConnections: dnatDelta(clientSamples.start, clientSamples.end),
       warnings: guards,
       rounds: res.length,
-      metrics,
+      metrics: invalid ? [] : metrics,
+      ...(invalid ? { invalid } : {}),
       ...(detail.step !== undefined ? { step: detail.step } : {}),
       dataplane: p.startedMs && p.endedMs ? summarisePhase(samples, p.startedMs, p.endedMs) : [],
     };
@@ -183,6 +195,19 @@ function bracketed(phase: SamplePair, bracket: { serverBefore?: string; serverAf
   const start = bracket?.serverBefore ? byJob.get(bracket.serverBefore) : undefined;
   const end = bracket?.serverAfter ? byJob.get(bracket.serverAfter) : undefined;
   return start && end ? { start, end } : phase;
+}
+
+/** Which namespace (the agent's pod one or the node's) each end of a path runs in (collector/runs/measure-phase.ts placementOf). */
+function namespacesOf(path: string | undefined): { client: string; server: string } {
+  return { client: path === 'host-to-host' ? 'host' : 'pod', server: path === 'host-to-host' || path === 'pod-to-host' ? 'host' : 'pod' };
+}
+
+/** One namespace's TCP counters from a round's two bracket samples. */
+function tcpPair(byJob: ReadonlyMap<string, DataplaneSample>, before: string | undefined, after: string | undefined, netns: string): CounterPair {
+  const of = (id: string | undefined) => (id ? byJob.get(id)?.tcpCounters?.find((c) => c.netns === netns)?.counters : undefined);
+  const start = of(before);
+  const end = of(after);
+  return { ...(start ? { start } : {}), ...(end ? { end } : {}) };
 }
 
 /** The agent's link speed when it read one, else the scenario's declared one. */
