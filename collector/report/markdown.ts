@@ -145,7 +145,11 @@ export function renderSweepComparison(c: SweepComparison): string {
     });
     lines.push('', ...s.crossovers.map((x) => `- ${x.text}.`), '');
   }
-  lines.push('One round per step: a difference under 10% between modes counts as a tie, and changes of that size against the first step are within noise on a shared machine.');
+  const rounds = c.series.flatMap((s) => s.byRun.flatMap((r) => r.rounds.map((x) => x?.length ?? 0))).filter((n) => n > 0);
+  const n = rounds.length ? `${Math.min(...rounds)}${Math.max(...rounds) !== Math.min(...rounds) ? `-${Math.max(...rounds)}` : ''}` : '0';
+  lines.push(
+    `${n} round${n === '1' ? '' : 's'} per step; values are the medians of the rounds. One mode is ahead of another at a step only when their rounds differ significantly (Welch's t-test p < 0.05, disjoint 95% confidence intervals, and more than 3%; with one round, more than 15%); otherwise they are a tie. The changes against the first step are medians and carry no such test.`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
