@@ -21,7 +21,9 @@
  * - `-- -P ,PORT` fixes netserver's data port (the remote side only: a fixed
  *   local port would collide with TIME_WAIT and with TCP_CRR, whose client
  *   binds a new local port per connection). The control connection goes to
- *   `-p`. Two ports is why netperf is not chosen for the 'service' path.
+ *   `-p`; the data port is the control port + 1 (12865 -> 12866 by default),
+ *   so a server behind a Service on its own ports (collector/runs/measure-phase.ts)
+ *   gets its own data port too, which that Service fronts as a second port.
  *
  * netperf reports percentiles, not buckets: the histogram sent upstream is
  * rebuilt from its ranked points (min, p50, p90, p99, max) with the shared
@@ -38,7 +40,7 @@
  */
 import { CniBenchError, ErrorCodes, parseError, validationError, type FieldIssue } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
-import { SERVER_DATA_PORTS } from '../../core/tools.js';
+import { SERVER_DATA_PORTS, SERVER_PORTS } from '../../core/tools.js';
 import type { Measurement, Percentile, RequestResponseResult } from '../../gen/cnibench/v1/agent.js';
 import type { ClientDriver, ClientSpec, ServerDriver, ServerSpec } from './driver.js';
 import { wholeSeconds } from './iperf3.js';
@@ -53,6 +55,11 @@ type Selector = (typeof NETPERF_SELECTORS)[number];
 
 /** netserver's data port (core/tools.ts, where Services and policies read it too). */
 export const NETPERF_DATA_PORT = SERVER_DATA_PORTS.netserver as number;
+const NETPERF_CONTROL_PORT = SERVER_PORTS.netserver?.port as number;
+/** The data port a client names for a control port: the same distance as the defaults' (one above). */
+export function netperfDataPort(controlPort: number): number {
+  return controlPort + (NETPERF_DATA_PORT - NETPERF_CONTROL_PORT);
+}
 /** Largest request or response accepted (the scenario's own bound). */
 export const NETPERF_MAX_MESSAGE_BYTES = 65_536;
 
@@ -192,7 +199,7 @@ export const netperf: ClientDriver = {
       '-l', String(wholeSeconds(spec.durationSeconds)),
       '--',
       '-r', `${request},${response}`,
-      '-P', `,${NETPERF_DATA_PORT}`,
+      '-P', `,${netperfDataPort(spec.targetPort)}`,
       '-k', NETPERF_SELECTORS.join(','),
     ];
   },

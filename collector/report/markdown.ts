@@ -1,4 +1,5 @@
 /** Renders a report model as the Markdown the CLI prints. */
+import { BUILTIN_TOOLS } from '../../core/tools.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';
 
@@ -55,10 +56,11 @@ export function renderMarkdown(report: ReportModel): string {
     '|---|---|---|---:|---|---|---|---|',
     ...report.rows.map(
       (r) =>
-        `| ${r.measurement} | ${r.path} | ${r.tool}${r.toolVersion ? ` ${r.toolVersion}` : ''} | ${r.invalid ? `**invalid** (${r.invalid.code})` : r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${r.unit} | ${dispersion(r)} | ${r.status} | ${notes(r).replaceAll('|', '\\|')} |`,
+        `| ${r.measurement} | ${r.path} | ${r.tool}${r.toolVersion ? ` ${r.toolVersion}` : ''}${BUILTIN_TOOLS.has(r.tool) ? ' (built-in)' : ''} | ${r.invalid ? `**invalid** (${r.invalid.code})` : r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${r.unit} | ${dispersion(r)} | ${r.status} | ${notes(r).replaceAll('|', '\\|')} |`,
     ),
     '',
     'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes). **invalid**: the kernel counted connections refused or retried during the rounds, so the number measured the retries, not the dataplane, and is not shown.',
+    '(built-in): measured by cni-bench\'s own client where no native tool is installed on both ends (or none can run the measurement); not comparable with a native tool\'s numbers.',
     'DNAT +N: new connections that kube-proxy KUBE-SEP rules translated on the client node during the phase (warm-up included).',
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),

@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { SERVER_PORTS } from '../../core/tools.js';
+import { SERVER_DATA_PORTS, SERVER_PORTS } from '../../core/tools.js';
 import type { DataplaneSample, RunClient } from '../../gen/cnibench/v1/agent.js';
 import { JobState } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry } from '../agents/registry.js';
@@ -92,7 +92,12 @@ export class MeasurePhase {
     if (known) return { host: known.ip, port: known.port, via };
     // The client node's count just before, so the wait below knows what "one more" is.
     const before = this.services.programmedLater ? await this.sender.sampleOnce(ctx, place.client, SERVICE_SYNC_SAMPLE_TIMEOUT_MS).sample : undefined;
-    const svc = await this.services.expose(serviceName(m.serverTool), ports.servicePort, [{ ip: server.podIp, port }]);
+    // A server with a data port (netserver): the client names that port to the server and then connects to it
+    // at the ClusterIP, so both of the Service's ports equal the backend's.
+    const dataOffset = SERVER_DATA_PORTS[m.serverTool] === undefined ? undefined : (SERVER_DATA_PORTS[m.serverTool] as number) - ports.port;
+    const servicePort = dataOffset === undefined ? ports.servicePort : port;
+    const extra = dataOffset === undefined ? [] : [{ name: 'data', port: port + dataOffset, targetPort: port + dataOffset }];
+    const svc = await this.services.expose(serviceName(m.serverTool), servicePort, [{ ip: server.podIp, port }], extra);
     // Recorded before any wait, so cleanup removes it whatever happens next.
     ctx.services.set(m.serverTool, svc);
     if (!this.services.programmedLater) return { host: svc.ip, port: svc.port, via };

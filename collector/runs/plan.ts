@@ -6,7 +6,7 @@
  * the registry, so a refusal can be returned to the API caller.
  */
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { BUILTIN_TOOLS, PEER_ROLE_LABEL, SERVER_DATA_PORTS, SERVER_TOOL_OF } from '../../core/tools.js';
+import { BUILTIN_TOOLS, PEER_ROLE_LABEL, SERVER_TOOL_OF } from '../../core/tools.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { Scenario } from './scenario.js';
 
@@ -54,19 +54,16 @@ function firstShared(candidates: string[], client: AgentEntry, server: AgentEntr
   return candidates.find((t) => hasTool(client, t) && hasTool(server, SERVER_TOOL_OF[t] ?? t)) ?? (candidates[0] as string);
 }
 
-/** A server whose clients also open a data connection on a second port, which a one-port Service does not front. */
-function needsDataPort(clientTool: string): boolean {
-  return SERVER_DATA_PORTS[SERVER_TOOL_OF[clientTool] ?? clientTool] !== undefined;
-}
-
 /**
  * TCP_RR/TCP_CRR tools, native first: netperf (the study's tool) where it can
- * run the measurement (one connection, not through a Service), then sockperf
- * (one connection) and fortio's TCP mode (TCP_RR only), then the built-in tcp-rr.
+ * run the measurement (one connection; through a Service too, which then
+ * fronts its data port as a second port), then sockperf (one connection) and
+ * fortio's TCP mode (TCP_RR only), then the built-in tcp-rr (several
+ * connections, or no native tool installed; reports label it built-in).
  */
 function rrCandidates(m: Extract<ScenarioMeasurement, { kind: 'rr' }>): string[] {
   const single = m.connections === 1;
-  const netperf = single && m.path !== 'service' ? ['netperf'] : [];
+  const netperf = single ? ['netperf'] : [];
   return m.mode === 'crr' ? [...netperf, 'tcp-rr'] : [...netperf, ...(single ? ['sockperf'] : []), 'fortio-tcp', 'tcp-rr'];
 }
 
@@ -131,11 +128,6 @@ function planMeasurement(m: ScenarioMeasurement, i: number, base: Omit<RunPlan, 
   }
   const tool = resolveClientTool(m, c, server);
   const serverTool = resolveServerTool(m, tool, server);
-  if (m.path === 'service' && needsDataPort(tool)) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `measurements[${i}].tool: '${tool}' opens a second (data) connection that a one-port Service does not front; use tcp-rr or sockperf on path 'service'`, {
-      details: { field: `measurements[${i}].tool`, tool },
-    });
-  }
   for (const [agent, t] of [[c, tool], [server, serverTool]] as const) {
     if (!hasTool(agent, t)) {
       throw new CniBenchError(ErrorCodes.TOOL_MISSING, `measurements[${i}]: tool '${t}' is not installed on node '${agent.id}'`, {

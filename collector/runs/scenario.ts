@@ -137,7 +137,6 @@ function refineMeasurement(m: z.output<typeof measurement>, at: (field: string, 
   if (m.kind === 'http' && m.qps > 0 && m.qps < m.connections) at('qps', `must be at least connections (${m.connections}) so every connection sends`);
   if (m.kind === 'rr' && m.mode === 'crr' && (m.tool === 'sockperf' || m.tool === 'fortio-tcp')) at('tool', `${m.tool} keeps one connection: TCP_CRR needs netperf or tcp-rr (or auto)`);
   if (m.kind === 'rr' && (m.tool === 'netperf' || m.tool === 'sockperf') && m.connections > 1) at('connections', `${m.tool} runs one connection: use tcp-rr (or auto) for ${m.connections}`);
-  if (m.kind === 'rr' && m.tool === 'netperf' && m.path === 'service') at('tool', 'netperf needs a control and a data port, and a run Service exposes one: use sockperf, tcp-rr (or auto) through a Service');
 }
 
 export type ScenarioInput = z.input<typeof scenarioSchema>;
