@@ -35,7 +35,7 @@ const scenario = {
   durationSeconds: 2,
   warmupSeconds: 1,
   rounds: 3,
-  roundSleepSeconds: 0.5,
+  roundSleepSeconds: 0,
   measurements: [
     // Five rounds each: the medians hold on a loaded shared machine.
     { ...sc, id: 'direct', path: 'pod-to-pod', server: 'fortio', rounds: 5 },
