@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startMonitorLab } from '../cli/monitor-command.js';
+import { startMonitorLab } from '../lab/monitor-session.js';
 import { startCollector } from '../collector/collector.js';
 import { collectorConfig } from '../collector/config.js';
 import { createLogger } from '../core/log.js';

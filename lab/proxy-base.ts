@@ -5,7 +5,7 @@
  */
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler, SyncTarget } from '../collector/runs/service-frontend.js';
-import type { ClusterDescription } from '../collector/report/metrics-model.js';
+import type { ClusterDescription } from '../report/metrics-model.js';
 import { dummyRange } from './dummy-services.js';
 import type { LabService } from './kube-proxy-iptables.js';
 import { ServiceIps } from './service-ips.js';

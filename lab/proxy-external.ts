@@ -8,7 +8,7 @@
  */
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { ScaleStep, ServiceAddress, ServiceFrontend, ServiceScaler } from '../collector/runs/service-frontend.js';
-import type { ClusterDescription } from '../collector/report/metrics-model.js';
+import type { ClusterDescription } from '../report/metrics-model.js';
 
 function notAFrontend(what: string): CniBenchError {
   return new CniBenchError(

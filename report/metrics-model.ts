@@ -4,8 +4,8 @@
  * dispersion and significance are computed from raw data, and latency
  * percentiles come from histograms merged over all rounds (never averaged).
  */
-import type { Guard } from '../../core/guards.js';
-import type { Summary } from '../../core/stats.js';
+import type { Guard } from './guards.js';
+import type { Summary } from './stats.js';
 
 export type MetricName = 'throughput' | 'rps' | 'tps' | 'loss' | 'jitter' | 'p50' | 'p90' | 'p99' | 'p99.9';
 

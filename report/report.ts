@@ -4,10 +4,10 @@
  * went through the service proxy (kube-proxy DNAT counters on the client's node).
  * Pure: it takes records and returns a model; renderers turn it into text.
  */
-import type { ClientObservation, DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
-import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from '../store/store.js';
-import { evaluateGuards, type Guard, type GuardThresholds, type SamplePair } from '../../core/guards.js';
-import { SINGLE_THREADED_SERVERS } from '../../core/tools.js';
+import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
+import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from '../collector/store/store.js';
+import { evaluateGuards, type Guard, type GuardThresholds, type SamplePair } from './guards.js';
+import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import { rowMetrics } from './row-metrics.js';
 import type { ClusterDescription, Metric } from './metrics-model.js';
 import { summarisePhase, type NodePhaseSummary } from './phase-dataplane.js';
@@ -26,7 +26,7 @@ export interface ReportRow {
   details: Record<string, number | string | boolean>;
   /** New connections DNATed by KUBE-SEP-* rules on the client's node during the phase; null without samples. */
   dnatConnections: number | null;
-  /** Methodology guards that fired in any round (core/guards.ts), shown next to the number. */
+  /** Methodology guards that fired in any round (guards.ts), shown next to the number. */
   warnings: Guard[];
   /** Measured rounds that produced a result. */
   rounds: number;

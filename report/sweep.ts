@@ -4,7 +4,7 @@
  * step and the change against the first step (the baseline). Across runs (one
  * per proxy mode), where one mode overtakes the other. Pure.
  */
-import type { PhaseRecord } from '../store/store.js';
+import type { PhaseRecord } from '../collector/store/store.js';
 import type { ReportRow } from './report.js';
 
 export interface SweepStep {
