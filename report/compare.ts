@@ -8,7 +8,8 @@
  */
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { compareRounds, type Verdict } from './significance.js';
-import type { ClusterDescription, Metric, MetricName } from './metrics-model.js';
+import type { ClusterDescription } from '../core/cluster.js';
+import type { Metric, MetricName } from './metrics-model.js';
 import type { ReportModel, ReportRow } from './report.js';
 
 /** Relative difference below which nothing counts as a change (report/significance.ts uses the same default). */

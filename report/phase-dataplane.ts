@@ -5,7 +5,7 @@
  * memory of the named dataplane processes. Pure.
  */
 import type { DataplaneSample } from '../gen/cnibench/v1/agent.js';
-import type { SampleRecord } from '../collector/store/store.js';
+import type { SampleRecord } from './records.js';
 
 export interface ProcessSummary {
   name: string;

@@ -12,9 +12,9 @@ import { renderComparison } from '../../report/compare-render.js';
 import { renderMarkdown } from '../../report/markdown.js';
 import { buildReport, type ReportModel } from '../../report/report.js';
 import { TERMINAL_STATES, type PhaseRecord, type RunRecord, type Store } from '../store/store.js';
-import type { ClusterDescription } from '../../report/metrics-model.js';
+import type { ClusterDescription } from '../../core/cluster.js';
 import type { Orchestrator } from './orchestrator.js';
-import type { ServiceFrontend } from './service-frontend.js';
+import type { ServiceFrontend } from '../../core/service-frontend.js';
 import { parseScenario } from './scenario.js';
 
 export interface RunView extends RunRecord {

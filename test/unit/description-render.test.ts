@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { compareReports } from '../../report/compare.js';
 import { renderComparisonMarkdown } from '../../report/compare-render.js';
 import { renderMarkdown } from '../../report/markdown.js';
-import type { ClusterDescription } from '../../report/metrics-model.js';
+import type { ClusterDescription } from '../../core/cluster.js';
 import type { ReportModel } from '../../report/report.js';
 
 const API: ClusterDescription = {
