@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { runInLab } from '../lab/session.js';
+import { runInLab } from '../lab/index.js';
 import { trapInterrupts } from '../core/interrupts.js';
 import { createLogger } from '../core/log.js';
 import { findOnPath } from '../core/process.js';

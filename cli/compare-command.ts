@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { compareReports, parseComparisonFormat, parseLabels, parseNoiseFloor } from '../report/compare.js';
 import { renderComparison } from '../report/compare-render.js';
 import { buildReport, type ReportModel } from '../report/report.js';
-import { Store } from '../collector/store/store.js';
+import { Store } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { parseWith } from '../core/validate.js';
 

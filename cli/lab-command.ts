@@ -6,8 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { renderMarkdown } from '../report/markdown.js';
 import type { Logger } from '../core/log.js';
-import type { LabProxyOptions } from '../lab/proxy.js';
-import { runInLab } from '../lab/session.js';
+import { type LabProxyOptions, runInLab } from '../lab/index.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 
 export interface LabCommandOptions {

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { validationError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { MonitorSnapshot } from '../gen/cnibench/v1/monitor.js';
-import { startMonitorLab, type MonitorLab } from '../lab/monitor-session.js';
+import { type MonitorLab, startMonitorLab } from '../lab/index.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 
 export const MONITOR_USAGE = `  cni-bench lab monitor [--nodes N] [--interval S] [--peers K] [--duration S] [--json] [--db FILE]

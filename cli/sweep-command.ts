@@ -8,9 +8,7 @@ import { renderMarkdown, renderSweepComparison } from '../report/markdown.js';
 import type { ReportModel } from '../report/report.js';
 import { compareSweeps } from '../report/sweep.js';
 import type { Logger } from '../core/log.js';
-import type { IptablesBackend } from '../lab/proxy-iptables.js';
-import type { ProxyMode } from '../lab/proxy.js';
-import { runInLab } from '../lab/session.js';
+import { type IptablesBackend, type ProxyMode, runInLab } from '../lab/index.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 
 export interface SweepCommandOptions {

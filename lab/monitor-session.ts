@@ -4,8 +4,7 @@
  * monitoring tests and `bench:monitor-cost`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCollector, type Collector } from '../collector/collector.js';
-import { collectorConfig } from '../collector/config.js';
+import { collectorConfig, startCollector, type Collector } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { Lab, type LabMonitorOptions } from './lab.js';

@@ -4,8 +4,7 @@
  * runs a scenario to its end, and tears everything down whatever happens.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCollector, type Collector } from '../collector/collector.js';
-import { collectorConfig } from '../collector/config.js';
+import { collectorConfig, startCollector, type Collector } from '../collector/index.js';
 import type { ReportModel } from '../report/report.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
