@@ -4,9 +4,9 @@
  * step and the change against the first step (the baseline). Across runs (one
  * per proxy mode), where one mode overtakes the other. Pure.
  */
-import { compareRounds } from '../../core/significance.js';
-import type { PhaseRecord } from '../store/store.js';
-import type { ReportRow } from './report.js';
+import { compareRounds } from './significance.js';
+import type { PhaseRecord } from './records.js';
+import type { ReportRow } from './report-row.js';
 
 export interface SweepStep {
   services: number;

@@ -1,5 +1,5 @@
 /** Renders a report model as the Markdown the CLI prints. */
-import { BUILTIN_TOOLS } from '../../core/tools.js';
+import { BUILTIN_TOOLS } from '../core/tools.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';
 
