@@ -28,6 +28,7 @@ export const GuardCodes = {
   LINK_RATE: 'link-rate',
   FEW_SAMPLES: 'few-samples',
   CONNECTIONS_REFUSED: 'connections-refused',
+  DISPERSION: 'dispersion',
 } as const;
 
 export type GuardCode = (typeof GuardCodes)[keyof typeof GuardCodes];
@@ -60,6 +61,8 @@ export interface GuardThresholds {
    * number measures refused and retried connections, not the dataplane (>).
    */
   connectStallShare: number;
+  /** Coefficient of variation of the rounds at which the interval is too wide to compare dataplanes (>=). */
+  dispersionCv: number;
 }
 
 export const DEFAULT_GUARD_THRESHOLDS: Readonly<GuardThresholds> = Object.freeze({
@@ -75,6 +78,7 @@ export const DEFAULT_GUARD_THRESHOLDS: Readonly<GuardThresholds> = Object.freeze
   minSamplesP999: 10000,
   segmentBytes: 1448,
   connectStallShare: 0.01,
+  dispersionCv: 0.1,
 });
 
 export interface SamplePair {
@@ -318,6 +322,26 @@ function connectionsRefused(input: GuardInput, t: GuardThresholds): Guard | unde
   const retried = synRetrans !== undefined ? `the client sent ${int(synRetrans)} SYNs again (TcpExtTCPSynRetrans, 1 s each)` : `about ${int(stalls)} connections waited 1 s for a SYN retransmission`;
   const message = `Connections were refused or retried: ${[retried, ...why].join('; ')}, ${pct(stalls / offered)} of the round's ${int(offered)} connection-seconds. The rate measures the retries, not the dataplane: no number is reported.`;
   return { code: GuardCodes.CONNECTIONS_REFUSED, message, invalidates: true, counters };
+}
+
+/**
+ * Rounds that disagree by a CV of 10% or more give an interval too wide to
+ * tell two dataplanes apart. Says why where the evidence shows it: a
+ * saturated client or server (their guards fired in a round), or a busy
+ * machine (the nodes' load average over the phase above their CPUs).
+ * Evaluated over a row's rounds, not per round.
+ */
+export function dispersionGuard(input: { cv: number | null; n: number; fired: readonly Guard[]; loadAverage?: number; cpus?: number; thresholds?: Partial<GuardThresholds> }): Guard | undefined {
+  const t: GuardThresholds = { ...DEFAULT_GUARD_THRESHOLDS, ...input.thresholds };
+  if (input.cv === null || input.n < 2 || input.cv < t.dispersionCv) return undefined;
+  const why: string[] = [];
+  if (input.fired.some((g) => g.code === GuardCodes.CLIENT_CPU_SATURATED)) why.push('the load generator saturates its CPU, so each round measures how much CPU it got');
+  if (input.fired.some((g) => g.code === GuardCodes.SERVER_CPU_SATURATED)) why.push('the server saturates its CPU');
+  if (input.loadAverage !== undefined && input.cpus !== undefined && input.cpus > 0 && input.loadAverage > input.cpus) {
+    why.push(`the machine was busy (load average ${input.loadAverage.toFixed(1)} on ${input.cpus} CPUs): other work took CPU time from the rounds`);
+  }
+  const cause = why.length ? ` Why: ${why.join('; ')}.` : ' No saturation or machine load was seen: more or longer rounds may settle it.';
+  return { code: GuardCodes.DISPERSION, message: `The rounds spread by a CV of ${pct(input.cv)} (${t.dispersionCv * 100}% or more): the interval is too wide to compare dataplanes.${cause}` };
 }
 
 const RULES: ReadonlyArray<readonly [GuardCode, Rule]> = [

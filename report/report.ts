@@ -6,7 +6,7 @@
  */
 import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from './records.js';
-import { evaluateGuards, type CounterPair, type Guard, type GuardThresholds, type SamplePair } from './guards.js';
+import { dispersionGuard, evaluateGuards, type CounterPair, type Guard, type GuardThresholds, type SamplePair } from './guards.js';
 import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import { rowMetrics } from './row-metrics.js';
 import type { ClusterDescription } from '../core/cluster.js';
@@ -128,6 +128,14 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
         });
       }),
     );
+    const spread = dispersionGuard({
+      cv: metrics[0]?.summary?.cv ?? null,
+      n: metrics[0]?.summary?.n ?? 0,
+      fired: guards,
+      ...loadOf(detail, byJob),
+      ...(scenario.guardThresholds ? { thresholds: scenario.guardThresholds } : {}),
+    });
+    if (spread) guards.push(spread);
     const invalidating = guards.find((g) => g.invalidates);
     const invalid = invalidating ? { code: invalidating.code, reason: invalidating.message, counters: invalidating.counters ?? {} } : undefined;
     const head = invalid ? undefined : metrics[0];
@@ -172,6 +180,15 @@ function bracketed(phase: SamplePair, bracket: { serverBefore?: string; serverAf
 /** Which namespace (the agent's pod one or the node's) each end of a path runs in (collector/runs/measure-phase.ts placementOf). */
 function namespacesOf(path: string | undefined): { client: string; server: string } {
   return { client: path === 'host-to-host' ? 'host' : 'pod', server: path === 'host-to-host' || path === 'pod-to-host' ? 'host' : 'pod' };
+}
+
+/** The highest load average the phase's round brackets saw, and the machine's CPUs as the report knows them (lab: the collector's machine). */
+function loadOf(detail: MeasureDetail, byJob: ReadonlyMap<string, DataplaneSample>): { loadAverage?: number; cpus?: number } {
+  const ids = (detail.rounds ?? []).flatMap((r) => [r.serverBefore, r.serverAfter, r.clientBefore, r.clientAfter]);
+  const samples = ids.map((id) => (id ? byJob.get(id) : undefined)).filter((s): s is DataplaneSample => s !== undefined);
+  const loads = samples.map((s) => s.loadAverage).filter((x) => x > 0);
+  const cpus = Math.max(0, ...samples.map((s) => s.machineCpus));
+  return { ...(loads.length ? { loadAverage: Math.max(...loads) } : {}), ...(cpus ? { cpus } : {}) };
 }
 
 /** One namespace's TCP counters from a round's two bracket samples. */

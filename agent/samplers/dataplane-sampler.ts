@@ -11,8 +11,9 @@
  * sample's `errors`, never reported as zero.
  */
 import { readFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { asCniBenchError } from '../../core/errors.js';
+import { asCniBenchError, parseError } from '../../core/errors.js';
 import { inNetns, run } from '../../core/process.js';
 import { DataplaneSample, type BpfMapTotals, type NetnsTcpCounters } from '../../gen/cnibench/v1/agent.js';
 import { readTcpCounters } from '../observe/tcp-counters.js';
@@ -78,6 +79,17 @@ export interface DataplaneSamplerOptions {
 export interface SampleOptions {
   /** Read rules and maps now whatever the cadence says (one-shot samples: phase boundaries, sync checks). */
   fresh?: boolean;
+}
+
+/** The 1-minute load average: the first number of /proc/loadavg (host-wide). */
+export function parseLoadAverage(text: string): number {
+  const m = /^(\d+\.\d+) \d+\.\d+ \d+\.\d+ /.exec(text);
+  if (!m) throw parseError('/proc/loadavg', text, 'expected three load averages');
+  return Number(m[1]);
+}
+
+export async function readLoadAverage(): Promise<number> {
+  return parseLoadAverage(await readFile('/proc/loadavg', 'utf8'));
 }
 
 export class DataplaneSampler {
@@ -209,6 +221,8 @@ export class DataplaneSampler {
     const due = opts.fresh || rulesReadDue(this.lastRules, Date.now(), this.opts.rulesCadence ?? DEFAULT_RULES_CADENCE);
     const [rules, , procs, tcp] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample(), this.tcpCounters(errors)]);
     out.tcpCounters = tcp;
+    out.loadAverage = await readLoadAverage().catch(() => 0);
+    out.machineCpus = cpus().length;
     if (due) this.lastRules = rules;
     Object.assign(out, rules.fields);
     out.rulesTimeMs = rules.atMs;

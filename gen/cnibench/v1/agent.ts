@@ -383,6 +383,13 @@ export interface DataplaneSample {
    * guard compares them at a round's boundaries (core/guards.ts).
    */
   tcpCounters: NetnsTcpCounters[];
+  /**
+   * The machine's 1-minute load average (/proc/loadavg, host-wide): a busy
+   * machine explains rounds that disagree (the dispersion guard says so).
+   */
+  loadAverage: number;
+  /** CPUs of the machine (not the agent's share), what load_average compares with. */
+  machineCpus: number;
 }
 
 export interface DataplaneSample_IptablesTableRulesEntry {
@@ -4040,6 +4047,8 @@ function createBaseDataplaneSample(): DataplaneSample {
     rulesTimeMs: 0,
     conntrackDrops: 0,
     tcpCounters: [],
+    loadAverage: 0,
+    machineCpus: 0,
   };
 }
 
@@ -4110,6 +4119,12 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     for (const v of message.tcpCounters) {
       NetnsTcpCounters.encode(v!, writer.uint32(178).fork()).join();
+    }
+    if (message.loadAverage !== 0) {
+      writer.uint32(185).double(message.loadAverage);
+    }
+    if (message.machineCpus !== 0) {
+      writer.uint32(192).uint32(message.machineCpus);
     }
     return writer;
   },
@@ -4306,6 +4321,22 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.tcpCounters.push(NetnsTcpCounters.decode(reader, reader.uint32()));
             continue;
           }
+          case 23: {
+            if (tag !== 185) {
+              break;
+            }
+
+            message.loadAverage = reader.double();
+            continue;
+          }
+          case 24: {
+            if (tag !== 192) {
+              break;
+            }
+
+            message.machineCpus = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4438,6 +4469,16 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
         : globalThis.Array.isArray(object?.tcp_counters)
         ? object.tcp_counters.map((e: any) => NetnsTcpCounters.fromJSON(e))
         : [],
+      loadAverage: isSet(object.loadAverage)
+        ? globalThis.Number(object.loadAverage)
+        : isSet(object.load_average)
+        ? globalThis.Number(object.load_average)
+        : 0,
+      machineCpus: isSet(object.machineCpus)
+        ? globalThis.Number(object.machineCpus)
+        : isSet(object.machine_cpus)
+        ? globalThis.Number(object.machine_cpus)
+        : 0,
     };
   },
 
@@ -4515,6 +4556,12 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.tcpCounters?.length) {
       obj.tcpCounters = message.tcpCounters.map((e) => NetnsTcpCounters.toJSON(e));
     }
+    if (message.loadAverage !== 0) {
+      obj.loadAverage = floatToJson(message.loadAverage);
+    }
+    if (message.machineCpus !== 0) {
+      obj.machineCpus = Math.round(message.machineCpus);
+    }
     return obj;
   },
 
@@ -4551,6 +4598,8 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     message.rulesTimeMs = object.rulesTimeMs ?? 0;
     message.conntrackDrops = object.conntrackDrops ?? 0;
     message.tcpCounters = object.tcpCounters?.map((e) => NetnsTcpCounters.fromPartial(e)) || [];
+    message.loadAverage = object.loadAverage ?? 0;
+    message.machineCpus = object.machineCpus ?? 0;
     return message;
   },
 };
