@@ -128,6 +128,8 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
         });
       }),
     );
+    const invalidating = guards.find((g) => g.invalidates);
+    // An invalid row has no number, so no spread to speak of.
     const spread = dispersionGuard({
       cv: metrics[0]?.summary?.cv ?? null,
       n: metrics[0]?.summary?.n ?? 0,
@@ -135,8 +137,8 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
       ...loadOf(detail, byJob),
       ...(scenario.guardThresholds ? { thresholds: scenario.guardThresholds } : {}),
     });
-    if (spread) guards.push(spread);
-    const invalidating = guards.find((g) => g.invalidates);
+    if (spread && !invalidating) guards.push(spread);
+
     const invalid = invalidating ? { code: invalidating.code, reason: invalidating.message, counters: invalidating.counters ?? {} } : undefined;
     const head = invalid ? undefined : metrics[0];
     return {
