@@ -7,9 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism, release } from 'node:os';
 import { createLogger } from '../core/log.js';
 import { stopAllChildren } from '../core/process.js';
+import { infoRequest } from '../core/flags.js';
 import { requireSupportedNode, VERSION } from '../core/version.js';
 import { loadAgentConfig, monitorTimeoutMs } from './config.js';
 import { detectDataplane } from './dataplane.js';
+import { agentHelp } from './help.js';
 import { createHealthServer } from './health.js';
 import { JobRunner } from './jobs/job-runner.js';
 import { CollectorLink } from './link.js';
@@ -101,7 +103,9 @@ async function main(): Promise<void> {
 }
 
 requireSupportedNode('cni-bench-agent');
-main().catch((err: unknown) => {
+const info = infoRequest(process.argv.slice(2));
+if (info) process.stdout.write(info === 'help' ? agentHelp() : `cni-bench-agent ${VERSION} (node ${process.version})\n`);
+else main().catch((err: unknown) => {
   process.stderr.write(`cni-bench-agent: ${(err as Error).message}\n`);
   process.exit(2);
 });

@@ -175,3 +175,18 @@ export function helpText(spec: CommandSpec): string {
   out.push(spec.examples.length > 1 ? 'examples:' : 'example:', ...spec.examples.map((e) => `  ${e}`), '');
   return out.join('\n');
 }
+
+/**
+ * A flag described for help only: the daemons parse their config with their
+ * own schema (agent/config.ts, collector/config.ts) and describe it here.
+ */
+export function describedFlag(o: { help: string; value?: string; default: unknown; env?: string; boolean?: boolean }): Flag<unknown> {
+  const shown = o.default === '' || (Array.isArray(o.default) && o.default.length === 0) ? undefined : o.default;
+  return { ...o, default: shown, ...(o.boolean ? { boolean: true } : {}), parse: (text) => text };
+}
+
+/** `--help`/`-h` or `--version` among a daemon's arguments, checked before its config is read. */
+export function infoRequest(argv: readonly string[]): 'help' | 'version' | undefined {
+  if (argv.includes('--help') || argv.includes('-h')) return 'help';
+  return argv.includes('--version') ? 'version' : undefined;
+}

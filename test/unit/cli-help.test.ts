@@ -17,13 +17,15 @@ import { command as sweep } from '../../cli/sweep-command.js';
 import { helpText, numberFlag, parseFlags, stringFlag, switchFlag, type CommandSpec } from '../../core/flags.js';
 import { isCniBenchError } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
-import { CLI_MAIN } from '../helpers/procs.js';
+import { AGENT_ENV } from '../../agent/config.js';
+import { COLLECTOR_ENV } from '../../collector/config.js';
+import { AGENT_MAIN, CLI_MAIN, COLLECTOR_MAIN } from '../helpers/procs.js';
 
 const run = promisify(execFile);
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(args: string[], main = CLI_MAIN): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI_MAIN, ...args], { env: { ...process.env, CNI_BENCH_LOG_LEVEL: 'error' } });
+    const { stdout, stderr } = await run(process.execPath, [main, ...args], { env: { ...process.env, CNI_BENCH_LOG_LEVEL: 'error' } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -88,6 +90,28 @@ test('a bad value or a missing one exits 2 and names the flag; so does an unknow
     assert.match(r.stderr, re, args.join(' '));
   }
 });
+
+for (const [name, main, env] of [
+  ['cni-bench-agent', AGENT_MAIN, AGENT_ENV],
+  ['cni-bench-collector', COLLECTOR_MAIN, COLLECTOR_ENV],
+] as const) {
+  test(`${name} --help/-h lists every flag with its environment variable; --version; a bad flag exits 2 naming it`, async () => {
+    for (const h of ['--help', '-h']) {
+      const r = await cli([h], main);
+      assert.deepEqual([r.code, r.stderr], [0, '']);
+      assert.ok(r.stdout.startsWith(`usage: ${name} [FLAGS]`), r.stdout);
+      assert.match(r.stdout, /\nexamples?:\n {2}/);
+      for (const variable of Object.values(env)) assert.ok(r.stdout.includes(`env ${variable})`), `${name} --help lacks ${variable}`);
+    }
+    const v = await cli(['--version'], main);
+    assert.deepEqual([v.code, v.stderr], [0, '']);
+    assert.ok(v.stdout.startsWith(`${name} ${VERSION} (node v`), v.stdout);
+    const bad = await cli(['--bogus'], main);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stdout, '');
+    assert.match(bad.stderr, new RegExp(`^${name}: .*'--bogus'`));
+  });
+}
 
 const spec = {
   usage: 'demo',
