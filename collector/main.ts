@@ -3,7 +3,7 @@
 import { createLogger } from '../core/log.js';
 import { infoRequest } from '../core/flags.js';
 import { requireSupportedNode, VERSION } from '../core/version.js';
-import { startCollector } from './collector.js';
+import { startCollector } from './listen.js';
 import { loadCollectorConfig } from './config.js';
 import { collectorHelp } from './help.js';
 import { ClusterDescriber } from './kubernetes/cluster-describer.js';
