@@ -20,7 +20,7 @@ import { createLogger } from '../core/log.js';
 import { run, spawnLongRunning } from '../core/process.js';
 import { Lab } from '../lab/lab.js';
 
-const ECHO = fileURLToPath(new URL('../agent/servers/http-echo.js', import.meta.url));
+const ECHO = fileURLToPath(new URL('../agent/builtins/http-echo.js', import.meta.url));
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, duration: { type: 'string', default: '5' }, 'sample-interval': { type: 'string' }, 'fresh-direct': { type: 'boolean', default: false } } });
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);

@@ -1,6 +1,6 @@
 /**
  * Entry point of the built-in TCP request/response client (netperf TCP_RR and
- * TCP_CRR semantics) against agent/servers/tcp-echo.ts. It runs as its own
+ * TCP_CRR semantics) against agent/builtins/tcp-echo.ts. It runs as its own
  * process so the agent's event loop is not in the measurement.
  *
  * `--connections` independent closed-loop workers each repeat one transaction
@@ -24,7 +24,7 @@ import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { Histogram } from '../../gen/cnibench/v1/agent.js';
-import { encodeRrPreamble, RR_MAX_MESSAGE_BYTES } from '../drivers/tcp-rr.js';
+import { encodeRrPreamble, RR_MAX_MESSAGE_BYTES } from './tcp-rr-wire.js';
 
 const ERROR_BACKOFF_MS = 10;
 
