@@ -5,7 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { inNetns, run, spawnLongRunning } from '../../core/process.js';
+import { netnsArgv, netnsAt } from '../../core/netns.js';
+import { run, spawnLongRunning } from '../../core/process.js';
 import type { Logger } from '../../core/log.js';
 import { VERSION } from '../../core/version.js';
 import { DataplaneSample, JobState, type ClientObservation, type Job, type RunClient, type ServerUsage, type StartServer } from '../../gen/cnibench/v1/agent.js';
@@ -228,7 +229,7 @@ export class JobRunner {
     if (hostNetwork && !this.deps.hostNetns) {
       throw new CniBenchError(ErrorCodes.VALIDATION, 'host network: this agent has no --host-netns configured', { details: { field: 'hostNetns' } });
     }
-    return inNetns(hostNetwork ? this.deps.hostNetns : undefined, file, args);
+    return netnsArgv(hostNetwork ? netnsAt(this.deps.hostNetns) : undefined, file, args);
   }
 
   private async sample(job: Job, intervalMs: number, signal: AbortSignal): Promise<void> {
