@@ -80,7 +80,7 @@ export const scenarioSchema = z
     clientNode: z.string().min(1).optional(),
     /** Allow server and client on the same node (default: refuse). */
     allowSameNode: z.boolean().default(false),
-    /** Overrides of the methodology guards' thresholds (core/guards.ts DEFAULT_GUARD_THRESHOLDS), e.g. { "clientCpuShare": 0.8 }. */
+    /** Overrides of the methodology guards' thresholds (report/guards.ts DEFAULT_GUARD_THRESHOLDS), e.g. { "clientCpuShare": 0.8 }. */
     guardThresholds: z
       .strictObject({
         timeWaitShare: z.number().gt(0).max(1),
