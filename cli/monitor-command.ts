@@ -6,7 +6,7 @@
  * tears everything down. The session itself is lab/monitor-session.ts.
  */
 import { parseArgs } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../core/sleep.js';
 import { validationError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { MonitorSnapshot } from '../gen/cnibench/v1/monitor.js';
@@ -51,7 +51,7 @@ export async function monitorCommand(argv: string[], log: Logger, dbDefault: str
     log.info('monitoring', { rest: `${session.collector.httpUrl}/v1/monitor`, metrics: `${session.collector.httpUrl}/metrics` });
     const ends = durationS > 0 ? Date.now() + durationS * 1000 : Infinity;
     while (!interrupts.signal.aborted && Date.now() < ends) {
-      await sleep(Math.min(intervalS * 1000, ends - Date.now()), undefined, { signal: interrupts.signal }).catch(() => undefined);
+      await sleep(Math.min(intervalS * 1000, ends - Date.now()), interrupts.signal);
       const snap = session.collector.monitor.snapshot();
       process.stdout.write(values.json ? `${JSON.stringify(snap)}\n` : renderMonitorSummary(snap));
     }

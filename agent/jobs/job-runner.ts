@@ -3,7 +3,7 @@
  * result and sample through the Outbox. Each job owns an AbortController; cancel
  * aborts it, and core/process.ts kills the job's process group.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../core/sleep.js';
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { netnsArgv, netnsAt } from '../../core/netns.js';
 import { run, spawnLongRunning } from '../../core/process.js';
@@ -153,7 +153,7 @@ export class JobRunner {
     const [file, args] = this.where(spec.hostNetwork, executable, driver.buildClientArgs(cs));
     const threads = driver.cpuThreads?.(cs) ?? 1;
     const wait = spec.startAtMs - Date.now();
-    if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
+    if (wait > 0) await sleep(wait, signal);
     if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled before start');
     this.event(job, JobState.JOB_STATE_RUNNING, '');
     const started = Date.now();
@@ -236,7 +236,7 @@ export class JobRunner {
     const every = Math.max(100, intervalMs || 1000);
     while (!signal.aborted) {
       await this.sampleOnce(job, signal, false);
-      await sleep(every, undefined, { signal }).catch(() => undefined);
+      await sleep(every, signal);
     }
   }
 }

@@ -8,7 +8,7 @@
  */
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../core/sleep.js';
 import { asCniBenchError } from '../../core/errors.js';
 import type { ClientObservation } from '../../gen/cnibench/v1/agent.js';
 import { parseProcStat } from '../samplers/proc.js';
@@ -124,7 +124,7 @@ export function startClientObserver(opts: ClientObserverOptions): ClientObserver
   const loop = (async () => {
     while (!ac.signal.aborted && !rootGone) {
       await poll().catch((err: unknown) => note('poll', err));
-      await sleep(intervalMs, undefined, { signal: ac.signal }).catch(() => undefined);
+      await sleep(intervalMs, ac.signal);
     }
   })();
   const once = (async () => {
