@@ -25,6 +25,7 @@ import { createLogger } from '../core/log.js';
 import { run, spawnLongRunning } from '../core/process.js';
 import { JobResult } from '../gen/cnibench/v1/agent.js';
 import { Lab, onNodeCpus } from '../lab/index.js';
+import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({ options: { pairs: { type: 'string', default: '3' }, duration: { type: 'string', default: '3' }, warmup: { type: 'string', default: '1' } } });
 const pairs = Number(values.pairs);
@@ -110,16 +111,22 @@ try {
   }
   await Promise.all(servers.map((s) => s.stop()));
   await lab.services.remove('fidelity-hand');
-  process.stdout.write(`\nlab fidelity: every HTTP row of the default lab, ${pairs} ABBA pairs of ${duration} s (warm-up ${warmup} s each), 2 lab nodes on their own CPUs; hand runs: the same tool and arguments in the same client pod and CPUs against fortio on the same path\n\n`);
-  process.stdout.write('| row | unit | cni-bench median | by-hand median | ratio (>= 0.95 wanted) | cni-bench | by hand | note |\n|---|---|---:|---:|---:|---|---|---|\n');
+  const lines = [
+    `lab fidelity: every HTTP row of the default lab, ${pairs} ABBA pairs of ${duration} s (warm-up ${warmup} s each), 2 lab nodes on their own CPUs; hand runs: the same tool and arguments in the same client pod and CPUs against fortio on the same path`,
+    '',
+    '| row | unit | cni-bench median | by-hand median | ratio (>= 0.95 wanted) | cni-bench | by hand | note |',
+    '|---|---|---:|---:|---:|---|---|---|',
+  ];
   for (const o of out) {
     const h = median(o.harness);
     const d = median(o.hand);
     const ratio = o.higherIsBetter ? h / d : d / h;
     const f = (xs: number[]) => xs.map((x) => (Number.isFinite(x) ? x.toFixed(x >= 100 ? 0 : 2) : '—')).join(', ');
-    process.stdout.write(`| ${o.label} | ${o.unit} | ${Number.isFinite(h) ? h.toFixed(2) : '—'} | ${Number.isFinite(d) ? d.toFixed(2) : '—'} | ${Number.isFinite(ratio) ? ratio.toFixed(3) : '—'} | ${f(o.harness)} | ${f(o.hand)} | ${o.note ?? ''} |\n`);
+    lines.push(`| ${o.label} | ${o.unit} | ${Number.isFinite(h) ? h.toFixed(2) : '—'} | ${Number.isFinite(d) ? d.toFixed(2) : '—'} | ${Number.isFinite(ratio) ? ratio.toFixed(3) : '—'} | ${f(o.harness)} | ${f(o.hand)} | ${o.note ?? ''} |`);
   }
-  process.stdout.write(`\nwall time ${((Date.now() - began) / 1000).toFixed(0)} s\n`);
+  lines.push('', `wall time ${((Date.now() - began) / 1000).toFixed(0)} s`);
+  process.stdout.write(`\n${lines.join('\n')}\n`);
+  await writeFindings({ bench: 'lab-fidelity', title: 'Lab fidelity: every HTTP row of the default lab, cni-bench against the same tool by hand', body: lines.join('\n') });
 } finally {
   await stopAll();
 }
