@@ -11,6 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { runInNetns } from '../core/netns.js';
 import { run } from '../core/process.js';
 import { dummyRange, renderNftBase, renderNftServicesAdd } from '../lab/index.js';
 import { writeFindings } from './findings.js';
@@ -31,7 +32,7 @@ function childCpu(): { user: number; system: number } {
 async function series(eps: number): Promise<{ user: number; system: number; wallMs: number }[]> {
   await run('ip', ['netns', 'add', NS], { tool: 'ip' });
   try {
-    const nft = (text: string) => run('ip', ['netns', 'exec', NS, 'nft', '-f', '-'], { input: text, tool: 'nft', timeoutMs: 600_000 });
+    const nft = (text: string) => runInNetns({ name: NS }, 'load', 'nft', ['-f', '-'], { input: text });
     await nft(renderNftBase({ serviceCidr: '198.19.0.0/16', nodeIp: '198.18.0.1' }));
     const out: { user: number; system: number; wallMs: number }[] = [];
     for (let b = 0; b < batches; b++) {

@@ -5,7 +5,7 @@
  * summary every interval until interrupted (or for `--duration` seconds), then
  * tears everything down. The session itself is lab/monitor-session.ts.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../core/sleep.js';
 import { numberFlag, switchFlag, type FlagValues } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
@@ -44,7 +44,7 @@ export async function monitorCommand(values: FlagValues<typeof flags>, log: Logg
     log.info('monitoring', { rest: `${session.collector.httpUrl}/v1/monitor`, metrics: `${session.collector.httpUrl}/metrics` });
     const ends = values.duration > 0 ? Date.now() + values.duration * 1000 : Infinity;
     while (!interrupts.signal.aborted && Date.now() < ends) {
-      await sleep(Math.min(intervalS * 1000, ends - Date.now()), undefined, { signal: interrupts.signal }).catch(() => undefined);
+      await sleep(Math.min(intervalS * 1000, ends - Date.now()), interrupts.signal);
       const snap = session.collector.monitor.snapshot();
       stdout(values.json ? `${JSON.stringify(snap)}\n` : renderMonitorSummary(snap));
     }

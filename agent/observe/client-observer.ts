@@ -8,7 +8,7 @@
  */
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../core/sleep.js';
 import { asCniBenchError } from '../../core/errors.js';
 import type { ClientObservation } from '../../gen/cnibench/v1/agent.js';
 import { parseProcStat } from '../samplers/proc.js';
@@ -96,7 +96,7 @@ export class ClientObserver {
   private async run(): Promise<void> {
     while (!this.ac.signal.aborted && !this.cpu.rootGone) {
       await this.poll().catch((err: unknown) => this.note('poll', err));
-      await sleep(this.intervalMs, undefined, { signal: this.ac.signal }).catch(() => undefined);
+      await sleep(this.intervalMs, this.ac.signal);
     }
   }
 
