@@ -18,6 +18,7 @@ import { createLogger } from '../core/log.js';
 import { netnsArgv, runInNetns } from '../core/netns.js';
 import { spawnLongRunning } from '../core/process.js';
 import { Lab } from '../lab/index.js';
+import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, duration: { type: 'string', default: '5' }, 'sample-interval': { type: 'string' }, 'fresh-direct': { type: 'boolean', default: false } } });
 const rounds = Number(values.rounds);
@@ -105,13 +106,19 @@ try {
     }
   }
   await echo.stop();
-  process.stdout.write(`\nlab fidelity: HTTP c64 through a lab ClusterIP, ${rounds} rounds x ${duration} s, alternating; direct server ${values['fresh-direct'] ? 'fresh per run (as the harness)' : 'long-lived'}\n\n`);
-  process.stdout.write('| mode | cni-bench median req/s | direct wrk median req/s | ratio (cni-bench / direct) | cni-bench samples | direct samples |\n|---|---:|---:|---:|---|---|\n');
+  const lines = [
+    `lab fidelity: HTTP c64 through a lab ClusterIP, ${rounds} rounds x ${duration} s, alternating; direct server ${values['fresh-direct'] ? 'fresh per run (as the harness)' : 'long-lived'}`,
+    '',
+    '| mode | cni-bench median req/s | direct wrk median req/s | ratio (cni-bench / direct) | cni-bench samples | direct samples |',
+    '|---|---:|---:|---:|---|---|',
+  ];
   for (const [mode, r] of results) {
     const h = median(r.harness);
     const d = median(r.direct);
-    process.stdout.write(`| ${mode} | ${h.toFixed(0)} | ${d.toFixed(0)} | ${(h / d).toFixed(3)} | ${r.harness.map((x) => x.toFixed(0)).join(', ')} | ${r.direct.map((x) => x.toFixed(0)).join(', ')} |\n`);
+    lines.push(`| ${mode} | ${h.toFixed(0)} | ${d.toFixed(0)} | ${(h / d).toFixed(3)} | ${r.harness.map((x) => x.toFixed(0)).join(', ')} | ${r.direct.map((x) => x.toFixed(0)).join(', ')} |`);
   }
+  process.stdout.write(`\n${lines.join('\n')}\n`);
+  await writeFindings({ bench: 'lab-fidelity', title: 'Lab fidelity: cni-bench against wrk run directly', body: lines.join('\n') });
 } finally {
   await stopAll();
 }

@@ -20,6 +20,7 @@ import { collectorConfig, startCollector } from '../collector/index.js';
 import { createLogger } from '../core/log.js';
 import { runInNetns } from '../core/netns.js';
 import { AGENT_NODE_FLAGS } from '../agent/index.js';
+import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({ options: { nodes: { type: 'string', default: '5' }, seconds: { type: 'string', default: '180' }, warmup: { type: 'string', default: '45' }, 'baseline-seconds': { type: 'string', default: '60' } } });
 const nodes = Number(values.nodes);
@@ -152,13 +153,13 @@ rows.push(...(await run('monitoring (defaults)', Number(values.seconds), () => s
 const used = process.cpuUsage(collectorCpu);
 const collectorMs = (used.user + used.system) / 1000;
 if (Number(values['baseline-seconds']) > 0) rows.push(...(await run('monitoring off', Number(values['baseline-seconds']), plainLab)));
-process.stdout.write(
-  [
-    `monitoring cost on this machine (${new Date().toISOString()}, ${nodes} lab nodes, ${values.seconds} s measured after ${values.warmup} s); targets: agent <= 5 mcores average, <= 80 MiB RSS; agent Node flags: ${AGENT_NODE_FLAGS.join(' ') || '(none)'}`,
-    '| mode | node | agent mcores (with its tools) | agent RSS MiB (peak) | RssAnon MiB (peak) | RssFile MiB (peak) | Pss MiB (peak) | host responder mcores | host responder RSS MiB | uplink bytes/s (rx+tx) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows,
-    `collector (this process, with the lab's set-up) CPU during the monitoring run: ${(collectorMs / 1000).toFixed(1)} s`,
-    '',
-  ].join('\n'),
-);
+const text = [
+  `monitoring cost on this machine (${new Date().toISOString()}, ${nodes} lab nodes, ${values.seconds} s measured after ${values.warmup} s); targets: agent <= 5 mcores average, <= 80 MiB RSS; agent Node flags: ${AGENT_NODE_FLAGS.join(' ') || '(none)'}`,
+  '| mode | node | agent mcores (with its tools) | agent RSS MiB (peak) | RssAnon MiB (peak) | RssFile MiB (peak) | Pss MiB (peak) | host responder mcores | host responder RSS MiB | uplink bytes/s (rx+tx) |',
+  '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows,
+  `collector (this process, with the lab's set-up) CPU during the monitoring run: ${(collectorMs / 1000).toFixed(1)} s`,
+  '',
+].join('\n');
+process.stdout.write(text);
+await writeFindings({ bench: 'monitor-cost', title: 'Monitoring cost of the agent', body: text });
