@@ -49,7 +49,7 @@ export class RunServiceImpl {
       listRuns: unary((req: { limit: number }) => ({ runs: api.list(req.limit).map(toRunMessage) })),
       getRun: unary((req: { id: string }) => toRunMessage(api.get(req.id))),
       getReport: unary((req: { id: string; format: string }) => api.report(req.id, req.format || 'json')),
-      cancelRun: unary(async (req: { id: string }) => toRunMessage(await api.cancel(req.id))),
+      cancelRun: unary((req: { id: string }) => toRunMessage(api.cancel(req.id))),
       listAgents: unary(() => ({ agents: api.agents() })),
     });
   }

@@ -62,7 +62,8 @@ export class RunsApi {
   }
 
   list(limit = 50): RunView[] {
-    return this.store.listRuns(Math.max(1, Math.min(limit || 50, 1000))).map((r) => this.view(r));
+    const n = Number.isInteger(limit) && limit > 0 ? Math.min(limit, 1000) : 50;
+    return this.store.listRuns(n).map((r) => this.view(r));
   }
 
   get(id: string): RunView {
@@ -71,11 +72,15 @@ export class RunsApi {
     return this.view(run);
   }
 
-  /** Stops a running run and waits for its cleanup on the agents. */
-  async cancel(id: string): Promise<RunView> {
+  /**
+   * Asks a running run to stop and returns at once with its state; the cleanup
+   * on the agents finishes in the background (the run then ends 'cancelled').
+   * A client never waits on agents that do not answer.
+   */
+  cancel(id: string): RunView {
     const run = this.get(id);
     if (TERMINAL_STATES.has(run.state)) throw new CniBenchError(ErrorCodes.CONFLICT, `run '${id}' already ended (${run.state})`, { details: { id, state: run.state } });
-    await this.orchestrator.cancel(id);
+    if (this.orchestrator.requestCancel(id)) this.store.updateRun(id, { reason: 'cancel requested: stopping jobs on the agents' });
     return this.get(id);
   }
 
