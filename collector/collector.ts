@@ -8,6 +8,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from '../core/log.js';
+import type { TokenReviewer } from './auth/principal.js';
 import { AgentRegistry } from './agents/registry.js';
 import type { CollectorConfig } from './config.js';
 import { AgentServiceImpl } from './grpc/agent-service.js';
@@ -16,7 +17,9 @@ import { RunServiceImpl } from './grpc/run-service.js';
 import { serverCredentials } from './grpc/server-credentials.js';
 import { CollectorMetrics } from './metrics.js';
 import { MonitorCoordinator, type MonitorCoordinatorOptions } from './monitor/coordinator.js';
-import { bearerAuth, loadRestToken } from './rest/auth.js';
+import { Authenticator } from './auth/principal.js';
+import { loadAgentKey } from './auth/agent-key.js';
+import { operatorAuth, loadRestToken } from './rest/auth.js';
 import { createRestServer } from './rest/server.js';
 import { JobTracker } from './runs/job-tracker.js';
 import { Orchestrator } from './runs/orchestrator.js';
@@ -34,6 +37,8 @@ export interface Collector {
   readonly grpcAddress: string;
   /** Bound REST base URL. */
   readonly httpUrl: string;
+  /** The Prometheus exposition, as /metrics serves it. */
+  registryMetrics(): Promise<string>;
   /** Cancels active runs (with cleanup on the agents), then closes listeners and the store. */
   close(): Promise<void>;
 }
@@ -41,12 +46,22 @@ export interface Collector {
 export interface CollectorOptions {
   /** Continuous monitoring: probe Service, window, node status (see collector/monitor/coordinator.ts). */
   monitor?: MonitorCoordinatorOptions;
+  /** Verifies agents' ServiceAccount tokens (main builds it from the TokenReview API when agentTokenReview is on). */
+  tokenReview?: TokenReviewer;
 }
 
 export async function startCollector(config: CollectorConfig, log: Logger, services?: ServiceFrontend, options: CollectorOptions = {}): Promise<Collector> {
   // Secrets first: a bad mount fails start-up before anything is opened or bound.
   const transport = serverCredentials(config);
-  const auth = config.restTokenFile ? bearerAuth(loadRestToken(config.restTokenFile)) : undefined;
+  const operatorToken = config.restTokenFile ? loadRestToken(config.restTokenFile) : undefined;
+  const agentKey = config.agentKeyFile ? loadAgentKey(config.agentKeyFile) : undefined;
+  const authn = new Authenticator({
+    ...(operatorToken ? { operatorToken } : {}),
+    ...(agentKey ? { agentKey } : {}),
+    mtls: transport.mode === 'mtls',
+    ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
+  });
+  const auth = operatorAuth(authn, operatorToken !== undefined);
   const store = new Store(config.dbPath);
   const interrupted = store.interruptUnfinished('collector restarted while the run was in progress');
   if (interrupted) log.warn('marked unfinished runs as interrupted', { count: interrupted });
@@ -65,9 +80,9 @@ export async function startCollector(config: CollectorConfig, log: Logger, servi
   const grpcServer = new Server({ 'grpc.keepalive_permit_without_calls': 1, 'grpc.http2.min_ping_interval_without_data_ms': 5000 });
   const health = new HealthImplementation({ '': 'NOT_SERVING', 'cnibench.v1.AgentService': 'NOT_SERVING', 'cnibench.v1.RunService': 'NOT_SERVING', 'cnibench.v1.MonitorService': 'NOT_SERVING' });
   health.addToServer(grpcServer);
-  new AgentServiceImpl({ registry, tracker, metrics, log, heartbeatIntervalMs: config.heartbeatIntervalMs, isRunActive: (id) => orchestrator.isActive(id), onMonitorReport: (id, r) => monitor.onReport(id, r) }).addToServer(grpcServer);
-  new RunServiceImpl(api).addToServer(grpcServer);
-  new MonitorServiceImpl(() => monitor.snapshot()).addToServer(grpcServer);
+  new AgentServiceImpl({ registry, tracker, metrics, log, auth: authn, heartbeatIntervalMs: config.heartbeatIntervalMs, isRunActive: (id) => orchestrator.isActive(id), onMonitorReport: (id, r) => monitor.onReport(id, r) }).addToServer(grpcServer);
+  new RunServiceImpl(api, authn).addToServer(grpcServer);
+  new MonitorServiceImpl(() => monitor.snapshot(), authn).addToServer(grpcServer);
   const port = await new Promise<number>((resolve, reject) =>
     grpcServer.bindAsync(config.grpcListen, transport.credentials, (err, p) => (err ? reject(err) : resolve(p))),
   );
@@ -85,7 +100,7 @@ export async function startCollector(config: CollectorConfig, log: Logger, servi
   monitor.start();
   for (const s of ['', 'cnibench.v1.AgentService', 'cnibench.v1.RunService', 'cnibench.v1.MonitorService']) health.setStatus(s, 'SERVING');
   ready = true;
-  log.info('collector listening', { grpc: grpcAddress, grpcTls: transport.mode, http: `http://${config.httpHost}:${httpPort}`, restAuth: auth ? 'bearer' : 'none' });
+  log.info('collector listening', { grpc: grpcAddress, grpcTls: transport.mode, http: `http://${config.httpHost}:${httpPort}`, restAuth: operatorToken ? 'bearer' : 'none', agentIdentity: authn.agentsRequired ? 'required' : 'open' });
 
   return {
     api,
@@ -95,6 +110,7 @@ export async function startCollector(config: CollectorConfig, log: Logger, servi
     monitor,
     grpcAddress,
     httpUrl: `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${httpPort}`,
+    registryMetrics: () => metrics.registry.metrics(),
     async close() {
       ready = false;
       clearInterval(sweeper);

@@ -6,7 +6,7 @@
  * real agent process is what every functional test runs.
  */
 import { credentials, Metadata, type ChannelCredentials, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
-import { AgentServiceClient, RegisterRequest, type AgentMessage, type CollectorMessage, type RegisterResponse } from '../../gen/cnibench/v1/agent.js';
+import { AgentMessage, AgentServiceClient, RegisterRequest, type CollectorMessage, type RegisterResponse } from '../../gen/cnibench/v1/agent.js';
 
 export interface SimAgentOptions {
   address: string;
@@ -48,8 +48,9 @@ export class SimAgent {
     s.write({ seq: 0, body: { $case: 'hello', value: { agentId, instanceId, activeRunIds } } });
   }
 
-  send(m: AgentMessage): void {
-    this.stream?.write(m);
+  /** Sends a message; missing fields take their defaults (as on the wire). */
+  send(m: { seq: number; body?: unknown }): void {
+    this.stream?.write(AgentMessage.fromPartial(m as AgentMessage));
   }
 
   /** Highest cumulative ack received so far. */

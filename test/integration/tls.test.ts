@@ -36,8 +36,8 @@ function makeCa(name: string): void {
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
 }
 
-function makeLeaf(name: string, ca: string, ext: string): void {
-  openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
+function makeLeaf(name: string, ca: string, ext: string, subject = `/CN=${name}`): void {
+  openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
   writeFileSync(file(`${name}.ext`), ext);
   openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', `${name}.ext`]);
 }
@@ -47,6 +47,8 @@ before(() => {
   makeCa('other-ca');
   makeLeaf('server', 'ca', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   makeLeaf('client', 'ca', 'extendedKeyUsage=clientAuth\n');
+  // An agent's own identity: organisation cni-bench-agent, CN its node.
+  makeLeaf('mtls-a', 'ca', 'extendedKeyUsage=clientAuth\n', '/O=cni-bench-agent/CN=mtls-a');
   makeLeaf('stranger', 'other-ca', 'extendedKeyUsage=clientAuth\n');
   writeFileSync(file('token'), `${TOKEN}\n`);
 });
@@ -164,8 +166,8 @@ describe('gRPC over mutual TLS', () => {
   });
   after(() => c.close());
 
-  test('an agent with a certificate the CA signed registers', async () => {
-    const agent = await startAgent(c, 'mtls-a', ['--tls-ca-file', file('ca.crt'), '--tls-cert-file', file('client.crt'), '--tls-key-file', file('client.key'), '--tls-server-name', 'localhost']);
+  test('an agent with its node\u2019s certificate the CA signed registers', async () => {
+    const agent = await startAgent(c, 'mtls-a', ['--tls-ca-file', file('ca.crt'), '--tls-cert-file', file('mtls-a.crt'), '--tls-key-file', file('mtls-a.key'), '--tls-server-name', 'localhost']);
     await waitConnected(c, 'mtls-a', agent);
   });
 
