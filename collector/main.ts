@@ -2,6 +2,7 @@
 /** cni-bench-collector: reads config, connects to Kubernetes when it is there, starts the collector, stops cleanly on SIGINT/SIGTERM. */
 import { createLogger } from '../core/log.js';
 import { requireSupportedNode } from '../core/version.js';
+import { tokenReviewer } from './auth/token-review.js';
 import { startCollector } from './collector.js';
 import { loadCollectorConfig } from './config.js';
 import { ClusterDescriber } from './kubernetes/cluster-describer.js';
@@ -34,7 +35,9 @@ async function main(): Promise<void> {
     log.info('kubernetes frontend ready', { server: kc.getCurrentCluster()?.server, version: cluster.kubernetesVersion, cni: cluster.cni, cniMode: cluster.cniMode, kubeProxyMode: cluster.kubeProxyMode, leftoversRemoved: leftovers, ...inventory.coverage() });
   }
   const nodes = inventory;
-  const collector = await startCollector(config, log, frontend, nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {});
+  if (config.agentTokenReview && !kc) throw new Error('agentTokenReview: needs Kubernetes, and none was found (set kubernetes and kubeconfig, or run in a cluster)');
+  const tokenReview = config.agentTokenReview && kc ? tokenReviewer(kc, config.agentServiceAccount, (why) => log.warn('agent token refused', { why })) : undefined;
+  const collector = await startCollector(config, log, frontend, { ...(nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {}), ...(tokenReview ? { tokenReview } : {}) });
   // Cordoned and NotReady nodes leave the monitor's plans as the node watch sees them.
   nodes?.onNodeStatusChange(() => collector.monitor.nodesChanged());
   let stopping = false;
