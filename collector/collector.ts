@@ -10,7 +10,7 @@ import type { Server as HttpServer } from 'node:http';
 import type { Logger } from '../core/log.js';
 import type { TokenReviewer } from './auth/principal.js';
 import { AgentRegistry } from './agents/registry.js';
-import type { CollectorConfig } from './config.js';
+import { readConfigFile, type CollectorConfig } from './config.js';
 import { AgentServiceImpl } from './grpc/agent-service.js';
 import { MonitorServiceImpl } from './grpc/monitor-service.js';
 import { RunServiceImpl } from './grpc/run-service.js';
@@ -89,7 +89,8 @@ export async function startCollector(config: CollectorConfig, log: Logger, servi
   const grpcAddress = config.grpcListen.startsWith('unix:') ? config.grpcListen : `${config.grpcListen.replace(/:\d+$/, '')}:${port}`;
 
   let ready = false;
-  const http: HttpServer = createRestServer(api, metrics, () => ready, auth, () => monitor.snapshot());
+  const restTls = config.restTls ? { cert: readConfigFile('tlsCertFile', config.tlsCertFile), key: readConfigFile('tlsKeyFile', config.tlsKeyFile) } : undefined;
+  const http: HttpServer = createRestServer(api, metrics, () => ready, auth, () => monitor.snapshot(), restTls);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(config.httpPort, config.httpHost, () => resolve());
@@ -100,7 +101,7 @@ export async function startCollector(config: CollectorConfig, log: Logger, servi
   monitor.start();
   for (const s of ['', 'cnibench.v1.AgentService', 'cnibench.v1.RunService', 'cnibench.v1.MonitorService']) health.setStatus(s, 'SERVING');
   ready = true;
-  log.info('collector listening', { grpc: grpcAddress, grpcTls: transport.mode, http: `http://${config.httpHost}:${httpPort}`, restAuth: operatorToken ? 'bearer' : 'none', agentIdentity: authn.agentsRequired ? 'required' : 'open' });
+  log.info('collector listening', { grpc: grpcAddress, grpcTls: transport.mode, http: `${restTls ? 'https' : 'http'}://${config.httpHost}:${httpPort}`, restAuth: operatorToken ? 'bearer' : 'none', agentIdentity: authn.agentsRequired ? 'required' : 'open' });
 
   return {
     api,
@@ -109,7 +110,7 @@ export async function startCollector(config: CollectorConfig, log: Logger, servi
     store,
     monitor,
     grpcAddress,
-    httpUrl: `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${httpPort}`,
+    httpUrl: `${restTls ? 'https' : 'http'}://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${httpPort}`,
     registryMetrics: () => metrics.registry.metrics(),
     async close() {
       ready = false;

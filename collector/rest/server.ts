@@ -4,6 +4,7 @@
  * optional auth check (rest/auth.ts) runs before routing.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { CniBenchError, ErrorCodes, toWireStatus } from '../../core/errors.js';
 import type { CollectorMetrics } from '../metrics.js';
 import { parseCompareQuery } from '../report/compare.js';
@@ -32,7 +33,13 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready: () => boolean, auth?: RestAuth, monitor?: () => MonitorSnapshot): Server {
+/** PEM certificate and key: set, REST is served over TLS. */
+export interface RestTls {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready: () => boolean, auth?: RestAuth, monitor?: () => MonitorSnapshot, tls?: RestTls): Server {
   const routes: [string, RegExp, Handler][] = [
     ['GET', /^\/v1\/monitor$/, async () => ({ status: 200, body: monitor ? monitor() : { nodes: [], matrix: [] } })],
     ['GET', /^\/healthz$/, async () => ({ status: ready() ? 200 : 503, body: { status: ready() ? 'ok' : 'starting' } })],
@@ -61,7 +68,7 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
       },
     ],
   ];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const send = (status: number, body: unknown, contentType = 'application/json'): void => {
       if (res.headersSent) return;
       const text = typeof body === 'string' ? body : `${JSON.stringify(body)}\n`;
@@ -88,7 +95,8 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
     } catch (err) {
       fail(err);
     }
-  });
+  };
+  const server: Server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
   // A client that trickles headers or a body cannot hold a socket for ever.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;

@@ -110,3 +110,23 @@ describe('cancel answers at once while the agents do not', () => {
     assert.equal(end.state, 'cancelled');
   });
 });
+
+describe('safe defaults: loopback unless told, and never exposed without a token and TLS', () => {
+  test('listening on all addresses without a token and TLS is refused at start-up, naming the field', async () => {
+    for (const args of [['--grpc-listen', '0.0.0.0:0'], ['--http-host', '0.0.0.0']]) {
+      const p = startNode(COLLECTOR_MAIN, ['--db', ':memory:', '--kubernetes', 'off', '--http-port', '0', '--grpc-listen', '127.0.0.1:0', ...args]);
+      assert.equal(await p.exited, 2, p.output());
+      assert.match(p.output(), /(grpcListen|httpHost): listening beyond loopback needs restTokenFile and tlsCertFile/);
+      assert.doesNotMatch(p.output(), /\n\s+at /);
+    }
+  });
+
+  test('the defaults listen on loopback; --insecure true is the explicit way out', async () => {
+    const c = await startCollectorMain(['--grpc-listen', '127.0.0.1:0']);
+    assert.match(c.http, /^http:\/\/127\.0\.0\.1:/);
+    await stop(c.proc);
+    const open = await startCollectorMain(['--grpc-listen', '0.0.0.0:0', '--http-host', '0.0.0.0', '--insecure', 'true']);
+    assert.match(open.grpc, /^0\.0\.0\.0:\d+$/);
+    await stop(open.proc);
+  });
+});

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -180,6 +181,29 @@ describe('gRPC over mutual TLS', () => {
     const ok = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: file('client.crt'), tlsKeyFile: file('client.key'), tlsServerName: '' });
     assert.equal(await healthCheck(c.grpcAddress, ok.credentials, ok.options), 'SERVING');
   });
+});
+
+test('REST over TLS: the token travels encrypted, a plaintext request gets no answer', async () => {
+  const c = await collectorWith({ tlsCertFile: file('server.crt'), tlsKeyFile: file('server.key'), restTokenFile: file('token'), restTls: 'true' });
+  try {
+    assert.match(c.httpUrl, /^https:\/\//);
+    const get = (path: string, token?: string): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = httpsRequest(`${c.httpUrl}${path}`, { ca: readFileSync(file('ca.crt')), headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    assert.equal((await get('/v1/runs', TOKEN)).status, 200);
+    assert.equal((await get('/v1/runs')).status, 401);
+    assert.equal((await get('/healthz')).status, 200);
+    await assert.rejects(fetch(c.httpUrl.replace('https:', 'http:') + '/healthz', { signal: AbortSignal.timeout(5000) }));
+  } finally {
+    await c.close();
+  }
 });
 
 test('a collector whose TLS or token file cannot be read does not start, and says which field and path', async () => {
