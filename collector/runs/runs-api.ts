@@ -67,6 +67,7 @@ export class RunsApi {
   }
 
   get(id: string): RunView {
+    if (id.length > 128) throw new CniBenchError(ErrorCodes.VALIDATION, 'id: longer than 128 characters', { details: { field: 'id' } });
     const run = this.store.getRun(id);
     if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${id}' not found`, { details: { id } });
     return this.view(run);
@@ -91,7 +92,7 @@ export class RunsApi {
 
   report(id: string, format: string): { contentType: string; body: string } {
     if (format !== 'json' && format !== 'md') {
-      throw new CniBenchError(ErrorCodes.VALIDATION, `format: must be 'json' or 'md', got '${format}'`, { details: { field: 'format' } });
+      throw new CniBenchError(ErrorCodes.VALIDATION, `format: must be 'json' or 'md', got '${format.slice(0, 64)}'`, { details: { field: 'format' } });
     }
     const model = this.reportModel(id);
     return format === 'md'
