@@ -8,4 +8,5 @@
 export { startCollector, type Collector, type CollectorOptions } from './collector.js';
 export { collectorConfig, type CollectorConfig } from './config.js';
 export { Store } from './store/store.js';
-export { DEFAULT_SCALE_STEPS } from './runs/scenario.js';
+export { DEFAULT_SCALE_STEPS, parseScenario } from './runs/scenario.js';
+export { nodeToken } from './auth/principal.js';

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
 
 requireSupportedNode('cni-bench-collector');
 main().catch((err: unknown) => {
-  process.stderr.write(`cni-bench-collector: ${(err as Error).message}\n`);
+  // One line, whatever the error's own layout (parseArgs' hints span several).
+  process.stderr.write(`cni-bench-collector: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}\n`);
   process.exit(2);
 });

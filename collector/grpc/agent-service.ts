@@ -10,11 +10,11 @@ import type { Server, ServerDuplexStream, sendUnaryData, ServerUnaryCall } from 
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import {
+  AgentMessage,
   AgentServiceService,
-  type AgentMessage,
+  RegisterRequest,
   type CollectorMessage,
   type MonitorReport,
-  type RegisterRequest,
   type RegisterResponse,
 } from '../../gen/cnibench/v1/agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
@@ -37,13 +37,39 @@ export interface AgentServiceDeps {
   onMonitorReport?: (agentId: string, report: MonitorReport) => void;
 }
 
+/** A message the wire could not decode (a uint64 above 2^53, a broken field): refused by the handler, naming the message. */
+interface Undecodable {
+  undecodable: string;
+}
+
+function decodeOr<T>(decode: (b: Buffer) => T): (b: Buffer) => T | Undecodable {
+  return (b) => {
+    try {
+      return decode(b);
+    } catch (err) {
+      return { undecodable: (err as Error).message.slice(0, 200) };
+    }
+  };
+}
+
+const undecodable = (m: unknown): m is Undecodable => typeof m === 'object' && m !== null && 'undecodable' in m;
+
+/** AgentService with decoders that never throw: grpc-js would answer INTERNAL without a field. */
+function tolerantService(): typeof AgentServiceService {
+  return {
+    ...AgentServiceService,
+    register: { ...AgentServiceService.register, requestDeserialize: decodeOr(RegisterRequest.decode) as (b: Buffer) => RegisterRequest },
+    session: { ...AgentServiceService.session, requestDeserialize: decodeOr(AgentMessage.decode) as (b: Buffer) => AgentMessage },
+  };
+}
+
 const verified = (p: Principal): boolean => p.kind === 'agent' && p.via !== 'open';
 
 export class AgentServiceImpl {
   constructor(private readonly deps: AgentServiceDeps) {}
 
   addToServer(server: Server): void {
-    server.addService(AgentServiceService, {
+    server.addService(tolerantService(), {
       register: (call: ServerUnaryCall<RegisterRequest, RegisterResponse>, cb: sendUnaryData<RegisterResponse>) => this.register(call, cb),
       session: (call: ServerDuplexStream<AgentMessage, CollectorMessage>) => this.session(call),
     });
@@ -53,6 +79,7 @@ export class AgentServiceImpl {
     const req = call.request;
     principalOf(this.deps.auth, call)
       .then((p) => {
+        if (undecodable(req)) throw new CniBenchError(ErrorCodes.VALIDATION, `register: cannot decode the request (${req.undecodable})`, { details: { field: 'register' } });
         checkRegistration(req);
         this.deps.auth.requireNode(p, req.nodeName);
         const entry = this.deps.registry.register(req, verified(p));
@@ -60,7 +87,7 @@ export class AgentServiceImpl {
         cb(null, { agentId: entry.id, heartbeatIntervalMs: this.deps.heartbeatIntervalMs, lastAckedSeq: entry.lastSeq });
       })
       .catch((err: unknown) => {
-        this.deps.log.warn('registration refused', { node: req.nodeName.slice(0, 64), error: (err as Error).message });
+        this.deps.log.warn('registration refused', { node: String(req.nodeName ?? '').slice(0, 64), error: (err as Error).message.slice(0, 300) });
         cb(toServiceError(err));
       });
   }
@@ -93,6 +120,7 @@ export class AgentServiceImpl {
       }
     };
     const handle = async (msg: AgentMessage): Promise<void> => {
+      if (undecodable(msg)) throw new CniBenchError(ErrorCodes.VALIDATION, `message: cannot decode (${msg.undecodable})`, { details: { field: 'message' } });
       const body = msg.body;
       if (!body || closed) return;
       checkAgentMessage(msg);

@@ -29,7 +29,17 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   const w = toWireStatus(err);
   const metadata = new Metadata();
   metadata.set('cni-bench-error-code', w.code);
-  return { code: w.grpc, details: w.message, metadata };
+  return { code: w.grpc, details: wireText(w.message), metadata };
+}
+
+/**
+ * Status details as grpc-js can send them: well-formed UTF-16 (it URI-encodes
+ * the text, and a lone surrogate a client put in a name throws there, outside
+ * any handler, and takes the process down) and bounded.
+ */
+export function wireText(text: string): string {
+  const t = text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+  return t.length > 1024 ? `${t.slice(0, 1021)}...` : t;
 }
 
 /** A unary handler that runs `fn` only for an operator; errors map through toWireStatus. */

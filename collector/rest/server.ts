@@ -72,7 +72,9 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
     const send = (status: number, body: unknown, contentType = 'application/json'): void => {
       if (res.headersSent) return;
       const text = typeof body === 'string' ? body : `${JSON.stringify(body)}\n`;
-      res.writeHead(status, { 'content-type': contentType }).end(text);
+      // Answered before the body was read (too large, not allowed): the rest of it is not read, so the connection cannot be reused.
+      const headers = req.complete ? { 'content-type': contentType } : { 'content-type': contentType, connection: 'close' };
+      res.writeHead(status, headers).end(text);
     };
     const fail = (err: unknown): void => {
       const w = toWireStatus(err);

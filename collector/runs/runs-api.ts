@@ -67,9 +67,10 @@ export class RunsApi {
   }
 
   get(id: string): RunView {
+    if (!id) throw new CniBenchError(ErrorCodes.VALIDATION, 'id: required', { details: { field: 'id' } });
     if (id.length > 128) throw new CniBenchError(ErrorCodes.VALIDATION, 'id: longer than 128 characters', { details: { field: 'id' } });
     const run = this.store.getRun(id);
-    if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${id}' not found`, { details: { id } });
+    if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `id: run '${id}' not found`, { details: { field: 'id', id } });
     return this.view(run);
   }
 
