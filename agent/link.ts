@@ -114,10 +114,10 @@ export class CollectorLink {
       this.stream = stream;
       this.registered = true;
       this.sessions++;
-      const send = (m: AgentMessage): void => {
-        stream.write(m);
-      };
-      const heartbeat = (): void =>
+      // write() says when the stream is full; the outbox then waits for 'drain' (flow control end to end).
+      const send = (m: AgentMessage): boolean => stream.write(m);
+      stream.on('drain', () => outbox.resume());
+      const heartbeat = (): void => {
         send({
           seq: 0,
           body: {
@@ -125,6 +125,7 @@ export class CollectorLink {
             value: { timeMs: Date.now(), runningJobs: this.deps.runningJobs(), outboxDropped: outbox.dropped, outboxPending: outbox.size },
           },
         });
+      };
       let done = false;
       const finish = (why: string): void => {
         if (done) return;

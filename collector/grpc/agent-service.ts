@@ -97,9 +97,11 @@ export class AgentServiceImpl {
     const principal = principalOf(auth, call);
     let agentId: string | undefined;
     let closed = false;
+    // A session that cannot take our writes stops being read until it drains (backpressure to the agent).
     const send = (m: CollectorMessage): void => {
-      if (!closed) call.write(m);
+      if (!closed && !call.write(m)) call.pause();
     };
+    call.on('drain', () => call.resume());
     const refuse = (err: CniBenchError): void => {
       if (closed) return;
       log.warn('session refused', { agent: agentId?.slice(0, 64), error: err.message });
