@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 /** cni-bench-collector: reads config, connects to Kubernetes when it is there, starts the collector, stops cleanly on SIGINT/SIGTERM. */
 import { createLogger } from '../core/log.js';
-import { requireSupportedNode } from '../core/version.js';
+import { infoRequest } from '../core/flags.js';
+import { requireSupportedNode, VERSION } from '../core/version.js';
 import { tokenReviewer } from './auth/token-review.js';
-import { startCollector } from './collector.js';
+import { startCollector } from './listen.js';
 import { loadCollectorConfig } from './config.js';
+import { collectorHelp } from './help.js';
 import { ClusterDescriber } from './kubernetes/cluster-describer.js';
 import { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 import { ClusterInventory } from './kubernetes/inventory.js';
@@ -55,7 +57,9 @@ async function main(): Promise<void> {
 }
 
 requireSupportedNode('cni-bench-collector');
-main().catch((err: unknown) => {
+const info = infoRequest(process.argv.slice(2));
+if (info) process.stdout.write(info === 'help' ? collectorHelp() : `cni-bench-collector ${VERSION} (node ${process.version})\n`);
+else main().catch((err: unknown) => {
   // One line, whatever the error's own layout (parseArgs' hints span several).
   process.stderr.write(`cni-bench-collector: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}\n`);
   process.exit(2);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { credentials, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import { nodeToken } from '../../collector/auth/principal.js';
-import { startCollector, type Collector } from '../../collector/collector.js';
+import { startCollector, type Collector } from '../../collector/listen.js';
 import { collectorConfig } from '../../collector/config.js';
 import { createLogger } from '../../core/log.js';
 import { MonitorServiceClient } from '../../gen/cnibench/v1/monitor.js';
