@@ -263,15 +263,18 @@ describe('the real CLI and collector flags', () => {
       [join(dir, 'broken-1.json'), JSON.stringify(brokenScenario(r))],
       [join(dir, 'broken-2.json'), JSON.stringify(brokenScenario(r))],
     ];
-    for (const [path, content] of files) {
-      cases++;
-      if (content !== undefined) writeFileSync(path, content);
-      const p = startNode(CLI_MAIN, ['lab', '--scenario', path]);
-      const code = await p.exited;
-      assert.equal(code, 2, `${path}: ${p.output().slice(-500)}`);
-      assert.match(p.output(), /cni-bench: (--scenario: |invalid scenario: )/, p.output().slice(-300));
-      assert.doesNotMatch(p.output(), /lab created/, 'refused before any namespace exists');
-    }
+    // Side by side: on a loaded machine each process takes tens of seconds just to start.
+    await Promise.all(
+      files.map(async ([path, content]) => {
+        cases++;
+        if (content !== undefined) writeFileSync(path, content);
+        const p = startNode(CLI_MAIN, ['lab', '--scenario', path]);
+        const code = await p.exited;
+        assert.equal(code, 2, `${path}: ${p.output().slice(-500)}`);
+        assert.match(p.output(), /cni-bench: (--scenario: |invalid scenario: )/, p.output().slice(-300));
+        assert.doesNotMatch(p.output(), /lab created/, 'refused before any namespace exists');
+      }),
+    );
   });
 
   test('collector flags: every bad value is one line naming the field', async () => {
@@ -280,7 +283,7 @@ describe('the real CLI and collector flags', () => {
       ['--namespace', 'Bad_NS'], ['--rest-token-file', '/nonexistent/token'], ['--agent-key-file', join(dir, 'token')], ['--insecure', 'yes'], ['--rest-tls', 'true'],
       ['--bogus-flag', '1'],
     ];
-    for (const args of bad) {
+    await Promise.all(bad.map(async (args) => {
       cases++;
       const p = startNode(COLLECTOR_MAIN, ['--db', ':memory:', '--kubernetes', 'off', '--http-port', '0', '--grpc-listen', '127.0.0.1:0', ...args]);
       const code = await p.exited;
@@ -290,7 +293,7 @@ describe('the real CLI and collector flags', () => {
       assert.doesNotMatch(p.output(), /\n\s+at /);
       const field = args[0]!.replace(/^--/, '').replace(/=.*/, '');
       assert.ok(/: /.test(lines[0]!) && (lines[0]!.toLowerCase().replaceAll(/[^a-z]/g, '').includes(field.replaceAll('-', '')) || /agentKeyFile|kubernetes|httpPort|grpcListen|restTls|insecure|namespace|livenessTimeoutMs|bogus/.test(lines[0]!)), `${args.join(' ')}: ${lines[0]}`);
-    }
+    }));
   });
 });
 
