@@ -25,7 +25,8 @@ export async function startCollectorMain(args: string[], env: NodeJS.ProcessEnv 
       if (proc.child.exitCode !== null) throw new Error(`collector exited ${proc.child.exitCode}: ${proc.output()}`);
       return proc.output().split('\n').find((l) => l.includes('"collector listening"'));
     },
-    30_000,
+    // Generous: on a shared machine at load 25 Node itself takes over a minute to start.
+    180_000,
   ).catch((err: Error) => {
     proc.child.kill('SIGKILL');
     throw new Error(`${err.message}\n${proc.output()}`);

@@ -35,7 +35,7 @@ export class SimAgent {
   /** Register; resolves with the response or the error the collector answered with. */
   register(req: Partial<RegisterRequest>): Promise<RegisterResponse | ServiceError> {
     const full = RegisterRequest.fromPartial({ podIp: '127.0.0.1', instanceId: 'sim', agentVersion: 'sim', ...req });
-    return new Promise((resolve) => this.client.register(full, this.md(), { deadline: Date.now() + 10_000 }, (err, res) => resolve(err ?? res)));
+    return new Promise((resolve) => this.client.register(full, this.md(), { deadline: Date.now() + 60_000 }, (err, res) => resolve(err ?? res)));
   }
 
   /** Opens a Session and says hello as `agentId`. */

@@ -104,7 +104,7 @@ function md(c: Creds): Metadata {
 function listRuns(address: string, c: Creds): Promise<ServiceError | number> {
   const client = new RunServiceClient(address, c.creds);
   return new Promise((resolve) =>
-    client.listRuns({ limit: 5 }, md(c), { deadline: Date.now() + 10_000 }, (e, r) => {
+    client.listRuns({ limit: 5 }, md(c), { deadline: Date.now() + 60_000 }, (e, r) => {
       client.close();
       resolve(e ?? r.runs.length);
     }),
@@ -114,7 +114,7 @@ function listRuns(address: string, c: Creds): Promise<ServiceError | number> {
 function createRun(address: string, c: Creds, scenario: unknown): Promise<ServiceError | { id: string }> {
   const client = new RunServiceClient(address, c.creds);
   return new Promise((resolve) =>
-    client.createRun({ scenarioJson: JSON.stringify(scenario) }, md(c), { deadline: Date.now() + 10_000 }, (e, r) => {
+    client.createRun({ scenarioJson: JSON.stringify(scenario) }, md(c), { deadline: Date.now() + 60_000 }, (e, r) => {
       client.close();
       resolve(e ?? r);
     }),
@@ -124,7 +124,7 @@ function createRun(address: string, c: Creds, scenario: unknown): Promise<Servic
 function getMonitor(address: string, c: Creds): Promise<ServiceError | 'ok'> {
   const client = new MonitorServiceClient(address, c.creds);
   return new Promise((resolve) =>
-    client.getMonitor({}, md(c), { deadline: Date.now() + 10_000 }, (e) => {
+    client.getMonitor({}, md(c), { deadline: Date.now() + 60_000 }, (e) => {
       client.close();
       resolve(e ?? 'ok');
     }),
@@ -151,7 +151,7 @@ for (const mode of MODES) {
         const p = startNode(AGENT_MAIN, ['--collector', c.grpcAddress, '--node-name', n, '--pod-ip', '127.0.0.1', '--health-port', String(await freePort()), ...mode.agentArgs(n)]);
         procs.push(p);
       }
-      await waitFor('both real agents connected', () => c.registry.available().length === 2, 30_000).catch((err: Error) => {
+      await waitFor('both real agents connected', () => c.registry.available().length === 2, 180_000).catch((err: Error) => {
         throw new Error(`${err.message}\n${procs.map((p) => p.output()).join('\n')}`);
       });
     });
@@ -182,17 +182,17 @@ for (const mode of MODES) {
     test('impersonation: a Session hello for another node is refused and its jobs stay with it', async () => {
       const s = sim(mode.as('evil'));
       s.open('node-a', 'guess');
-      await waitFor('the collector to end the session', () => s.ended, 10_000);
+      await waitFor('the collector to end the session', () => s.ended, 60_000);
       assert.ok(s.ended !== 'end' && s.ended?.code === 7, JSON.stringify(s.ended));
       const anon = sim(mode.nobody);
       anon.open('node-a', 'guess');
-      await waitFor('the collector to end the anonymous session', () => anon.ended, 10_000);
+      await waitFor('the collector to end the anonymous session', () => anon.ended, 60_000);
       assert.ok(anon.ended !== 'end' && anon.ended?.code === 16);
       // The evil node's own identity may open its own session, but not with another instance id.
       const own = sim(mode.as('evil'));
       await own.register({ nodeName: 'evil', instanceId: 'evil-1' });
       own.open('evil', 'evil-2');
-      await waitFor('instance mismatch refused', () => own.ended, 10_000);
+      await waitFor('instance mismatch refused', () => own.ended, 60_000);
       assert.match((own.ended as ServiceError).details, /instance_id: /);
       assert.equal(c.registry.get('node-a')?.connected, true, 'the real node-a keeps its session');
     });
@@ -201,7 +201,7 @@ for (const mode of MODES) {
       const run = await createRun(c.grpcAddress, mode.operator, { serverNode: 'node-a', clientNode: 'node-b', warmupSeconds: 0, durationSeconds: 30, measurements: [{ kind: 'throughput', path: 'pod-to-pod', tool: 'iperf3' }] });
       assert.ok(!isServiceError(run), isServiceError(run) ? run.details : '');
       const runId = run.id;
-      await waitFor('the run to be live', () => c.orchestrator.isActive(runId), 10_000);
+      await waitFor('the run to be live', () => c.orchestrator.isActive(runId), 60_000);
       const evil = sim(mode.as('evil'));
       await evil.register({ nodeName: 'evil', instanceId: 'forger' });
       evil.open('evil', 'forger');
@@ -210,7 +210,7 @@ for (const mode of MODES) {
       for (let j = 1; j <= 5; j++) evil.send({ seq: ++seq, body: { $case: 'result', value: { ...forged, jobId: `${runId}-j${j}`, runId } as any } });
       evil.send({ seq: ++seq, body: { $case: 'result', value: { ...forged, jobId: 'x-j1', runId: 'r-unknown' } as any } });
       evil.send({ seq: ++seq, body: { $case: 'sample', value: { runId, samplingJobId: `${runId}-j1`, timeMs: Date.now(), chains: [], errors: [] } as any } });
-      await waitFor('the forger\u2019s messages acknowledged (and refused)', () => evil.lastAck() === seq, 10_000);
+      await waitFor('the forger\u2019s messages acknowledged (and refused)', () => evil.lastAck() === seq, 60_000);
       const del = await getJson(`${c.httpUrl}/v1/runs/${runId}`, mode.operator.token ? { method: 'DELETE', headers: { authorization: `Bearer ${OPERATOR}` } } : { method: 'DELETE' });
       assert.equal(del.status, 202);
       await c.orchestrator.wait(runId);
@@ -228,11 +228,11 @@ for (const mode of MODES) {
       const report = { $case: 'monitorReport' as const, value: { timeMs: Date.now(), probes: [] } as any };
       s.send({ seq: 1e15, body: report });
       s.send({ seq: 1, body: report });
-      await waitFor('ack of the genuine message', () => s.lastAck() === 1, 10_000).catch((e: Error) => {
+      await waitFor('ack of the genuine message', () => s.lastAck() === 1, 60_000).catch((e: Error) => {
         throw new Error(`${e.message}: ${JSON.stringify(s.received)} ${JSON.stringify(s.ended)}`);
       });
       s.send({ seq: 2, body: report });
-      await waitFor('ack of the next', () => s.lastAck() === 2, 10_000);
+      await waitFor('ack of the next', () => s.lastAck() === 2, 60_000);
       assert.equal(c.registry.lastSeq('evil'), 2);
       assert.match(await c.registryMetrics(), /outcome="out-of-window"\} 1/);
     });

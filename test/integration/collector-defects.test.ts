@@ -62,7 +62,7 @@ describe('start-up failures are one line naming the path and what to do', () => 
   ] as const) {
     test(what, async () => {
       const p = startNode(COLLECTOR_MAIN, ['--db', db, '--grpc-listen', '127.0.0.1:0', '--http-host', '127.0.0.1', '--http-port', '0', '--kubernetes', 'off']);
-      const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('hung'), 30_000))]);
+      const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('hung'), 180_000))]);
       if (code === 'hung') p.child.kill('SIGKILL');
       assert.equal(code, 2, p.output());
       const lines = p.output().trim().split('\n');
@@ -86,7 +86,7 @@ describe('cancel answers at once while the agents do not', () => {
       const reg = await s.register({ nodeName: node, tools: [{ name: 'iperf3', version: '3.18', path: '/usr/bin/iperf3' }] });
       s.open((reg as { agentId: string }).agentId);
     }
-    await waitFor('two agents', async () => (await getJson(`${c.http}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length === 2, 20_000);
+    await waitFor('two agents', async () => (await getJson(`${c.http}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length === 2, 120_000);
   });
   after(async () => {
     sims.forEach((s) => s.close());
