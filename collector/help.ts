@@ -3,7 +3,7 @@
  * default and a line of help, the defaults read from the config schema itself
  * so they cannot drift from what the collector uses.
  */
-import { describedFlag, helpText, type Flag } from '../core/flags.js';
+import { configHelpText } from '../core/flags.js';
 import { COLLECTOR_ENV, COLLECTOR_FLAGS, collectorConfigSchema } from './config.js';
 
 type Field = keyof typeof COLLECTOR_FLAGS;
@@ -36,21 +36,17 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
   allowCiliumConfigChange: ['true|false', 'raise bpf-lb-map-max for a sweep that would overflow it (and restore it after)'],
 };
 
-function defaultOf(field: Field): unknown {
-  const r = collectorConfigSchema.shape[field].safeParse(undefined);
-  return r.success ? r.data : undefined;
-}
-
 export function collectorHelp(): string {
-  const flags: Record<string, Flag<unknown>> = {};
-  for (const [field, [value, help]] of Object.entries(HELP) as [Field, [string, string]][]) {
-    flags[COLLECTOR_FLAGS[field]] = describedFlag({ help, value, default: defaultOf(field), env: COLLECTOR_ENV[field] });
-  }
-  return helpText({
-    usage: 'cni-bench-collector',
-    summary: 'The cni-bench collector: coordinates the agents, runs scenarios and sweeps, stores runs, serves gRPC and REST (/v1/runs, /v1/monitor), exports Prometheus metrics and writes reports. Flags win over environment variables.',
-    flags,
-    examples: ['cni-bench-collector --db /var/lib/cni-bench/collector.db --kubernetes in-cluster', 'cni-bench-collector --kubernetes off --grpc-listen 127.0.0.1:7070 --http-port 8080 --db :memory:'],
-    notes: ['Exit codes: 0 stopped by SIGTERM/SIGINT, 1 a failed shutdown, 2 bad configuration or a failed start.'],
+  return configHelpText({
+    help: HELP,
+    flag: (field) => COLLECTOR_FLAGS[field],
+    env: COLLECTOR_ENV,
+    shape: collectorConfigSchema.shape,
+    spec: {
+      usage: 'cni-bench-collector',
+      summary: 'The cni-bench collector: coordinates the agents, runs scenarios and sweeps, stores runs, serves gRPC and REST (/v1/runs, /v1/monitor), exports Prometheus metrics and writes reports. Flags win over environment variables.',
+      examples: ['cni-bench-collector --db /var/lib/cni-bench/collector.db --kubernetes in-cluster', 'cni-bench-collector --kubernetes off --grpc-listen 127.0.0.1:7070 --http-port 8080 --db :memory:'],
+      notes: ['Exit codes: 0 stopped by SIGTERM/SIGINT, 1 a failed shutdown, 2 bad configuration or a failed start.'],
+    },
   });
 }
