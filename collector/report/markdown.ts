@@ -141,6 +141,7 @@ export function renderSweep(sweep: SweepTable): string[] {
   const counters = [
     ...(sweep.steps.some((st) => (st.kubeServicesRules ?? 0) > 0) ? [{ head: 'KUBE-SERVICES rules', cell: (st: SweepTable['steps'][number]) => count(st.kubeServicesRules) }] : []),
     ...(sweep.steps.some((st) => st.nftServiceIps !== null) ? [{ head: 'service-ips elements', cell: (st: SweepTable['steps'][number]) => count(st.nftServiceIps) }] : []),
+    ...(sweep.steps.some((st) => st.ciliumFrontends !== null) ? [{ head: 'Cilium LB frontends', cell: (st: SweepTable['steps'][number]) => count(st.ciliumFrontends) }] : []),
   ];
   const head = ['dummy Services', ...sweep.series.map((s) => `${s.label} (${s.unit})`), 'programming s', 'sync s (last sample s)', ...counters.map((c) => c.head)];
   return [

@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CiliumState, DataplaneSample, type LbFrontend } from '../../gen/cnibench/v1/agent.js';
 import { bpfMemoryOf } from '../../collector/report/phase-dataplane.js';
-import { renderBpfMemory } from '../../collector/report/markdown.js';
+import { renderBpfMemory, renderSweep } from '../../collector/report/markdown.js';
+import { buildSweep } from '../../collector/report/sweep.js';
+import type { PhaseRecord } from '../../collector/store/store.js';
 import { dnatDelta, socketLbDelta, type ReportRow } from '../../collector/report/report.js';
 import { aboveBaseline, baselineOf, checkSync, serviceSyncTarget } from '../../collector/runs/sync.js';
 
@@ -80,4 +82,14 @@ test('BPF map memory per phase: Cilium pinned maps where read, else kernel-wide,
   const text = renderBpfMemory([row]).join('\n');
   assert.match(text, /\| HTTP keepalive service \| n1 \| 41 \| 289\.7 MB \| 2 \/ 2 \| cilium_lb4_services_v2 5\.5 MB, cilium_ct4_global 60\.0 MB \|/);
   assert.deepEqual(renderBpfMemory([{ ...row, dataplane: [] } as unknown as ReportRow]), []);
+});
+
+test("a sweep on Cilium shows the fewest frontends of all nodes per step, and the column only when every node had Cilium's maps", () => {
+  const phase = (index: number, detail: unknown): PhaseRecord => ({ runId: 'r', index, name: `p${index}`, state: 'succeeded', error: '', startedMs: 0, endedMs: 0, detail });
+  const nodes = (a: number, b: number | null) => ({ a: { kubeServicesRules: 0, nftServiceIps: null, ciliumFrontends: a }, b: { kubeServicesRules: 0, nftServiceIps: null, ciliumFrontends: b } });
+  const t = buildSweep([phase(0, { scale: { services: 0 }, nodes: nodes(3, 3) }), phase(1, { scale: { services: 3000 }, nodes: nodes(3003, 3004) })], []);
+  assert.deepEqual(t?.steps.map((s) => s.ciliumFrontends), [3, 3003]);
+  assert.match(renderSweep(t!).join('\n'), /\| dummy Services \| programming s \| sync s \(last sample s\) \| Cilium LB frontends \|[\s\S]*\| 3,000 \| — \| — \| 3,003 \|/);
+  const mixed = buildSweep([phase(0, { scale: { services: 0 }, nodes: nodes(3, null) })], []);
+  assert.equal(mixed?.steps[0]?.ciliumFrontends, null);
 });
