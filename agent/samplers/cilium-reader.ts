@@ -19,6 +19,8 @@ import { CILIUM_MAPS, decodeLb4Backends, decodeLb4Services, lbFrontends, METRIC_
 
 export const DEFAULT_BPF_ROOT = '/sys/fs/bpf';
 const AGENT_COMM = 'cilium-agent';
+/** A node without a cilium-agent is scanned for one again at most this often (a scan reads every pid's comm). */
+const RESCAN_MS = 30_000;
 
 /** Pure: the agent's --bpf-root from its NUL-separated cmdline (`--bpf-root=X` or `--bpf-root X`), else the default. */
 export function bpfRootFromCmdline(cmdline: string): string {
@@ -61,6 +63,7 @@ export interface CiliumReaderOptions {
 
 export class CiliumReader {
   private agent: Agent | undefined;
+  private lastScanMs = -Infinity;
   private readonly procRoot: string;
 
   constructor(private readonly opts: CiliumReaderOptions) {
@@ -70,7 +73,9 @@ export class CiliumReader {
   /** The node's cilium-agent: the cached one while it lives, else a scan of /proc for one in the node's network namespace. */
   private async findAgent(): Promise<Agent | undefined> {
     if (this.agent && (await this.comm(this.agent.pid)) === AGENT_COMM) return this.agent;
+    if (!this.agent && Date.now() - this.lastScanMs < RESCAN_MS) return undefined;
     this.agent = undefined;
+    this.lastScanMs = Date.now();
     const want = `net:[${(await stat(this.opts.hostNetns || join(this.procRoot, 'self/ns/net'))).ino}]`;
     for (const d of await readdir(this.procRoot)) {
       if (!/^\d+$/.test(d) || (await this.comm(Number(d))) !== AGENT_COMM) continue;

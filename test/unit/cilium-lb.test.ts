@@ -1,0 +1,80 @@
+/**
+ * Decoding Cilium's LB maps and counters from bpftool's raw bytes. The real
+ * captures (test/fixtures/cilium/, from a real cilium-agent v1.20.2 here) are
+ * checked against what cilium-dbg printed at the same moment; the hand-made
+ * entries below pin the edge cases the captures do not show (a slot without
+ * its backend, the wrong layout, per-CPU sums).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseBpftoolDumpEntries, type DumpEntry } from '../../agent/samplers/bpftool.js';
+import { decodeLb4Backends, decodeLb4Services, lbFrontends, metricsCount } from '../../agent/samplers/cilium-lb.js';
+import { bpfRootFromCmdline, pinnedMapMemory } from '../../agent/samplers/cilium-reader.js';
+
+const hex = (bytes: number[]): string[] => bytes.map((b) => `0x${b.toString(16).padStart(2, '0')}`);
+/** lb4_key + lb4_service as the agent writes them: address and port in network order, slot and count in host (little-endian) order, rev_nat in network order. */
+const svc = (ip: number[], port: number, slot: number, backendId: number, count: number, revNat = 1): DumpEntry => ({
+  key: [...ip, port >> 8, port & 0xff, slot & 0xff, slot >> 8, 6, 0, 0, 0],
+  value: [backendId & 0xff, (backendId >> 8) & 0xff, 0, 0, count & 0xff, count >> 8, revNat >> 8, revNat & 0xff, 0, 0, 0, 0],
+});
+const backend = (id: number, ip: number[], port: number): DumpEntry => ({ key: [id & 0xff, id >> 8, 0, 0], value: [...ip, port >> 8, port & 0xff, 6, 0, 0, 0, 0, 0] });
+
+test('frontends: slot 0 with its backend slots resolved through the backends map; a missing slot or backend leaves it unprogrammed', () => {
+  const services = decodeLb4Services([
+    svc([198, 19, 0, 20], 80, 0, 0, 2, 5),
+    svc([198, 19, 0, 20], 80, 1, 7, 0, 5),
+    svc([198, 19, 0, 20], 80, 2, 8, 0, 5),
+    svc([198, 19, 0, 21], 80, 0, 0, 1, 6), // its slot 1 not written yet
+    svc([198, 19, 0, 22], 80, 0, 0, 1, 7),
+    svc([198, 19, 0, 22], 80, 1, 99, 0, 7), // backend 99 not in the backends map yet
+    svc([198, 19, 0, 23], 53, 0, 0, 0, 8), // no endpoints
+  ]);
+  assert.deepEqual(services[0], { address: '198.19.0.20', port: 80, slot: 0, proto: 6, internalScope: false, backendId: 0, count: 2, revNat: 5, qcount: 0 });
+  assert.equal(services[2]?.slot, 2);
+  const backends = decodeLb4Backends([backend(7, [198, 18, 64, 5], 8080), backend(8, [198, 18, 64, 6], 8080)]);
+  assert.deepEqual(backends.get(8), { address: '198.18.64.6', port: 8080, proto: 6, flags: 0 });
+  const lb = lbFrontends(services, backends);
+  assert.equal(lb.frontends, 4);
+  assert.equal(lb.programmed, 1);
+  assert.deepEqual(lb.list.map((f) => [f.address, f.backendSlots, f.backends]), [
+    ['198.19.0.20', 2, ['198.18.64.5:8080', '198.18.64.6:8080']],
+    ['198.19.0.21', 1, []],
+    ['198.19.0.22', 1, []],
+    ['198.19.0.23', 0, []],
+  ]);
+  const cut = lbFrontends(services, backends, 2);
+  assert.equal(cut.truncated, true);
+  assert.deepEqual(cut.list.map((f) => f.address), ['198.19.0.20', '198.19.0.21']);
+});
+
+test("a key or value of another layout is an error naming bpftool and the map, never a skipped entry", () => {
+  assert.throws(() => decodeLb4Services([{ key: [1, 2, 3, 4], value: [] }]), /bpftool: .*cilium_lb4_services_v2 entry 0: key has 4 bytes, expected 12/);
+  assert.throws(() => decodeLb4Backends([{ key: [1, 0, 0, 0], value: [1, 2, 3, 4, 5, 6, 7, 8] }]), /cilium_lb4_backends_v3 entry 0: value has 8 bytes, expected 12/);
+  assert.throws(() => parseBpftoolDumpEntries(JSON.stringify([{ key: ['0x01', 'zz'], value: [] }])), /bpftool: .*entry 0 key has a byte that is not 0xNN: zz/);
+});
+
+test('the socket-LB counter: cilium_metrics count summed over CPUs and source lines for one reason and direction', () => {
+  const key = (reason: number, dir: number, line: number): number[] => [reason, dir, line & 0xff, line >> 8, 1, 0, 0, 0];
+  const val = (count: number): number[] => [count & 0xff, (count >> 8) & 0xff, 0, 0, 0, 0, 0, 0, ...Array(8).fill(0)];
+  const dump = JSON.stringify([
+    { key: hex(key(14, 2, 1308)), values: [{ cpu: 0, value: hex(val(300)) }, { cpu: 1, value: hex(val(4)) }] },
+    { key: hex(key(14, 2, 1326)), values: [{ cpu: 0, value: hex(val(1)) }, { cpu: 1, value: hex(val(0)) }] },
+    { key: hex(key(14, 1, 99)), values: [{ cpu: 0, value: hex(val(1000)) }] },
+    { key: hex(key(0, 2, 50)), values: [{ cpu: 0, value: hex(val(5000)) }] },
+  ]);
+  assert.equal(metricsCount(parseBpftoolDumpEntries(dump), 14, 2), 305);
+  assert.equal(metricsCount(parseBpftoolDumpEntries('[]'), 14, 2), 0);
+});
+
+test("the agent's bpffs from its command line, and the node's maps by pin", () => {
+  assert.equal(bpfRootFromCmdline('cilium-agent\0--bpf-root=/sys/fs/bpf-n2\0--devices=eth0\0'), '/sys/fs/bpf-n2');
+  assert.equal(bpfRootFromCmdline('cilium-agent\0--bpf-root\0/x\0'), '/x');
+  assert.equal(bpfRootFromCmdline('cilium-agent\0--config-dir=/tmp/cilium/config-map\0'), '/sys/fs/bpf');
+  const maps = [
+    { id: 1, name: 'cilium_lb4_serv', type: 'hash', maxEntries: 65536, bytesMemlock: 100, pinned: ['/sys/fs/bpf/tc/globals/cilium_lb4_services_v2'] },
+    { id: 2, name: 'cilium_ct4_glob', type: 'lru_hash', maxEntries: 1, bytesMemlock: 900, pinned: ['/sys/fs/bpf/tc/globals/cilium_ct4_global'] },
+    { id: 3, name: '.rodata', type: 'array', maxEntries: 1, bytesMemlock: 5000, pinned: [] },
+    { id: 4, name: 'other', type: 'hash', maxEntries: 1, bytesMemlock: 7000, pinned: ['/sys/fs/bpf-other/x'] },
+  ];
+  assert.deepEqual(pinnedMapMemory(maps, '/sys/fs/bpf').map((m) => [m.name, m.bytesMemlock]), [['cilium_ct4_global', 900], ['cilium_lb4_services_v2', 100]]);
+});
