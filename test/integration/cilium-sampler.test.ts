@@ -16,9 +16,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
+import { parseCiliumServiceList } from '../../agent/samplers/cilium-dbg.js';
 import { DataplaneSampler, type SampleBody } from '../../agent/samplers/dataplane-sampler.js';
 import { socketLbDelta } from '../../collector/report/report.js';
 import { checkSync, serviceSyncTarget } from '../../collector/runs/sync.js';
@@ -26,13 +28,40 @@ import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
 import { kubeConfigFrom } from '../harness/apply.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { ciliumMissing, startCiliumNode, type CiliumNode } from '../harness/cilium-node.js';
+import { repoRoot } from '../helpers/fixtures.js';
 import { DIST, waitFor } from '../helpers/procs.js';
+import { run } from '../../core/process.js';
 import { notRoot } from '../helpers/root.js';
 
 const skip = notRoot || ciliumMissing();
 const NODE_IP = '198.18.0.10';
 const BACKEND = `${NODE_IP}:8080`;
 const NS = 'default';
+/** Set to 1 to rewrite test/fixtures/cilium/ from this run (see its README lines). */
+const UPDATE_FIXTURES = process.env.CNI_BENCH_UPDATE_FIXTURES === '1';
+const FIXTURES = join(repoRoot, 'test', 'fixtures', 'cilium');
+
+/** bpftool in the agent's mount namespace, as the sampler runs it; stdout whatever the exit code. */
+async function bpftool(args: string[]): Promise<string> {
+  return (await run('nsenter', [`--mount=/proc/${node!.pid}/ns/mnt`, '--', 'bpftool', ...args], { tool: 'bpftool', timeoutMs: 30_000, okExitCodes: [0, 255], maxBuffer: 256 * 1024 * 1024 })).stdout;
+}
+
+/** Captures the real tools' output on this node into test/fixtures/cilium/ (only with CNI_BENCH_UPDATE_FIXTURES=1). */
+async function capture(tag: string): Promise<void> {
+  if (!UPDATE_FIXTURES) return;
+  mkdirSync(FIXTURES, { recursive: true });
+  const put = (name: string, text: string): void => writeFileSync(join(FIXTURES, name), text);
+  const g = '/sys/fs/bpf/tc/globals';
+  put(`bpftool-lb4-services-${tag}.json`, await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_services_v2`, '-j']));
+  put(`bpftool-lb4-backends-${tag}.json`, await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_backends_v3`, '-j']));
+  put(`bpftool-metrics-${tag}.json`, await bpftool(['map', 'dump', 'pinned', `${g}/cilium_metrics`, '-j']));
+  put(`bpftool-reverse-sk-${tag}.json`, await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_reverse_sk`, '-j']));
+  put(`bpftool-f-map-show-${tag}.json`, await bpftool(['-f', 'map', 'show', '-j']));
+  put(`cilium-dbg-service-list-${tag}.json`, await node!.dbg(['service', 'list', '-o', 'json']));
+  if (tag !== 'service') return;
+  put('bpftool-dump-missing-pin.json', await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_services_v9`, '-j']));
+  put('agent-cmdline.txt', readFileSync(`/proc/${node!.pid}/cmdline`, 'utf8'));
+}
 
 let cp: ControlPlane | undefined;
 let node: CiliumNode | undefined;
@@ -83,13 +112,16 @@ test("the sampler reads the node's own Cilium: LB frontends with backends, pinne
   // The kubernetes Service (198.19.0.1:443) is there, as cilium-dbg lists it.
   const kube = c.frontendList.find((f) => f.address === '198.19.0.1' && f.port === 443);
   assert.ok(kube, JSON.stringify(c.frontendList));
-  const dbg = JSON.parse(await node!.dbg(['service', 'list', '-o', 'json'])) as { spec?: { 'frontend-address'?: { ip?: string; port?: number } } }[];
-  const dbgFrontends = new Set(dbg.map((x) => `${x.spec?.['frontend-address']?.ip}:${x.spec?.['frontend-address']?.port}`));
-  for (const f of c.frontendList) assert.ok(dbgFrontends.has(`${f.address}:${f.port}`), `${f.address}:${f.port} is not in cilium-dbg service list: ${[...dbgFrontends].join(', ')}`);
+  // The same frontends and backends as the agent's own API says (cilium-dbg service list).
+  const api = parseCiliumServiceList(await node!.dbg(['service', 'list', '-o', 'json']));
+  const fromApi = api.map((x) => `${x.address}:${x.port}/${x.scope === 'internal' ? 'i' : 'e'} -> ${x.activeBackends.sort().join(',')}`).sort();
+  const fromMaps = c.frontendList.map((f) => `${f.address}:${f.port}/${f.internalScope ? 'i' : 'e'} -> ${[...f.backends].sort().join(',')}`).sort();
+  assert.deepEqual(fromMaps, fromApi);
   assert.ok(c.pinnedMaps > 10, `${c.pinnedMaps} pinned maps`);
   assert.ok(c.pinnedBytesMemlock > 1e6, `${c.pinnedBytesMemlock} bytes`);
   assert.ok(c.topMaps.length > 0 && c.topMaps.every((m) => m.name.startsWith('cilium_')), JSON.stringify(c.topMaps));
   assert.ok(c.socketLbXlatedClosed !== undefined, 'the socket-LB counter was read');
+  await capture('initial');
   const agent = s.processes.find((p) => p.name === 'cilium-agent');
   assert.deepEqual(agent?.pids, [node!.pid], "only this node's agent is counted");
   assert.ok((agent?.rssBytes ?? 0) > 10e6);
@@ -131,5 +163,6 @@ test('a new Service is programmed when its frontend holds its backend in the LB 
   const t2 = await fresh();
   assert.ok(direct > 50);
   assert.equal(socketLbDelta(t1, t2), 0, 'connections to the backend itself are not counted');
+  await capture('service');
   process.stderr.write(`cilium socket-LB: +${translated} for ${viaService} connections via ${ip}:80, +${socketLbDelta(t1, t2)} for ${direct} direct\n`);
 });
