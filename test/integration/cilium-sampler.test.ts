@@ -22,7 +22,7 @@ import { after, before, test } from 'node:test';
 import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { parseCiliumServiceList } from '../../agent/samplers/cilium-dbg.js';
 import { DataplaneSampler, type SampleBody } from '../../agent/samplers/dataplane-sampler.js';
-import { socketLbDelta } from '../../collector/report/report.js';
+import { socketLbDelta } from '../../report/report.js';
 import { checkSync, serviceSyncTarget } from '../../collector/runs/sync.js';
 import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
 import { kubeConfigFrom } from '../harness/apply.js';

@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CiliumState, DataplaneSample, type LbFrontend } from '../../gen/cnibench/v1/agent.js';
-import { bpfMemoryOf } from '../../collector/report/phase-dataplane.js';
-import { renderBpfMemory, renderSweep } from '../../collector/report/markdown.js';
-import { buildSweep } from '../../collector/report/sweep.js';
-import type { PhaseRecord } from '../../collector/store/store.js';
-import { dnatDelta, socketLbDelta, type ReportRow } from '../../collector/report/report.js';
+import { bpfMemoryOf } from '../../report/phase-dataplane.js';
+import { renderBpfMemory, renderSweep } from '../../report/markdown.js';
+import { buildSweep } from '../../report/sweep.js';
+import type { PhaseRecord } from '../../report/records.js';
+import { dnatDelta, socketLbDelta, type ReportRow } from '../../report/report.js';
 import { aboveBaseline, baselineOf, checkSync, serviceSyncTarget } from '../../collector/runs/sync.js';
 
 const fe = (address: string, port: number, backends: string[], slots = backends.length): LbFrontend => ({ address, port, protocol: 'TCP', internalScope: false, backendSlots: slots, backends });

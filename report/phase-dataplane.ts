@@ -5,8 +5,8 @@
  * largest maps, and CPU (average and max) and peak memory of the named
  * dataplane processes. Pure.
  */
-import type { BpfMapMemory, DataplaneSample } from '../../gen/cnibench/v1/agent.js';
-import type { SampleRecord } from '../store/store.js';
+import type { BpfMapMemory, DataplaneSample } from '../gen/cnibench/v1/agent.js';
+import type { SampleRecord } from './records.js';
 
 export interface ProcessSummary {
   name: string;
