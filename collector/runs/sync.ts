@@ -37,7 +37,7 @@ function checkKubeProxy(sample: DataplaneSample, target: SyncTarget, failed: (p:
 
 function checkCilium(sample: DataplaneSample, target: SyncTarget, failed: (p: string) => Verdict): Verdict {
   if (target.ciliumFrontends === undefined && !target.ciliumFrontend) return undefined;
-  const err = failed('cilium:') ?? failed('bpftool');
+  const err = failed('cilium:');
   if (err) return err;
   const lb = sample.cilium;
   if (!lb) return 'no Cilium LB maps on the node';
