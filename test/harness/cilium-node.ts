@@ -31,7 +31,14 @@ import { TOOLS_DIR } from './tools.js';
 
 export const CILIUM_VERSION = 'v1.20.2';
 export const CILIUM_DIR = join(TOOLS_DIR, `cilium-${CILIUM_VERSION}`);
-const CGROUP_ROOT = '/sys/fs/cgroup';
+/** Where cgroup2 is mounted (on a hybrid hierarchy, /sys/fs/cgroup/unified): socket LB needs cgroup2. */
+function cgroup2Root(): string {
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const [pre, post] = line.split(' - ');
+    if (pre && post?.startsWith('cgroup2 ')) return pre.split(' ')[4] as string;
+  }
+  throw new Error('cilium harness: no cgroup2 hierarchy is mounted');
+}
 const CGROUP_PREFIX = 'cnibench-cilium-';
 
 /** Why Cilium tests cannot run here, or false: the build's marker is missing. */
@@ -145,7 +152,8 @@ export async function removeCgroup(path: string): Promise<void> {
 
 /** Removes node cgroups whose test process is gone (cnibench-cilium-<pid>-*). */
 export async function removeLeftoverCgroups(): Promise<void> {
-  for (const d of readdirSync(CGROUP_ROOT).filter((n) => n.startsWith(CGROUP_PREFIX))) {
+  const root = cgroup2Root();
+  for (const d of readdirSync(root).filter((n) => n.startsWith(CGROUP_PREFIX))) {
     const owner = Number(d.slice(CGROUP_PREFIX.length).split('-')[0]);
     let alive = owner === process.pid;
     try {
@@ -154,7 +162,7 @@ export async function removeLeftoverCgroups(): Promise<void> {
     } catch {
       // owner gone
     }
-    if (!alive) await removeCgroup(join(CGROUP_ROOT, d));
+    if (!alive) await removeCgroup(join(root, d));
   }
 }
 
@@ -180,7 +188,7 @@ export async function startCiliumNode(cp: ControlPlane, opts: CiliumNodeOptions)
   await setPodCidr(cp, opts.nodeName, opts.podCidr);
   const netns = await createThrowawayNetns(opts.nodeIp);
   const cgName = `${CGROUP_PREFIX}${process.pid}-${netns.name.slice(-6)}`;
-  const cgroup = join(CGROUP_ROOT, cgName);
+  const cgroup = join(cgroup2Root(), cgName);
   let bridge: ApiBridge | undefined;
   let agent: Component | undefined;
   const stop = async (): Promise<void> => {
