@@ -8,7 +8,8 @@
  *   ip netns exec <ns>   (a private mount namespace with a fresh /sys)
  *     mount bpffs on /sys/fs/bpf, tmpfs on /run, cgroup2 privately, and the
  *     node's own cgroup subtree (made here, under the machine's cgroup2 root)
- *     bound onto /run/cilium/cgroupv2 (the agent's --cgroup-root)
+ *     bound onto /run/cilium/cgroupv2 (the agent's --cgroup-root), and
+ *     /proc/sys/kernel read-only (machine-wide sysctls are not the test's)
  *     exec cilium-agent ...
  *
  * Its state dies with it: the namespace, the bpffs and the /run tmpfs vanish
@@ -99,6 +100,10 @@ const ENTRY = [
   'mount -t cgroup2 none /run/cnibench-cg2',
   'mount --bind "/run/cnibench-cg2/$cg" /run/cilium/cgroupv2',
   'umount /run/cnibench-cg2',
+  // Machine-wide sysctls stay as they are: Cilium sets kernel.unprivileged_bpf_disabled=1 (sticky)
+  // and kernel.timer_migration=0 and ignores a refusal (pkg/datapath/loader/base.go), as the lab does.
+  'mount --bind /proc/sys/kernel /proc/sys/kernel',
+  'mount -o remount,bind,ro /proc/sys/kernel',
   'exec "$@"',
 ].join('\n');
 
