@@ -115,7 +115,9 @@ export function lbFrontends(services: readonly Lb4ServiceEntry[], backends: Read
     m.set(e.slot, e);
     slots.set(id(e), m);
   }
-  const all = services.filter((e) => e.slot === 0).map((f) => {
+  // Left out: the wildcard entry (protocol ANY, port 0) Cilium writes per ClusterIP so that
+  // its unknown ports are dropped (pkg/loadbalancer/reconciler/bpf_reconciler.go): not a Service.
+  const all = services.filter((e) => e.slot === 0 && !(e.port === 0 && e.proto === 0)).map((f) => {
     const mine = slots.get(id(f));
     const present: string[] = [];
     for (let s = 1; s <= f.count; s++) {

@@ -75,7 +75,7 @@ const fresh = async (): Promise<DataplaneSample> => full(await sampler!.sample(u
 async function crr(host: string, port: number, seconds: number): Promise<number> {
   // The shell puts itself into the node's cgroup, then becomes the client: socket LB applies there only.
   const script = 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"';
-  const args = ['-c', script, 'sh', node!.cgroup, 'ip', 'netns', 'exec', node!.netns.name, process.execPath, join(DIST, 'agent/clients/tcp-rr.js'), '--host', host, '--port', String(port), '--duration', String(seconds), '--crr', '--connections', '2'];
+  const args = ['-c', script, 'sh', node!.cgroup, 'ip', 'netns', 'exec', node!.netns.name, process.execPath, join(DIST, 'agent/builtins/tcp-rr.js'), '--host', host, '--port', String(port), '--duration', String(seconds), '--crr', '--connections', '2'];
   const child = spawn('sh', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -92,7 +92,7 @@ before(async () => {
   cp = await startControlPlane({});
   node = await startCiliumNode(cp, { nodeName: 'cilium-obs-n1', nodeIp: NODE_IP, podCidr: '198.18.64.0/24' });
   sampler = new DataplaneSampler({ hostNetns: node.netnsPath });
-  server = spawn('ip', ['netns', 'exec', node.netns.name, process.execPath, join(DIST, 'agent/servers/tcp-echo.js'), '--host', NODE_IP, '--port', '8080'], { stdio: 'ignore' });
+  server = spawn('ip', ['netns', 'exec', node.netns.name, process.execPath, join(DIST, 'agent/builtins/tcp-echo.js'), '--host', NODE_IP, '--port', '8080'], { stdio: 'ignore' });
 });
 
 after(async () => {

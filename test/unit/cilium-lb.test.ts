@@ -7,7 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseBpftoolDumpEntries, type DumpEntry } from '../../agent/samplers/bpftool.js';
+import { parseBpftoolDumpEntries, parseBpftoolMapShow, type DumpEntry } from '../../agent/samplers/bpftool.js';
+import { parseCiliumServiceList } from '../../agent/samplers/cilium-dbg.js';
+import { fixture } from '../helpers/fixtures.js';
 import { decodeLb4Backends, decodeLb4Services, lbFrontends, metricsCount } from '../../agent/samplers/cilium-lb.js';
 import { bpfRootFromCmdline, pinnedMapMemory } from '../../agent/samplers/cilium-reader.js';
 
@@ -77,4 +79,51 @@ test("the agent's bpffs from its command line, and the node's maps by pin", () =
     { id: 4, name: 'other', type: 'hash', maxEntries: 1, bytesMemlock: 7000, pinned: ['/sys/fs/bpf-other/x'] },
   ];
   assert.deepEqual(pinnedMapMemory(maps, '/sys/fs/bpf').map((m) => [m.name, m.bytesMemlock]), [['cilium_ct4_global', 900], ['cilium_lb4_services_v2', 100]]);
+});
+
+// --- Real captures (test/fixtures/cilium/README.md says how each was taken) ---
+
+const real = (tag: 'initial' | 'service') => {
+  const services = decodeLb4Services(parseBpftoolDumpEntries(fixture(`cilium/bpftool-lb4-services-${tag}.json`)));
+  const backends = decodeLb4Backends(parseBpftoolDumpEntries(fixture(`cilium/bpftool-lb4-backends-${tag}.json`)));
+  return { services, backends, lb: lbFrontends(services, backends) };
+};
+/** The agent's own view at the same moment, in the same shape. */
+const apiView = (tag: string): string[] => parseCiliumServiceList(fixture(`cilium/cilium-dbg-service-list-${tag}.json`)).map((s) => `${s.address}:${s.port}/${s.scope === 'internal' ? 'i' : 'e'} -> ${[...s.activeBackends].sort().join(',')}`).sort();
+const mapView = (lb: ReturnType<typeof lbFrontends>): string[] => lb.list.map((f) => `${f.address}:${f.port}/${f.internalScope ? 'i' : 'e'} -> ${[...f.backends].sort().join(',')}`).sort();
+
+test("real cilium-agent maps: the decoded frontends and backends are what the agent's API listed at the same moment", () => {
+  for (const tag of ['initial', 'service'] as const) {
+    const { services, lb } = real(tag);
+    // Every entry is a frontend, a backend slot, or the per-ClusterIP wildcard (protocol ANY, port 0).
+    const wildcards = services.filter((s) => s.slot === 0 && s.port === 0 && s.proto === 0).length;
+    assert.ok(wildcards >= 1, tag);
+    assert.equal(services.length, lb.frontends + wildcards + services.filter((s) => s.slot > 0).length);
+    assert.deepEqual(mapView(lb), apiView(tag), tag);
+  }
+  // The Service the capture created: its ClusterIP with the one backend the EndpointSlice named.
+  const { lb } = real('service');
+  const svc = lb.list.find((f) => f.port === 80);
+  assert.deepEqual(svc?.backends, ['198.18.0.10:8080']);
+  assert.equal(lb.programmed, real('initial').lb.programmed + 1);
+});
+
+test('real cilium_metrics: the socket-LB count moved by at least the connections made through the ClusterIP', () => {
+  const count = (tag: string) => metricsCount(parseBpftoolDumpEntries(fixture(`cilium/bpftool-metrics-${tag}.json`)), 14, 2);
+  assert.ok(count('service') - count('initial') >= 50, `${count('initial')} -> ${count('service')}`);
+});
+
+test("real pinned maps: the node's maps by their full names, largest first", () => {
+  const maps = parseBpftoolMapShow(fixture('cilium/bpftool-f-map-show-initial.json'));
+  const pinned = pinnedMapMemory(maps, bpfRootFromCmdline(fixture('cilium/agent-cmdline.txt')));
+  assert.ok(pinned.length > 10);
+  assert.ok(pinned.some((m) => m.name === 'cilium_lb4_services_v2'));
+  assert.ok(pinned.every((m, i) => i === 0 || (pinned[i - 1]?.bytesMemlock ?? 0) >= m.bytesMemlock));
+});
+
+test('real error and truncated outputs are errors naming bpftool or cilium-dbg, never an empty state', () => {
+  assert.throws(() => parseBpftoolDumpEntries(fixture('cilium/bpftool-dump-missing-pin.json')), /bpftool: .*bpftool reported an error/s);
+  assert.throws(() => parseBpftoolDumpEntries(fixture('cilium/bpftool-lb4-services-truncated.json')), /bpftool: cannot parse output/);
+  assert.throws(() => parseCiliumServiceList(fixture('cilium/cilium-dbg-service-list-truncated.json')), /cilium-dbg: cannot parse output/);
+  assert.throws(() => parseBpftoolMapShow(fixture('cilium/bpftool-f-map-show-truncated.json')), /bpftool: cannot parse output/);
 });
