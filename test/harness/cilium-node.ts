@@ -16,7 +16,7 @@
  * with the mount namespace, the cgroup subtree is removed by stop(), and
  * processes moved into the subtree are killed first.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
@@ -147,12 +147,15 @@ export async function removeCgroup(path: string): Promise<void> {
   if (existsSync(join(path, 'cgroup.kill'))) writeFileSync(join(path, 'cgroup.kill'), '1');
   for (let i = 0; i < 50; i++) {
     try {
-      rmSync(path, { recursive: false, force: true });
+      // A cgroup directory goes with rmdir (its files are the kernel's), once no process is left in it.
+      rmdirSync(path);
       return;
-    } catch {
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       await sleep(100);
     }
   }
+  throw new Error(`cilium harness: cannot remove cgroup ${path}`);
 }
 
 /** Removes node cgroups whose test process is gone (cnibench-cilium-<pid>-*). */

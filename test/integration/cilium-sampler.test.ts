@@ -16,7 +16,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
@@ -165,4 +165,14 @@ test('a new Service is programmed when its frontend holds its backend in the LB 
   assert.equal(socketLbDelta(t1, t2), 0, 'connections to the backend itself are not counted');
   await capture('service');
   process.stderr.write(`cilium socket-LB: +${translated} for ${viaService} connections via ${ip}:80, +${socketLbDelta(t1, t2)} for ${direct} direct\n`);
+});
+
+test("stopping the node leaves nothing of it: no agent, no namespace, no cgroup (bpffs and /run went with the agent's mount namespace)", { skip, timeout: 120_000 }, async () => {
+  const n = node!;
+  server?.kill('SIGTERM');
+  await n.stop();
+  node = undefined;
+  assert.equal(existsSync(`/proc/${n.pid}`), false, 'cilium-agent still running');
+  assert.equal(existsSync(n.netnsPath), false, `${n.netnsPath} left`);
+  assert.equal(existsSync(n.cgroup), false, `${n.cgroup} left`);
 });
