@@ -49,12 +49,16 @@ export interface ServiceFrontend {
 
 /**
  * What every node's dataplane must show once a step is programmed: at least
- * this many KUBE-SERVICES rules (iptables mode) or service-ips map elements
- * (nftables mode). The orchestrator checks it on the agents' samples.
+ * this many KUBE-SERVICES rules (iptables mode), service-ips map elements
+ * (nftables mode) or Cilium LB frontends with all their backends (eBPF), and
+ * where the Service's own address is known, that frontend with its backends.
+ * The orchestrator checks it on the agents' samples.
  */
 export interface SyncTarget {
   kubeServicesRules?: number;
   nftServiceIps?: number;
+  ciliumFrontends?: number;
+  ciliumFrontend?: { address: string; port: number; backends: string[] };
 }
 
 export interface ScaleStep {

@@ -19,6 +19,7 @@ function notes(r: ReportRow): string {
   if (typeof d.non2xx === 'number' && d.non2xx > 0) out.push(`non-2xx ${d.non2xx}`);
   if (typeof d.socketErrors === 'number' && d.socketErrors > 0) out.push(`socket errors ${d.socketErrors}`);
   if (r.dnatConnections !== null) out.push(`DNAT +${r.dnatConnections}`);
+  if (r.socketLbTranslated !== null) out.push(`Cilium socket-LB +${r.socketLbTranslated}`);
   out.push(...r.warnings.map((w) => `⚠ ${w.code}: ${w.message}`));
   if (r.invalid) out.push(`counters over the first such round: ${Object.entries(r.invalid.counters).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (r.error) out.push(`error: ${r.error}`);
@@ -63,10 +64,14 @@ export function renderMarkdown(report: ReportModel): string {
     'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes). **invalid**: the kernel counted connections refused or retried during the rounds, so the number measured the retries, not the dataplane, and is not shown.',
     '(built-in): measured by cni-bench\'s own client where no native tool is installed on both ends (or none can run the measurement); not comparable with a native tool\'s numbers.',
     'DNAT +N: new connections that kube-proxy KUBE-SEP rules translated on the client node during the phase (warm-up included).',
+    ...(report.rows.some((r) => r.socketLbTranslated !== null)
+      ? ["Cilium socket-LB +N: sockets on the client node whose connect() Cilium's socket LB translated from a Service address to a backend and that were closed during the phase (its cilium_metrics count of reason LB_REVNAT_DELETE; warm-up included)."]
+      : []),
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),
     '',
     ...renderDataplane(report.rows),
+    ...renderBpfMemory(report.rows),
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -97,6 +102,32 @@ export function renderDataplane(rows: readonly ReportRow[]): string[] {
   return lines.length > 4 ? lines : [];
 }
 
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+/** BPF map memory per phase and node, with the largest maps (the study's "BPF map memory" figure is the total). */
+export function renderBpfMemory(rows: readonly ReportRow[]): string[] {
+  const lines = ['## BPF map memory per phase', '', '| phase | node | maps | memory (memlock) | Cilium LB frontends (with backends / all) | largest maps |', '|---|---|---:|---:|---:|---|'];
+  const kernelWide = rows.some((r) => r.dataplane.some((n) => n.bpf?.scope === 'kernel'));
+  for (const r of rows) {
+    for (const n of r.dataplane) {
+      if (!n.bpf) continue;
+      const b = n.bpf;
+      const top = b.top.slice(0, 5).map((m) => `${m.name} ${mb(m.bytesMemlock)}`).join(', ');
+      const lb = b.lbFrontends ? `${b.lbFrontends.programmed.toLocaleString('en-US')} / ${b.lbFrontends.total.toLocaleString('en-US')}` : '—';
+      lines.push(`| ${r.measurement} | ${n.node} | ${b.maps.toLocaleString('en-US')}${b.scope === 'kernel' ? ' (kernel)' : ''} | ${mb(b.bytesMemlock)} | ${lb} | ${top || '—'} |`);
+    }
+  }
+  if (lines.length === 4) return [];
+  return [
+    '',
+    ...lines,
+    '',
+    `Memory is the kernel's bytes_memlock at the end of the phase: on a Cilium node, of the maps pinned in that node's bpffs (MB = 10^6 bytes)${kernelWide ? '; "(kernel)": every BPF map on the machine, which all nodes of a lab share' : ''}.`,
+  ];
+}
+
 export function pct(change: number | null): string {
   if (change === null) return '';
   const p = Math.round(change * 100);
@@ -114,6 +145,7 @@ export function renderSweep(sweep: SweepTable): string[] {
   const counters = [
     ...(sweep.steps.some((st) => (st.kubeServicesRules ?? 0) > 0) ? [{ head: 'KUBE-SERVICES rules', cell: (st: SweepTable['steps'][number]) => count(st.kubeServicesRules) }] : []),
     ...(sweep.steps.some((st) => st.nftServiceIps !== null) ? [{ head: 'service-ips elements', cell: (st: SweepTable['steps'][number]) => count(st.nftServiceIps) }] : []),
+    ...(sweep.steps.some((st) => st.ciliumFrontends !== null) ? [{ head: 'Cilium LB frontends', cell: (st: SweepTable['steps'][number]) => count(st.ciliumFrontends) }] : []),
   ];
   const head = ['dummy Services', ...sweep.series.map((s) => `${s.label} (${s.unit})`), 'programming s', 'sync s (last sample s)', ...counters.map((c) => c.head)];
   return [

@@ -1,10 +1,11 @@
 /**
  * Summarises the dataplane samples of each node over one phase (the samples
  * whose time falls inside it, boundary samples included): conntrack peak and
- * maximum, rule and map sizes at the end, and CPU (average and max) and peak
- * memory of the named dataplane processes. Pure.
+ * maximum, rule and map sizes at the end, BPF map memory at the end with the
+ * largest maps, and CPU (average and max) and peak memory of the named
+ * dataplane processes. Pure.
  */
-import type { DataplaneSample } from '../gen/cnibench/v1/agent.js';
+import type { BpfMapMemory, DataplaneSample } from '../gen/cnibench/v1/agent.js';
 import type { SampleRecord } from './records.js';
 
 export interface ProcessSummary {
@@ -13,6 +14,20 @@ export interface ProcessSummary {
   cpuMillicoresAvg: number | null;
   cpuMillicoresMax: number | null;
   rssBytesMax: number;
+}
+
+/**
+ * BPF map memory the node showed at the end of the phase: on a Cilium node the
+ * maps pinned in its own bpffs; elsewhere every map on the kernel (which other
+ * nodes of a lab share).
+ */
+export interface BpfMemory {
+  scope: 'cilium-bpffs' | 'kernel';
+  maps: number;
+  bytesMemlock: number;
+  top: BpfMapMemory[];
+  /** Cilium LB: frontends with all their backends, of all frontends. */
+  lbFrontends?: { programmed: number; total: number };
 }
 
 export interface NodePhaseSummary {
@@ -24,7 +39,20 @@ export interface NodePhaseSummary {
   kubeServicesRules: number;
   nftServiceIps: number | null;
   processes: ProcessSummary[];
+  bpf: BpfMemory | null;
   errors: string[];
+}
+
+/** The last sample's BPF map memory: Cilium's pinned maps where it read them, else the kernel-wide totals. */
+export function bpfMemoryOf(samples: readonly DataplaneSample[]): BpfMemory | null {
+  const withCilium = [...samples].reverse().find((s) => s.cilium);
+  if (withCilium?.cilium) {
+    const c = withCilium.cilium;
+    return { scope: 'cilium-bpffs', maps: c.pinnedMaps, bytesMemlock: c.pinnedBytesMemlock, top: c.topMaps, lbFrontends: { programmed: c.programmedFrontends, total: c.frontends } };
+  }
+  const withBpf = [...samples].reverse().find((s) => s.bpf && s.bpf.maps > 0);
+  if (!withBpf?.bpf) return null;
+  return { scope: 'kernel', maps: withBpf.bpf.maps, bytesMemlock: withBpf.bpf.bytesMemlock, top: withBpf.bpf.topMaps };
 }
 
 function summariseNode(node: string, samples: DataplaneSample[]): NodePhaseSummary {
@@ -53,6 +81,7 @@ function summariseNode(node: string, samples: DataplaneSample[]): NodePhaseSumma
       cpuMillicoresMax: e.rates.length ? Math.max(...e.rates) : null,
       rssBytesMax: e.rss,
     })),
+    bpf: bpfMemoryOf(samples),
     errors: [...new Set(samples.flatMap((s) => s.errors))],
   };
 }

@@ -21,6 +21,12 @@ export interface ReportRow {
   details: Record<string, number | string | boolean>;
   /** New connections DNATed by KUBE-SEP-* rules on the client's node during the phase; null without samples. */
   dnatConnections: number | null;
+  /**
+   * Cilium's equivalent on the client's node: sockets whose connect() its
+   * socket LB translated to a backend and that were released during the phase
+   * (cilium_metrics reason LB_REVNAT_DELETE); null where Cilium was not read.
+   */
+  socketLbTranslated: number | null;
   /** Methodology guards that fired in any round (guards.ts), shown next to the number. */
   warnings: Guard[];
   /** Measured rounds that produced a result. */

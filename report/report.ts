@@ -1,7 +1,8 @@
 /**
  * Builds a run's report from what the store holds: one row per measurement with
  * path, tool, value and unit, plus the evidence that the Service rows really
- * went through the service proxy (kube-proxy DNAT counters on the client's node).
+ * went through the service proxy (kube-proxy DNAT counters, or Cilium's socket-LB
+ * translations, on the client's node).
  * Pure: it takes records and returns a model; renderers turn it into text.
  */
 import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
@@ -38,8 +39,22 @@ function sumSep(s: DataplaneSample): number {
 export function dnatDelta(before: DataplaneSample | undefined, after: DataplaneSample | undefined): number | null {
   const usable = (s: DataplaneSample | undefined): s is DataplaneSample => s !== undefined && !s.errors.some((e) => e.startsWith('iptables'));
   if (!usable(before) || !usable(after)) return null;
-  if (after.nftServiceIps !== undefined && !after.chains.some((c) => c.chain.startsWith('KUBE-SEP-'))) return null;
+  const noSep = !after.chains.some((c) => c.chain.startsWith('KUBE-SEP-'));
+  if (noSep && (after.nftServiceIps !== undefined || after.cilium !== undefined)) return null;
   return sumSep(after) - sumSep(before);
+}
+
+/**
+ * Delta of Cilium's socket-LB translations between two samples of the client's
+ * node; null when either lacks the counter (no Cilium, or its metrics map
+ * failed to read, which the sample names in its errors).
+ */
+export function socketLbDelta(before: DataplaneSample | undefined, after: DataplaneSample | undefined): number | null {
+  const a = before?.cilium?.socketLbXlatedClosed;
+  const b = after?.cilium?.socketLbXlatedClosed;
+  if (a === undefined || b === undefined) return null;
+  // A restarted agent keeps the pinned map, so the counter does not go back; if it does, the delta is unknown.
+  return b >= a ? b - a : null;
 }
 
 /** Totals over the rounds that the notes column shows beside the number. */
@@ -153,6 +168,7 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
       error: p.error,
       details: detailsOf(res),
       dnatConnections: dnatDelta(clientSamples.start, clientSamples.end),
+      socketLbTranslated: socketLbDelta(clientSamples.start, clientSamples.end),
       warnings: guards,
       rounds: res.length,
       metrics: invalid ? [] : metrics,

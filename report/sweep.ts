@@ -17,6 +17,8 @@ export interface SweepStep {
   /** What the slowest node showed when the step was in sync. */
   kubeServicesRules: number | null;
   nftServiceIps: number | null;
+  /** Cilium LB frontends with all their backends (null where a node had no Cilium maps). */
+  ciliumFrontends: number | null;
   status: string;
 }
 
@@ -41,7 +43,7 @@ interface ScaleDetail {
   programmingMs?: number;
   syncMs?: number;
   pollMs?: number;
-  nodes?: Record<string, { kubeServicesRules: number; nftServiceIps: number | null }>;
+  nodes?: Record<string, { kubeServicesRules: number; nftServiceIps: number | null; ciliumFrontends?: number | null }>;
 }
 
 /** Builds the sweep table from a run's phases and report rows (same order), or undefined for a run without a sweep. */
@@ -58,6 +60,7 @@ export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable
       pollMs: d.pollMs ?? null,
       kubeServicesRules: nodes.length ? Math.min(...nodes.map((n) => n.kubeServicesRules)) : null,
       nftServiceIps: nodes.length && nodes.every((n) => n.nftServiceIps !== null) ? Math.min(...nodes.map((n) => n.nftServiceIps as number)) : null,
+      ciliumFrontends: nodes.length && nodes.every((n) => typeof n.ciliumFrontends === 'number') ? Math.min(...nodes.map((n) => n.ciliumFrontends as number)) : null,
       status: p.state,
     });
   }

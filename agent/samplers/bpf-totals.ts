@@ -3,7 +3,7 @@
  * it exists (the map whose overflow shows up as a false RPS collapse in a scale
  * sweep). Pure over parsed `bpftool map show -j`.
  */
-import type { BpfMapTotals } from '../../gen/cnibench/v1/agent.js';
+import type { BpfMapMemory, BpfMapTotals } from '../../gen/cnibench/v1/agent.js';
 import type { BpfMap } from './bpftool.js';
 
 /** Cilium names its IPv4 service map cilium_lb4_services_v2; bpftool shows the first 15 characters. */
@@ -12,6 +12,20 @@ const LB_SERVICE_MAP = /^cilium_lb4_serv/;
 /** The map to count entries of, when the node has Cilium's LB service map. */
 export function lbServiceMap(maps: readonly BpfMap[]): BpfMap | undefined {
   return maps.find((m) => LB_SERVICE_MAP.test(m.name));
+}
+
+/** The largest maps a sample names. */
+export const TOP_MAPS = 8;
+
+/** Pure: the `n` largest maps by kernel-accounted memory, named by their pin where pinned (bpftool cuts names at 15 characters). */
+export function topMaps(maps: readonly BpfMap[], n = TOP_MAPS): BpfMapMemory[] {
+  return [...maps]
+    .sort((a, b) => b.bytesMemlock - a.bytesMemlock || a.id - b.id)
+    .slice(0, n)
+    .map((m) => {
+      const pin = m.pinned?.[0];
+      return { name: pin ? pin.slice(pin.lastIndexOf('/') + 1) : m.name || `id-${m.id}`, type: m.type, maxEntries: m.maxEntries, bytesMemlock: m.bytesMemlock };
+    });
 }
 
 /** `lbEntries`: the LB service map's entry count, when it was dumped. */
@@ -23,5 +37,6 @@ export function summariseBpfMaps(maps: readonly BpfMap[], lbEntries?: number): B
     bytesMemlock: maps.reduce((n, m) => n + m.bytesMemlock, 0),
     lbServiceEntries: lb ? lbEntries : undefined,
     lbServiceMaxEntries: lb?.maxEntries ?? 0,
+    topMaps: topMaps(maps),
   };
 }

@@ -4,7 +4,8 @@
  * from the namespace's /proc/net/stat/nf_conntrack (netns-proc.ts), the global
  * conntrack maximum, and CPU and memory of the named dataplane processes. Rules
  * and maps (iptables of the backend kube-proxy uses with its chain counters,
- * nftables rules, sets and maps, BPF map totals) come from real tools entered
+ * nftables rules, sets and maps, BPF map totals, Cilium's LB maps from the
+ * node's bpffs: cilium-reader.ts) come from real tools entered
  * with nsenter, read on every one-shot sample and on periodic ones only when
  * due (rules-cadence.ts); a periodic sample in between carries the last read
  * and says when it was taken (`rulesTimeMs`). A failed read is named in the
@@ -19,6 +20,7 @@ import { DataplaneSample, type BpfMapTotals, type NetnsTcpCounters } from '../..
 import { readTcpCounters } from '../observe/tcp-counters.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
+import { CiliumReader } from './cilium-reader.js';
 import { parseNfConntrackStat, parseSysctlNumber } from './conntrack.js';
 import { chooseIptablesBackend, type BackendChoice } from './iptables-backend.js';
 import { parseIptablesSave } from './iptables-save.js';
@@ -30,7 +32,7 @@ import { DEFAULT_RULES_CADENCE, rulesReadDue, type RulesCadence } from './rules-
 export type SampleBody = Omit<DataplaneSample, 'runId' | 'samplingJobId'>;
 
 /** The fields a rules-and-maps read fills; a periodic sample between reads reuses them. */
-type RulesFields = Pick<SampleBody, 'iptablesBackend' | 'iptablesRules' | 'kubeServicesRules' | 'chains' | 'iptablesTableRules' | 'nftRules' | 'nftSets' | 'nftServiceIps' | 'bpf'>;
+type RulesFields = Pick<SampleBody, 'iptablesBackend' | 'iptablesRules' | 'kubeServicesRules' | 'chains' | 'iptablesTableRules' | 'nftRules' | 'nftSets' | 'nftServiceIps' | 'bpf' | 'cilium'>;
 
 interface RulesRead {
   atMs: number;
@@ -74,6 +76,8 @@ export interface DataplaneSamplerOptions {
   procRoot?: string;
   /** How often periodic samples read rules and maps again (default DEFAULT_RULES_CADENCE). */
   rulesCadence?: RulesCadence;
+  /** Cilium's bpffs when no cilium-agent runs in the node's network namespace (default /sys/fs/bpf). */
+  ciliumBpfRoot?: string;
 }
 
 export interface SampleOptions {
@@ -96,11 +100,13 @@ export class DataplaneSampler {
   private backend: { choice: BackendChoice; atMs: number } | undefined;
   private readonly processes: ProcessSampler;
   private readonly netns: NetnsProcView;
+  private readonly cilium: CiliumReader;
   private lastRules: RulesRead | undefined;
 
   constructor(private readonly opts: DataplaneSamplerOptions) {
-    this.processes = new ProcessSampler({ ...(opts.processNames ? { names: [...opts.processNames] } : {}), ...(opts.procRoot ? { procRoot: opts.procRoot } : {}) });
+    this.processes = new ProcessSampler({ ...(opts.processNames ? { names: [...opts.processNames] } : {}), ...(opts.procRoot ? { procRoot: opts.procRoot } : {}), netns: opts.hostNetns });
     this.netns = new NetnsProcView(opts.hostNetns);
+    this.cilium = new CiliumReader({ hostNetns: opts.hostNetns, ...(opts.procRoot ? { procRoot: opts.procRoot } : {}), ...(opts.ciliumBpfRoot ? { bpfRoot: opts.ciliumBpfRoot } : {}) });
   }
 
   /** Ends the namespace anchor, if one was started. */
@@ -184,11 +190,13 @@ export class DataplaneSampler {
     const fail = failInto(errors);
     const backend = await this.iptablesBackend(signal);
     fields.iptablesBackend = backend.backend;
-    const [ipt, nft, maps] = await Promise.all([
+    const [ipt, nft, maps, cilium] = await Promise.all([
       this.exec(`iptables-${backend.backend}-save`, ['-c'], signal).then(parseIptablesSave, fail('iptables')),
       this.readNft(notes, signal).catch(fail('nft')),
       this.readBpf(signal).catch(fail('bpftool')),
+      this.cilium.read(errors, signal).catch(fail('cilium')),
     ]);
+    if (cilium) fields.cilium = cilium;
     if (ipt) {
       fields.iptablesRules = ipt.totalRules;
       fields.kubeServicesRules = ipt.kubeServicesRules;

@@ -8,7 +8,7 @@
  * or as soon as a known pid is gone; samples in between read only the pids
  * already found.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { asCniBenchError, validationError } from '../../core/errors.js';
@@ -29,6 +29,12 @@ export interface ProcessSamplerOptions {
   ticksPerSecond?: number;
   /** Scan every pid for the watched names at most this often (default 30 s); 0 scans on every sample. */
   rescanMs?: number;
+  /**
+   * Count only processes in this network namespace (the node's): in a lab,
+   * every node's cilium-agent runs on one kernel and each node counts its own.
+   * A process whose namespace cannot be read is counted.
+   */
+  netns?: string;
 }
 
 export interface ProcessUsage {
@@ -74,12 +80,15 @@ export class ProcessSampler {
   /** Pids found by the last full scan, with their comm. */
   private known = new Map<string, string>();
   private lastScanMs = -Infinity;
+  private readonly netnsPath: string | undefined;
+  private netnsWant: Promise<string | undefined> | undefined;
 
   constructor(options: ProcessSamplerOptions = {}) {
     this.names = [...(options.names ?? DEFAULT_PROCESS_NAMES)];
     this.procRoot = options.procRoot ?? '/proc';
     this.ticksPerSecond = options.ticksPerSecond ?? 100;
     this.rescanMs = options.rescanMs ?? 30_000;
+    this.netnsPath = options.netns || undefined;
     this.byComm = new Map(this.names.map((n) => [n.slice(0, COMM_LEN), n]));
     if (this.byComm.size !== this.names.length) {
       throw validationError([{ path: 'names', message: `names must differ in their first ${COMM_LEN} characters: ${this.names.join(', ')}` }], 'process sampler options');
@@ -149,7 +158,7 @@ export class ProcessSampler {
   private async readProcess(pid: string, errors: string[], knownComm?: string): Promise<Found | undefined> {
     const comm = knownComm ?? (await this.read(join(pid, 'comm'), errors))?.replace(/\n$/, '');
     const name = comm === undefined ? undefined : this.byComm.get(comm);
-    if (name === undefined) return undefined;
+    if (name === undefined || !(await this.inNetns(pid))) return undefined;
     const [statText, statusText] = await Promise.all([this.read(join(pid, 'stat'), errors), this.read(join(pid, 'status'), errors)]);
     if (statText === undefined || statusText === undefined) return undefined;
     const stat = this.parse(join(pid, 'stat'), errors, () => parseProcStat(statText));
@@ -157,6 +166,17 @@ export class ProcessSampler {
     // A different comm in stat means the pid was reused between the reads.
     if (stat === undefined || status === undefined || stat.comm !== comm) return undefined;
     return { name, comm, stat, rssBytes: status.vmRssBytes, threads: status.threads };
+  }
+
+  /** True unless a netns filter is set and the pid is readably in another namespace. */
+  private async inNetns(pid: string): Promise<boolean> {
+    if (!this.netnsPath) return true;
+    const path = this.netnsPath;
+    this.netnsWant ??= stat(path).then((s) => `net:[${s.ino}]`, () => undefined);
+    const want = await this.netnsWant;
+    if (want === undefined) return true;
+    const have = await readlink(join(this.procRoot, pid, 'ns/net')).catch(() => undefined);
+    return have === undefined || have === want;
   }
 
   /** The file's text; undefined if the process has exited (ENOENT, ESRCH) or the read failed (then named in `errors`). */

@@ -18,7 +18,7 @@ import type { JobTracker } from './job-tracker.js';
 import { clientAgentFor, type PlannedMeasurement, type RunPlan } from './plan.js';
 import type { JobSender, RunContext } from './run-context.js';
 import type { ServiceFrontend } from '../../core/service-frontend.js';
-import { aboveBaseline, checkSync } from './sync.js';
+import { checkSync, serviceSyncTarget } from './sync.js';
 
 const READY_TIMEOUT_MS = 20_000;
 /** Clients are told to start this far in the future so they begin together. */
@@ -101,20 +101,21 @@ export class MeasurePhase {
     // Recorded before any wait, so cleanup removes it whatever happens next.
     ctx.services.set(m.serverTool, svc);
     if (!this.services.programmedLater) return { host: svc.ip, port: svc.port, via };
-    const syncMs = await this.untilProgrammed(ctx, place.client, before, `${svc.ip}:${svc.port}`);
+    const syncMs = await this.untilProgrammed(ctx, place.client, before, svc, [`${server.podIp}:${ports.port}`]);
     return { host: svc.ip, port: svc.port, via, syncMs };
   }
 
   /**
-   * Samples the client's node until it shows one Service more than `before`
-   * (KUBE-SERVICES rules, or service-ips elements where kube-proxy runs in
-   * nftables mode), as a sweep step is checked; never a fixed sleep. Counts,
-   * not the ClusterIP itself: a sample carries no addresses, and a Service
-   * that other clients create or delete meanwhile can blur the count.
+   * Samples the client's node until its dataplane has the Service, as a sweep
+   * step is checked; never a fixed sleep. kube-proxy's forms are checked by
+   * count (one Service more than `before`: KUBE-SERVICES rules, or service-ips
+   * elements in nftables mode), as their samples carry no addresses; Cilium's
+   * by the Service's own frontend holding its backends in the LB maps.
    */
-  private async untilProgrammed(ctx: RunContext, client: AgentEntry, before: DataplaneSample | undefined, address: string): Promise<number> {
+  private async untilProgrammed(ctx: RunContext, client: AgentEntry, before: DataplaneSample | undefined, svc: { ip: string; port: number }, backends: string[]): Promise<number> {
+    const address = `${svc.ip}:${svc.port}`;
     if (!before) throw new CniBenchError(ErrorCodes.TIMEOUT, `no dataplane sample from ${client.id} before exposing Service ${address}`);
-    const target = aboveBaseline({ kubeServicesRules: before.kubeServicesRules, ...(before.nftServiceIps !== undefined ? { nftServiceIps: before.nftServiceIps } : {}) }, 1);
+    const target = serviceSyncTarget(before, svc, backends);
     const began = Date.now();
     for (;;) {
       if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for Service ${address} on ${client.id}`);

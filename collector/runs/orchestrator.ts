@@ -18,7 +18,7 @@ import { planRun, type RunPlan } from './plan.js';
 import { JobSender, runAgents, type RunContext } from './run-context.js';
 import type { Scenario } from './scenario.js';
 import type { ServiceFrontend, SyncTarget } from '../../core/service-frontend.js';
-import { aboveBaseline, checkSync, type SyncCheck } from './sync.js';
+import { aboveBaseline, baselineOf, checkSync, type SyncCheck } from './sync.js';
 
 const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;
 /** A sample of a node with tens of thousands of rules takes seconds; polls for sync wait this long per sample. */
@@ -250,7 +250,7 @@ export class Orchestrator {
       agents.map(async (a) => {
         const s = await this.sender.sampleOnce(ctx, a, SYNC_SAMPLE_TIMEOUT_MS).sample;
         if (!s) throw new CniBenchError(ErrorCodes.TIMEOUT, `no baseline dataplane sample from ${a.id} before the sweep`);
-        out.set(a.id, { kubeServicesRules: s.kubeServicesRules, ...(s.nftServiceIps !== undefined ? { nftServiceIps: s.nftServiceIps } : {}) });
+        out.set(a.id, baselineOf(s));
       }),
     );
     return out;

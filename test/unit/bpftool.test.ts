@@ -10,8 +10,8 @@ import { fixture } from '../helpers/fixtures.js';
 test('parses maps with their limits and kernel-accounted memory', () => {
   const maps = parseBpftoolMapShow(fixture('bpftool-map-show.json'));
   assert.deepEqual(maps, [
-    { id: 26, name: 'cnib_lb4', type: 'hash', maxEntries: 65536, bytesMemlock: 5768288 },
-    { id: 27, name: 'cnib_ct', type: 'lru_hash', maxEntries: 1024, bytesMemlock: 115648 },
+    { id: 26, name: 'cnib_lb4', type: 'hash', maxEntries: 65536, bytesMemlock: 5768288, pinned: [] },
+    { id: 27, name: 'cnib_ct', type: 'lru_hash', maxEntries: 1024, bytesMemlock: 115648, pinned: [] },
   ]);
   assert.deepEqual(parseBpftoolMapShow(fixture('bpftool-map-show-pretty.json')), maps);
 });
@@ -46,4 +46,8 @@ test("totals over all maps; the LB service map's fill only where Cilium's map ex
   const withLb = summariseBpfMaps([...maps, { id: 99, name: 'cilium_lb4_serv', type: 'hash', maxEntries: 65536, bytesMemlock: 1 }], 3);
   assert.equal(withLb.lbServiceEntries, 3);
   assert.equal(withLb.lbServiceMaxEntries, 65536);
+  // The largest maps by memory, named by their pin where bpftool -f showed one.
+  assert.deepEqual(t.topMaps.map((m) => [m.name, m.bytesMemlock]), [['cnib_lb4', 5768288], ['cnib_ct', 115648]]);
+  const pinned = summariseBpfMaps([{ id: 7, name: 'cilium_lb4_serv', type: 'hash', maxEntries: 1, bytesMemlock: 9, pinned: ['/sys/fs/bpf/tc/globals/cilium_lb4_services_v2'] }]);
+  assert.equal(pinned.topMaps[0]?.name, 'cilium_lb4_services_v2');
 });

@@ -35,6 +35,7 @@ function row(id: string, measurement: string, metrics: Metric[], extra: Partial<
     error: '',
     details: {},
     dnatConnections: null,
+    socketLbTranslated: null,
     warnings: [],
     rounds: metrics[0]?.perRound.length ?? 0,
     metrics,

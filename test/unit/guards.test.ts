@@ -27,7 +27,7 @@ const tput = (t: Partial<ThroughputResult> = {}): Measurement['kind'] => ({
   value: { protocol: 'tcp', streams: 1, seconds: 10, bytes: 1448e6, bitsPerSecond: 1e9, senderBitsPerSecond: 1e9, retransmits: 0, jitterMs: 0, lostPackets: 0, packets: 0, targetBitsPerSecond: 0, ...t },
 });
 const sample = (s: Partial<DataplaneSample> = {}): DataplaneSample => ({
-  runId: 'r', samplingJobId: 's', timeMs: 0, iptablesRules: 0, kubeServicesRules: 0, conntrackCount: 0, conntrackMax: 262144, chains: [], errors: [], iptablesBackend: 'nft', iptablesTableRules: {}, nftSets: [], processes: [], bpf: undefined, notes: [], servers: [], serversOnly: false, rulesTimeMs: 0, conntrackDrops: 0, tcpCounters: [], loadAverage: 0, machineCpus: 0, ...s,
+  runId: 'r', samplingJobId: 's', timeMs: 0, iptablesRules: 0, kubeServicesRules: 0, conntrackCount: 0, conntrackMax: 262144, chains: [], errors: [], iptablesBackend: 'nft', iptablesTableRules: {}, nftSets: [], processes: [], bpf: undefined, notes: [], servers: [], serversOnly: false, rulesTimeMs: 0, conntrackDrops: 0, tcpCounters: [], loadAverage: 0, machineCpus: 0, cilium: undefined, ...s,
 });
 
 const run = (input: Partial<GuardInput> & { result: JobResult }): Guard[] => evaluateGuards({ rounds: 5, ...input });

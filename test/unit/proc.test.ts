@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -152,6 +152,33 @@ test('ProcessSampler between full scans reads only the pids it knows, and scans 
     // The known one exits: that sample scans again and finds the other.
     await rm(join(root, '4704'), { recursive: true });
     assert.deepEqual((await sampler.sample()).processes[0]?.pids, [4800]);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+test("ProcessSampler with a node's netns counts only that namespace's processes (one cilium-agent per lab node on one kernel)", async () => {
+  const root = await mkdtemp(join(tmpdir(), 'cnib-proc-'));
+  const put = async (pid: number, netnsLink: string | undefined): Promise<void> => {
+    await mkdir(join(root, String(pid), 'ns'), { recursive: true });
+    await writeFile(join(root, String(pid), 'comm'), 'cilium-agent\n');
+    await writeFile(join(root, String(pid), 'stat'), proc('bash-stat.txt').replace('4704 (bash)', `${pid} (cilium-agent)`));
+    await writeFile(join(root, String(pid), 'status'), proc('bash-status.txt'));
+    if (netnsLink) await symlink(netnsLink, join(root, String(pid), 'ns', 'net'));
+  };
+  try {
+    await writeFile(join(root, 'uptime'), '380.00 100.00\n');
+    // The node's namespace file; its inode is what /proc/<pid>/ns/net names for processes inside it.
+    const nodeNs = join(root, 'node-netns');
+    await writeFile(nodeNs, '');
+    const ino = (await stat(nodeNs)).ino;
+    await put(100, `net:[${ino}]`);
+    await put(200, `net:[${ino + 1}]`);
+    await put(300, undefined); // namespace unreadable: counted rather than lost
+    const mine = new ProcessSampler({ names: ['cilium-agent'], procRoot: root, rescanMs: 0, netns: nodeNs });
+    assert.deepEqual((await mine.sample()).processes[0]?.pids, [100, 300]);
+    const all = new ProcessSampler({ names: ['cilium-agent'], procRoot: root, rescanMs: 0 });
+    assert.deepEqual((await all.sample()).processes[0]?.pids, [100, 200, 300]);
   } finally {
     await rm(root, { recursive: true, force: true });
   }

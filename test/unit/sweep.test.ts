@@ -84,7 +84,7 @@ function phase(index: number, detail: unknown, state: PhaseRecord['state'] = 'su
   return { runId: 'r', index, name: `p${index}`, state, error: '', startedMs: 0, endedMs: 0, detail };
 }
 function row(measurement: string, value: number | null): ReportRow {
-  return { id: '', measurement, path: 'service', tool: 'wrk', toolVersion: '', value, unit: 'req/s', status: 'succeeded', error: '', details: {}, dnatConnections: null, warnings: [], rounds: 1, metrics: [], dataplane: [] };
+  return { id: '', measurement, path: 'service', tool: 'wrk', toolVersion: '', value, unit: 'req/s', status: 'succeeded', error: '', details: {}, dnatConnections: null, socketLbTranslated: null, warnings: [], rounds: 1, metrics: [], dataplane: [] };
 }
 
 test('the sweep table takes steps from scale phases and values from the measurements at each step', () => {

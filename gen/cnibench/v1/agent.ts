@@ -390,6 +390,11 @@ export interface DataplaneSample {
   loadAverage: number;
   /** CPUs of the machine (not the agent's share), what load_average compares with. */
   machineCpus: number;
+  /**
+   * Cilium's state on this node, read from the node's own bpffs (absent where
+   * the node has no Cilium LB maps): what the service sync and the reports use.
+   */
+  cilium: CiliumState | undefined;
 }
 
 export interface DataplaneSample_IptablesTableRulesEntry {
@@ -410,6 +415,70 @@ export interface NetnsTcpCounters {
 export interface NetnsTcpCounters_CountersEntry {
   key: string;
   value: number;
+}
+
+/**
+ * Cilium's load balancer and BPF maps as one node shows them, decoded from its
+ * pinned maps (layouts of Cilium v1.20: pkg/loadbalancer/maps/types.go).
+ */
+export interface CiliumState {
+  /**
+   * The bpffs directory read, and the cilium-agent whose mount namespace holds
+   * it (0: the agent's own mount namespace).
+   */
+  bpffs: string;
+  agentPid: number;
+  /**
+   * Entries of cilium_lb4_services_v2 (one per frontend plus one per backend
+   * slot) and of cilium_lb4_backends_v3.
+   */
+  serviceEntries: number;
+  backendEntries: number;
+  /**
+   * Frontends (slot-0 entries), and those whose every backend slot and backend
+   * is in the maps: a Service counts as programmed only then.
+   */
+  frontends: number;
+  programmedFrontends: number;
+  /** The frontends themselves, at most MAX_LB_FRONTENDS (agent/samplers/cilium-lb.ts). */
+  frontendList: LbFrontend[];
+  frontendsTruncated: boolean;
+  /**
+   * Sockets whose connect() Cilium's socket LB translated to a backend and that
+   * have since been released (cilium_metrics, reason LB_REVNAT_DELETE, egress,
+   * summed over CPUs); absent when the metrics map could not be read.
+   */
+  socketLbXlatedClosed?:
+    | number
+    | undefined;
+  /** Live sockets the socket LB translated (entries of cilium_lb4_reverse_sk). */
+  socketLbLive?:
+    | number
+    | undefined;
+  /** Maps pinned in this node's bpffs: count, kernel-accounted memory, the largest. */
+  pinnedMaps: number;
+  pinnedBytesMemlock: number;
+  topMaps: BpfMapMemory[];
+}
+
+export interface LbFrontend {
+  address: string;
+  port: number;
+  /** "TCP", "UDP", "SCTP", "ANY" or the protocol number. */
+  protocol: string;
+  /** Internal-scope frontend (externalTrafficPolicy/internalTrafficPolicy split). */
+  internalScope: boolean;
+  /** Backend slots the frontend announces, and the backends present, "ip:port". */
+  backendSlots: number;
+  backends: string[];
+}
+
+export interface BpfMapMemory {
+  /** Full name (from the pin path where pinned; bpftool truncates to 15 characters). */
+  name: string;
+  type: string;
+  maxEntries: number;
+  bytesMemlock: number;
 }
 
 /**
@@ -449,6 +518,8 @@ export interface BpfMapTotals {
   /** Entries of Cilium's LB service map (cilium_lb4_services_v2) when present. */
   lbServiceEntries?: number | undefined;
   lbServiceMaxEntries: number;
+  /** The largest maps by memory (at most agent/samplers/bpf-totals.ts TOP_MAPS). */
+  topMaps: BpfMapMemory[];
 }
 
 export interface ChainCounter {
@@ -4049,6 +4120,7 @@ function createBaseDataplaneSample(): DataplaneSample {
     tcpCounters: [],
     loadAverage: 0,
     machineCpus: 0,
+    cilium: undefined,
   };
 }
 
@@ -4125,6 +4197,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     if (message.machineCpus !== 0) {
       writer.uint32(192).uint32(message.machineCpus);
+    }
+    if (message.cilium !== undefined) {
+      CiliumState.encode(message.cilium, writer.uint32(202).fork()).join();
     }
     return writer;
   },
@@ -4337,6 +4412,14 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.machineCpus = reader.uint32();
             continue;
           }
+          case 25: {
+            if (tag !== 202) {
+              break;
+            }
+
+            message.cilium = CiliumState.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4479,6 +4562,7 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
         : isSet(object.machine_cpus)
         ? globalThis.Number(object.machine_cpus)
         : 0,
+      cilium: isSet(object.cilium) ? CiliumState.fromJSON(object.cilium) : undefined,
     };
   },
 
@@ -4562,6 +4646,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.machineCpus !== 0) {
       obj.machineCpus = Math.round(message.machineCpus);
     }
+    if (message.cilium !== undefined) {
+      obj.cilium = CiliumState.toJSON(message.cilium);
+    }
     return obj;
   },
 
@@ -4600,6 +4687,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     message.tcpCounters = object.tcpCounters?.map((e) => NetnsTcpCounters.fromPartial(e)) || [];
     message.loadAverage = object.loadAverage ?? 0;
     message.machineCpus = object.machineCpus ?? 0;
+    message.cilium = (object.cilium !== undefined && object.cilium !== null)
+      ? CiliumState.fromPartial(object.cilium)
+      : undefined;
     return message;
   },
 };
@@ -4891,6 +4981,607 @@ export const NetnsTcpCounters_CountersEntry: MessageFns<NetnsTcpCounters_Counter
     const message = createBaseNetnsTcpCounters_CountersEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseCiliumState(): CiliumState {
+  return {
+    bpffs: "",
+    agentPid: 0,
+    serviceEntries: 0,
+    backendEntries: 0,
+    frontends: 0,
+    programmedFrontends: 0,
+    frontendList: [],
+    frontendsTruncated: false,
+    socketLbXlatedClosed: undefined,
+    socketLbLive: undefined,
+    pinnedMaps: 0,
+    pinnedBytesMemlock: 0,
+    topMaps: [],
+  };
+}
+
+export const CiliumState: MessageFns<CiliumState> = {
+  encode(message: CiliumState, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.bpffs !== "") {
+      writer.uint32(10).string(message.bpffs);
+    }
+    if (message.agentPid !== 0) {
+      writer.uint32(16).uint32(message.agentPid);
+    }
+    if (message.serviceEntries !== 0) {
+      writer.uint32(24).uint32(message.serviceEntries);
+    }
+    if (message.backendEntries !== 0) {
+      writer.uint32(32).uint32(message.backendEntries);
+    }
+    if (message.frontends !== 0) {
+      writer.uint32(40).uint32(message.frontends);
+    }
+    if (message.programmedFrontends !== 0) {
+      writer.uint32(48).uint32(message.programmedFrontends);
+    }
+    for (const v of message.frontendList) {
+      LbFrontend.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.frontendsTruncated !== false) {
+      writer.uint32(64).bool(message.frontendsTruncated);
+    }
+    if (message.socketLbXlatedClosed !== undefined) {
+      writer.uint32(72).uint64(message.socketLbXlatedClosed);
+    }
+    if (message.socketLbLive !== undefined) {
+      writer.uint32(80).uint32(message.socketLbLive);
+    }
+    if (message.pinnedMaps !== 0) {
+      writer.uint32(88).uint32(message.pinnedMaps);
+    }
+    if (message.pinnedBytesMemlock !== 0) {
+      writer.uint32(96).uint64(message.pinnedBytesMemlock);
+    }
+    for (const v of message.topMaps) {
+      BpfMapMemory.encode(v!, writer.uint32(106).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CiliumState {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCiliumState();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.bpffs = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.agentPid = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.serviceEntries = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.backendEntries = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.frontends = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.programmedFrontends = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.frontendList.push(LbFrontend.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.frontendsTruncated = reader.bool();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.socketLbXlatedClosed = longToNumber(reader.uint64());
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.socketLbLive = reader.uint32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.pinnedMaps = reader.uint32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.pinnedBytesMemlock = longToNumber(reader.uint64());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.topMaps.push(BpfMapMemory.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CiliumState {
+    return {
+      bpffs: isSet(object.bpffs) ? globalThis.String(object.bpffs) : "",
+      agentPid: isSet(object.agentPid)
+        ? globalThis.Number(object.agentPid)
+        : isSet(object.agent_pid)
+        ? globalThis.Number(object.agent_pid)
+        : 0,
+      serviceEntries: isSet(object.serviceEntries)
+        ? globalThis.Number(object.serviceEntries)
+        : isSet(object.service_entries)
+        ? globalThis.Number(object.service_entries)
+        : 0,
+      backendEntries: isSet(object.backendEntries)
+        ? globalThis.Number(object.backendEntries)
+        : isSet(object.backend_entries)
+        ? globalThis.Number(object.backend_entries)
+        : 0,
+      frontends: isSet(object.frontends) ? globalThis.Number(object.frontends) : 0,
+      programmedFrontends: isSet(object.programmedFrontends)
+        ? globalThis.Number(object.programmedFrontends)
+        : isSet(object.programmed_frontends)
+        ? globalThis.Number(object.programmed_frontends)
+        : 0,
+      frontendList: globalThis.Array.isArray(object?.frontendList)
+        ? object.frontendList.map((e: any) => LbFrontend.fromJSON(e))
+        : globalThis.Array.isArray(object?.frontend_list)
+        ? object.frontend_list.map((e: any) => LbFrontend.fromJSON(e))
+        : [],
+      frontendsTruncated: isSet(object.frontendsTruncated)
+        ? globalThis.Boolean(object.frontendsTruncated)
+        : isSet(object.frontends_truncated)
+        ? globalThis.Boolean(object.frontends_truncated)
+        : false,
+      socketLbXlatedClosed: isSet(object.socketLbXlatedClosed)
+        ? globalThis.Number(object.socketLbXlatedClosed)
+        : isSet(object.socket_lb_xlated_closed)
+        ? globalThis.Number(object.socket_lb_xlated_closed)
+        : undefined,
+      socketLbLive: isSet(object.socketLbLive)
+        ? globalThis.Number(object.socketLbLive)
+        : isSet(object.socket_lb_live)
+        ? globalThis.Number(object.socket_lb_live)
+        : undefined,
+      pinnedMaps: isSet(object.pinnedMaps)
+        ? globalThis.Number(object.pinnedMaps)
+        : isSet(object.pinned_maps)
+        ? globalThis.Number(object.pinned_maps)
+        : 0,
+      pinnedBytesMemlock: isSet(object.pinnedBytesMemlock)
+        ? globalThis.Number(object.pinnedBytesMemlock)
+        : isSet(object.pinned_bytes_memlock)
+        ? globalThis.Number(object.pinned_bytes_memlock)
+        : 0,
+      topMaps: globalThis.Array.isArray(object?.topMaps)
+        ? object.topMaps.map((e: any) => BpfMapMemory.fromJSON(e))
+        : globalThis.Array.isArray(object?.top_maps)
+        ? object.top_maps.map((e: any) => BpfMapMemory.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CiliumState): unknown {
+    const obj: any = {};
+    if (message.bpffs !== "") {
+      obj.bpffs = message.bpffs;
+    }
+    if (message.agentPid !== 0) {
+      obj.agentPid = Math.round(message.agentPid);
+    }
+    if (message.serviceEntries !== 0) {
+      obj.serviceEntries = Math.round(message.serviceEntries);
+    }
+    if (message.backendEntries !== 0) {
+      obj.backendEntries = Math.round(message.backendEntries);
+    }
+    if (message.frontends !== 0) {
+      obj.frontends = Math.round(message.frontends);
+    }
+    if (message.programmedFrontends !== 0) {
+      obj.programmedFrontends = Math.round(message.programmedFrontends);
+    }
+    if (message.frontendList?.length) {
+      obj.frontendList = message.frontendList.map((e) => LbFrontend.toJSON(e));
+    }
+    if (message.frontendsTruncated !== false) {
+      obj.frontendsTruncated = message.frontendsTruncated;
+    }
+    if (message.socketLbXlatedClosed !== undefined) {
+      obj.socketLbXlatedClosed = Math.round(message.socketLbXlatedClosed);
+    }
+    if (message.socketLbLive !== undefined) {
+      obj.socketLbLive = Math.round(message.socketLbLive);
+    }
+    if (message.pinnedMaps !== 0) {
+      obj.pinnedMaps = Math.round(message.pinnedMaps);
+    }
+    if (message.pinnedBytesMemlock !== 0) {
+      obj.pinnedBytesMemlock = Math.round(message.pinnedBytesMemlock);
+    }
+    if (message.topMaps?.length) {
+      obj.topMaps = message.topMaps.map((e) => BpfMapMemory.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CiliumState>, I>>(base?: I): CiliumState {
+    return CiliumState.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CiliumState>, I>>(object: I): CiliumState {
+    const message = createBaseCiliumState();
+    message.bpffs = object.bpffs ?? "";
+    message.agentPid = object.agentPid ?? 0;
+    message.serviceEntries = object.serviceEntries ?? 0;
+    message.backendEntries = object.backendEntries ?? 0;
+    message.frontends = object.frontends ?? 0;
+    message.programmedFrontends = object.programmedFrontends ?? 0;
+    message.frontendList = object.frontendList?.map((e) => LbFrontend.fromPartial(e)) || [];
+    message.frontendsTruncated = object.frontendsTruncated ?? false;
+    message.socketLbXlatedClosed = object.socketLbXlatedClosed ?? undefined;
+    message.socketLbLive = object.socketLbLive ?? undefined;
+    message.pinnedMaps = object.pinnedMaps ?? 0;
+    message.pinnedBytesMemlock = object.pinnedBytesMemlock ?? 0;
+    message.topMaps = object.topMaps?.map((e) => BpfMapMemory.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseLbFrontend(): LbFrontend {
+  return { address: "", port: 0, protocol: "", internalScope: false, backendSlots: 0, backends: [] };
+}
+
+export const LbFrontend: MessageFns<LbFrontend> = {
+  encode(message: LbFrontend, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.address !== "") {
+      writer.uint32(10).string(message.address);
+    }
+    if (message.port !== 0) {
+      writer.uint32(16).uint32(message.port);
+    }
+    if (message.protocol !== "") {
+      writer.uint32(26).string(message.protocol);
+    }
+    if (message.internalScope !== false) {
+      writer.uint32(32).bool(message.internalScope);
+    }
+    if (message.backendSlots !== 0) {
+      writer.uint32(40).uint32(message.backendSlots);
+    }
+    for (const v of message.backends) {
+      writer.uint32(50).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LbFrontend {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLbFrontend();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.address = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.port = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.protocol = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.internalScope = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.backendSlots = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.backends.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LbFrontend {
+    return {
+      address: isSet(object.address) ? globalThis.String(object.address) : "",
+      port: isSet(object.port) ? globalThis.Number(object.port) : 0,
+      protocol: isSet(object.protocol) ? globalThis.String(object.protocol) : "",
+      internalScope: isSet(object.internalScope)
+        ? globalThis.Boolean(object.internalScope)
+        : isSet(object.internal_scope)
+        ? globalThis.Boolean(object.internal_scope)
+        : false,
+      backendSlots: isSet(object.backendSlots)
+        ? globalThis.Number(object.backendSlots)
+        : isSet(object.backend_slots)
+        ? globalThis.Number(object.backend_slots)
+        : 0,
+      backends: globalThis.Array.isArray(object?.backends) ? object.backends.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: LbFrontend): unknown {
+    const obj: any = {};
+    if (message.address !== "") {
+      obj.address = message.address;
+    }
+    if (message.port !== 0) {
+      obj.port = Math.round(message.port);
+    }
+    if (message.protocol !== "") {
+      obj.protocol = message.protocol;
+    }
+    if (message.internalScope !== false) {
+      obj.internalScope = message.internalScope;
+    }
+    if (message.backendSlots !== 0) {
+      obj.backendSlots = Math.round(message.backendSlots);
+    }
+    if (message.backends?.length) {
+      obj.backends = message.backends;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LbFrontend>, I>>(base?: I): LbFrontend {
+    return LbFrontend.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LbFrontend>, I>>(object: I): LbFrontend {
+    const message = createBaseLbFrontend();
+    message.address = object.address ?? "";
+    message.port = object.port ?? 0;
+    message.protocol = object.protocol ?? "";
+    message.internalScope = object.internalScope ?? false;
+    message.backendSlots = object.backendSlots ?? 0;
+    message.backends = object.backends?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseBpfMapMemory(): BpfMapMemory {
+  return { name: "", type: "", maxEntries: 0, bytesMemlock: 0 };
+}
+
+export const BpfMapMemory: MessageFns<BpfMapMemory> = {
+  encode(message: BpfMapMemory, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.type !== "") {
+      writer.uint32(18).string(message.type);
+    }
+    if (message.maxEntries !== 0) {
+      writer.uint32(24).uint32(message.maxEntries);
+    }
+    if (message.bytesMemlock !== 0) {
+      writer.uint32(32).uint64(message.bytesMemlock);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BpfMapMemory {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBpfMapMemory();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxEntries = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.bytesMemlock = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BpfMapMemory {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      maxEntries: isSet(object.maxEntries)
+        ? globalThis.Number(object.maxEntries)
+        : isSet(object.max_entries)
+        ? globalThis.Number(object.max_entries)
+        : 0,
+      bytesMemlock: isSet(object.bytesMemlock)
+        ? globalThis.Number(object.bytesMemlock)
+        : isSet(object.bytes_memlock)
+        ? globalThis.Number(object.bytes_memlock)
+        : 0,
+    };
+  },
+
+  toJSON(message: BpfMapMemory): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.maxEntries !== 0) {
+      obj.maxEntries = Math.round(message.maxEntries);
+    }
+    if (message.bytesMemlock !== 0) {
+      obj.bytesMemlock = Math.round(message.bytesMemlock);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BpfMapMemory>, I>>(base?: I): BpfMapMemory {
+    return BpfMapMemory.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BpfMapMemory>, I>>(object: I): BpfMapMemory {
+    const message = createBaseBpfMapMemory();
+    message.name = object.name ?? "";
+    message.type = object.type ?? "";
+    message.maxEntries = object.maxEntries ?? 0;
+    message.bytesMemlock = object.bytesMemlock ?? 0;
     return message;
   },
 };
@@ -5329,7 +6020,7 @@ export const ProcessUsage: MessageFns<ProcessUsage> = {
 };
 
 function createBaseBpfMapTotals(): BpfMapTotals {
-  return { maps: 0, maxEntries: 0, bytesMemlock: 0, lbServiceEntries: undefined, lbServiceMaxEntries: 0 };
+  return { maps: 0, maxEntries: 0, bytesMemlock: 0, lbServiceEntries: undefined, lbServiceMaxEntries: 0, topMaps: [] };
 }
 
 export const BpfMapTotals: MessageFns<BpfMapTotals> = {
@@ -5348,6 +6039,9 @@ export const BpfMapTotals: MessageFns<BpfMapTotals> = {
     }
     if (message.lbServiceMaxEntries !== 0) {
       writer.uint32(40).uint32(message.lbServiceMaxEntries);
+    }
+    for (const v of message.topMaps) {
+      BpfMapMemory.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -5405,6 +6099,14 @@ export const BpfMapTotals: MessageFns<BpfMapTotals> = {
             message.lbServiceMaxEntries = reader.uint32();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.topMaps.push(BpfMapMemory.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5440,6 +6142,11 @@ export const BpfMapTotals: MessageFns<BpfMapTotals> = {
         : isSet(object.lb_service_max_entries)
         ? globalThis.Number(object.lb_service_max_entries)
         : 0,
+      topMaps: globalThis.Array.isArray(object?.topMaps)
+        ? object.topMaps.map((e: any) => BpfMapMemory.fromJSON(e))
+        : globalThis.Array.isArray(object?.top_maps)
+        ? object.top_maps.map((e: any) => BpfMapMemory.fromJSON(e))
+        : [],
     };
   },
 
@@ -5460,6 +6167,9 @@ export const BpfMapTotals: MessageFns<BpfMapTotals> = {
     if (message.lbServiceMaxEntries !== 0) {
       obj.lbServiceMaxEntries = Math.round(message.lbServiceMaxEntries);
     }
+    if (message.topMaps?.length) {
+      obj.topMaps = message.topMaps.map((e) => BpfMapMemory.toJSON(e));
+    }
     return obj;
   },
 
@@ -5473,6 +6183,7 @@ export const BpfMapTotals: MessageFns<BpfMapTotals> = {
     message.bytesMemlock = object.bytesMemlock ?? 0;
     message.lbServiceEntries = object.lbServiceEntries ?? undefined;
     message.lbServiceMaxEntries = object.lbServiceMaxEntries ?? 0;
+    message.topMaps = object.topMaps?.map((e) => BpfMapMemory.fromPartial(e)) || [];
     return message;
   },
 };
