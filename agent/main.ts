@@ -21,6 +21,10 @@ import { DataplaneSampler } from './samplers/dataplane-sampler.js';
 import { discoverTools } from './tools/discover.js';
 
 async function main(): Promise<void> {
+  if (process.argv[2] === '--version') {
+    process.stdout.write(`cni-bench-agent ${VERSION} (node ${process.version})\n`);
+    return;
+  }
   const config = loadAgentConfig(process.argv.slice(2), process.env);
   const log = createLogger({ component: 'agent', node: config.nodeName });
   const transport = linkCredentials(config);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** cni-bench-collector: reads config, connects to Kubernetes when it is there, starts the collector, stops cleanly on SIGINT/SIGTERM. */
 import { createLogger } from '../core/log.js';
-import { requireSupportedNode } from '../core/version.js';
+import { requireSupportedNode, VERSION } from '../core/version.js';
 import { startCollector } from './collector.js';
 import { loadCollectorConfig } from './config.js';
 import { ClusterDescriber } from './kubernetes/cluster-describer.js';
@@ -11,6 +11,10 @@ import { loadKubeConfig } from './kubernetes/kube-config.js';
 import { DEFAULT_PACER } from './kubernetes/pacer.js';
 
 async function main(): Promise<void> {
+  if (process.argv[2] === '--version') {
+    process.stdout.write(`cni-bench-collector ${VERSION} (node ${process.version})\n`);
+    return;
+  }
   const config = loadCollectorConfig(process.argv.slice(2), process.env);
   const log = createLogger({ component: 'collector' });
   const kc = loadKubeConfig(config);
