@@ -26,6 +26,7 @@ ARG NETPERF_VERSION=2.7.0-0.1
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 WORKDIR /tmp/netperf
 RUN sed -i -E 's/^(Components:.*)$/\1 non-free/' /etc/apt/sources.list.d/debian.sources \
+ && chown _apt . \
  && apt-get update \
  && apt-get download "netperf=${NETPERF_VERSION}" \
  && dpkg-deb -x "netperf_${NETPERF_VERSION}_$(dpkg --print-architecture).deb" /out \
