@@ -5,7 +5,7 @@
  * scaler; or 'external', where a real kube-proxy outside the lab programs the
  * nodes and the lab writes nothing (see proxy-external.ts).
  */
-import type { ServiceFrontend, ServiceScaler } from '../collector/runs/service-frontend.js';
+import type { ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
 import type { LabPlan } from './plan.js';
 import { LabExternalProxy } from './proxy-external.js';
 import { LabIptablesProxy, type IptablesBackend } from './proxy-iptables.js';

@@ -1,0 +1,11 @@
+/**
+ * The collector's public entry: what the lab, the CLI and the benchmarks may
+ * use of the collector. A collector is assembled by startCollector from a
+ * frozen config; a store of past runs can be opened read-only for
+ * `compare`. Everything else in collector/ is private to it
+ * (test/unit/boundaries.test.ts holds every other folder to that).
+ */
+export { startCollector, type Collector, type CollectorOptions } from './collector.js';
+export { collectorConfig, type CollectorConfig } from './config.js';
+export { Store } from './store/store.js';
+export { DEFAULT_SCALE_STEPS } from './runs/scenario.js';
