@@ -13,7 +13,7 @@ import { DEFAULT_PROCESS_NAMES } from './samplers/process-sampler.js';
 /** "true"/"false" (also 1/0) from env or flags. */
 const boolFlag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-const schema = z.strictObject({
+export const agentConfigSchema = z.strictObject({
   /** host:port, or unix:/path for the lab's control socket. */
   collector: z.string().min(1),
   nodeName: z.string().min(1),
@@ -69,7 +69,7 @@ const schema = z.strictObject({
   }
 });
 
-export type AgentConfig = Readonly<z.output<typeof schema>>;
+export type AgentConfig = Readonly<z.output<typeof agentConfigSchema>>;
 
 function firstIpv4(): string {
   for (const list of Object.values(networkInterfaces())) {
@@ -195,5 +195,5 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     monitorHostProbes: values['monitor-host-probes'] ?? env[AGENT_ENV.monitorHostProbes],
     monitorBpfMaps: listOf(values['monitor-bpf-maps'] ?? env[AGENT_ENV.monitorBpfMaps]),
   };
-  return parseWith(schema, raw, 'agent config');
+  return parseWith(agentConfigSchema, raw, 'agent config');
 }

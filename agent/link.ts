@@ -5,7 +5,6 @@
  * every new stream.
  */
 import { credentials, Metadata, type ClientDuplexStream } from '@grpc/grpc-js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AgentServiceClient,
   type AgentMessage,
@@ -17,6 +16,7 @@ import {
 } from '../gen/cnibench/v1/agent.js';
 import type { LinkTransport } from './link-credentials.js';
 import type { Outbox } from './outbox.js';
+import { sleep } from '../core/sleep.js';
 import type { Logger } from '../core/log.js';
 
 export interface LinkDeps {
@@ -82,7 +82,7 @@ export class CollectorLink {
       this.registered = false;
       if (signal.aborted) break;
       attempt++;
-      await sleep(backoffDelay(attempt, this.deps.backoffBaseMs, this.deps.backoffMaxMs), undefined, { signal }).catch(() => undefined);
+      await sleep(backoffDelay(attempt, this.deps.backoffBaseMs, this.deps.backoffMaxMs), signal);
     }
     this.client.close();
   }

@@ -15,8 +15,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HTTP_ECHO_MAIN, wrk } from '../agent/index.js';
 import { collectorConfig, startCollector } from '../collector/index.js';
 import { createLogger } from '../core/log.js';
-import { run, spawnLongRunning } from '../core/process.js';
+import { netnsArgv, runInNetns } from '../core/netns.js';
+import { spawnLongRunning } from '../core/process.js';
 import { Lab } from '../lab/index.js';
+import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, duration: { type: 'string', default: '5' }, 'sample-interval': { type: 'string' }, 'fresh-direct': { type: 'boolean', default: false } } });
 const rounds = Number(values.rounds);
@@ -44,7 +46,7 @@ try {
   while (collector.registry.available().length < 2) await sleep(100);
   const [server, client] = lab.plan.nodes;
   if (!server?.pods[0] || !client?.pods[0]) throw new Error('lab has no pods');
-  const echo = spawnLongRunning('ip', ['netns', 'exec', server.pods[0].ns, process.execPath, HTTP_ECHO_MAIN, '--port', '8081']);
+  const echo = spawnLongRunning(...netnsArgv({ name: server.pods[0].ns }, process.execPath, [HTTP_ECHO_MAIN, '--port', '8081']));
   const clientNs = client.pods[0].ns;
   const svc = await lab.services.expose('bench-direct', 80, [{ ip: server.pods[0].ip, port: 8081 }]);
   await sleep(500);
@@ -71,7 +73,7 @@ try {
     const n = ++freshCount;
     const server0 = server.pods[0];
     if (!server0) throw new Error('no server pod');
-    const fresh = spawnLongRunning('ip', ['netns', 'exec', server0.ns, process.execPath, HTTP_ECHO_MAIN, '--port', String(8100 + n)]);
+    const fresh = spawnLongRunning(...netnsArgv({ name: server0.ns }, process.execPath, [HTTP_ECHO_MAIN, '--port', String(8100 + n)]));
     const freshSvc = await lab.services.expose(`bench-fresh-${n}`, 80, [{ ip: server0.ip, port: 8100 + n }]);
     await sleep(300);
     try {
@@ -83,8 +85,8 @@ try {
   };
   const directOn = async (m: (typeof modes)[number], svc: { ip: string; port: number }): Promise<number> => {
     const args = (seconds: number) => wrk.buildClientArgs({ targetHost: svc.ip, targetPort: svc.port, durationSeconds: seconds, connections: 64, threads: 2, keepalive: m.keepalive, path: '/' });
-    await run('ip', ['netns', 'exec', clientNs, 'wrk', ...args(WARMUP_SECONDS)], { tool: 'wrk' });
-    const out = await run('ip', ['netns', 'exec', clientNs, 'wrk', ...args(duration)], { tool: 'wrk' });
+    await runInNetns({ name: clientNs }, 'load', 'wrk', args(WARMUP_SECONDS));
+    const out = await runInNetns({ name: clientNs }, 'load', 'wrk', args(duration));
     const parsed = wrk.parse(out.stdout, { targetHost: svc.ip, targetPort: svc.port, durationSeconds: duration });
     return parsed.kind?.$case === 'http' ? parsed.kind.value.requestsPerSecond : NaN;
   };
@@ -104,13 +106,19 @@ try {
     }
   }
   await echo.stop();
-  process.stdout.write(`\nlab fidelity: HTTP c64 through a lab ClusterIP, ${rounds} rounds x ${duration} s, alternating; direct server ${values['fresh-direct'] ? 'fresh per run (as the harness)' : 'long-lived'}\n\n`);
-  process.stdout.write('| mode | cni-bench median req/s | direct wrk median req/s | ratio (cni-bench / direct) | cni-bench samples | direct samples |\n|---|---:|---:|---:|---|---|\n');
+  const lines = [
+    `lab fidelity: HTTP c64 through a lab ClusterIP, ${rounds} rounds x ${duration} s, alternating; direct server ${values['fresh-direct'] ? 'fresh per run (as the harness)' : 'long-lived'}`,
+    '',
+    '| mode | cni-bench median req/s | direct wrk median req/s | ratio (cni-bench / direct) | cni-bench samples | direct samples |',
+    '|---|---:|---:|---:|---|---|',
+  ];
   for (const [mode, r] of results) {
     const h = median(r.harness);
     const d = median(r.direct);
-    process.stdout.write(`| ${mode} | ${h.toFixed(0)} | ${d.toFixed(0)} | ${(h / d).toFixed(3)} | ${r.harness.map((x) => x.toFixed(0)).join(', ')} | ${r.direct.map((x) => x.toFixed(0)).join(', ')} |\n`);
+    lines.push(`| ${mode} | ${h.toFixed(0)} | ${d.toFixed(0)} | ${(h / d).toFixed(3)} | ${r.harness.map((x) => x.toFixed(0)).join(', ')} | ${r.direct.map((x) => x.toFixed(0)).join(', ')} |`);
   }
+  process.stdout.write(`\n${lines.join('\n')}\n`);
+  await writeFindings({ bench: 'lab-fidelity', title: 'Lab fidelity: cni-bench against wrk run directly', body: lines.join('\n') });
 } finally {
   await stopAll();
 }

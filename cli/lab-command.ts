@@ -4,10 +4,13 @@
  * down: on success, on failure, and on SIGINT/SIGTERM.
  */
 import { readFile } from 'node:fs/promises';
-import { renderMarkdown } from '../report/markdown.js';
-import type { Logger } from '../core/log.js';
-import { type LabProxyOptions, runInLab } from '../lab/index.js';
+import { numberFlag, oneOfFlag, stringFlag, type FlagValues } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
+import type { Logger } from '../core/log.js';
+import { type LabProxyOptions, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
+import { renderMarkdown } from '../report/markdown.js';
+import { defineCommand } from './command.js';
+import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, jsonFlag, nodesFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
 
 export interface LabCommandOptions {
   nodes: number;
@@ -47,3 +50,55 @@ export async function labCommand(opts: LabCommandOptions, log: Logger): Promise<
     interrupts.dispose();
   }
 }
+
+const flags = {
+  nodes: nodesFlag(LAB_DEFAULTS.nodes),
+  duration: durationFlag(LAB_DEFAULTS.durationSeconds),
+  warmup: warmupFlag(LAB_DEFAULTS.warmupSeconds),
+  scenario: stringFlag({ help: 'scenario file (JSON); its fields override the lab defaults', value: 'FILE', default: undefined }),
+  json: jsonFlag,
+  db: dbFlag,
+  'proxy-mode': oneOfFlag<ProxyMode>(PROXY_MODES, { help: 'which kube-proxy mode the lab programs', default: 'iptables' }),
+  'iptables-backend': iptablesBackendFlag,
+  'link-mbit': numberFlag({ help: "shape every node's uplink to this rate (tc tbf) and declare it as the link speed", value: 'N', default: undefined, min: 1 }),
+  'share-cpus': shareCpusFlag,
+  'agent-wait': agentWaitFlag,
+};
+
+function options(v: FlagValues<typeof flags>): LabCommandOptions {
+  return {
+    nodes: v.nodes,
+    durationSeconds: v.duration,
+    warmupSeconds: v.warmup,
+    ...(v.scenario ? { scenarioFile: v.scenario } : {}),
+    json: v.json,
+    dbPath: v.db,
+    agentWaitMs: v['agent-wait'] * 1000,
+    shareCpus: v['share-cpus'],
+    ...(v['link-mbit'] !== undefined ? { linkMbit: v['link-mbit'] } : {}),
+    proxy: { mode: v['proxy-mode'], iptablesBackend: v['iptables-backend'] },
+  };
+}
+
+export const command = defineCommand({
+  spec: {
+    usage: 'cni-bench lab',
+    summary: "Runs the study's measurements in a network-namespace lab on this machine (one namespace per node, real kube-proxy rules, one agent per node, the collector in this process), prints the report and removes the lab. Needs root.",
+    flags,
+    subcommands: [
+      { name: 'sweep', summary: 'the Service scale sweep, once per kube-proxy mode' },
+      { name: 'monitor', summary: 'monitoring mode: peer probes and dataplane gauges' },
+      { name: 'cleanup', summary: 'remove namespaces and processes of labs that were killed' },
+    ],
+    env: [
+      { name: 'IPERF_DURATION', help: 'seconds per throughput measurement (overrides the scenario)' },
+      { name: 'FORTIO_DURATION', help: 'seconds per HTTP and request/response measurement (overrides the scenario)' },
+      { name: 'ROUNDS', help: 'measured rounds per measurement (overrides the scenario)' },
+      { name: 'ROUND_SLEEP', help: 'seconds between rounds (overrides the scenario)' },
+      { name: 'CNI_BENCH_LOG_LEVEL', help: 'debug, info, warn or error (logs go to stderr)' },
+    ],
+    examples: ['cni-bench lab', 'cni-bench lab --nodes 2 --proxy-mode nftables --json > report.json'],
+    notes: ['Exit codes: 0 the run succeeded, 1 it failed, 2 bad flags, 130/143 interrupted (SIGINT/SIGTERM).'],
+  },
+  run: (values, _positionals, ctx) => labCommand(options(values), ctx.log),
+});

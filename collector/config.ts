@@ -104,7 +104,7 @@ export const COLLECTOR_ENV = {
 } as const satisfies Partial<Record<keyof CollectorConfig, string>>;
 
 /** Flag name by config field; every field in COLLECTOR_ENV has one. */
-const FLAGS = {
+export const COLLECTOR_FLAGS = {
   grpcListen: 'grpc-listen',
   httpHost: 'http-host',
   httpPort: 'http-port',
@@ -129,15 +129,15 @@ const FLAGS = {
 
 /** Reads flags (`--grpc-listen`, `--tls-cert-file`, ...) over environment (`CNI_BENCH_GRPC_LISTEN`, ...). */
 export function loadCollectorConfig(argv: string[], env: NodeJS.ProcessEnv): CollectorConfig {
-  const fields = Object.keys(FLAGS) as (keyof typeof FLAGS)[];
+  const fields = Object.keys(COLLECTOR_FLAGS) as (keyof typeof COLLECTOR_FLAGS)[];
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: Object.fromEntries(fields.map((f) => [FLAGS[f], { type: 'string' as const }])),
+    options: Object.fromEntries(fields.map((f) => [COLLECTOR_FLAGS[f], { type: 'string' as const }])),
   });
   const raw: Record<string, string> = {};
   for (const f of fields) {
-    const v = (values[FLAGS[f]] as string | undefined) ?? env[COLLECTOR_ENV[f]];
+    const v = (values[COLLECTOR_FLAGS[f]] as string | undefined) ?? env[COLLECTOR_ENV[f]];
     if (v !== undefined) raw[f] = v;
   }
   return parseWith(collectorConfigSchema, raw, 'collector config');

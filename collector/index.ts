@@ -5,7 +5,8 @@
  * `compare`. Everything else in collector/ is private to it
  * (test/unit/boundaries.test.ts holds every other folder to that).
  */
-export { startCollector, type Collector, type CollectorOptions } from './collector.js';
+export { assembleCollector, type AssembledCollector, type CollectorOptions } from './collector.js';
+export { listenCollector, startCollector, type Collector } from './listen.js';
 export { collectorConfig, type CollectorConfig } from './config.js';
 export { Store } from './store/store.js';
 export { DEFAULT_SCALE_STEPS } from './runs/scenario.js';

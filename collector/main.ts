@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /** cni-bench-collector: reads config, connects to Kubernetes when it is there, starts the collector, stops cleanly on SIGINT/SIGTERM. */
 import { createLogger } from '../core/log.js';
+import { infoRequest } from '../core/flags.js';
 import { requireSupportedNode, VERSION } from '../core/version.js';
-import { startCollector } from './collector.js';
+import { startCollector } from './listen.js';
 import { loadCollectorConfig } from './config.js';
+import { collectorHelp } from './help.js';
 import { ClusterDescriber } from './kubernetes/cluster-describer.js';
 import { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 import { ClusterInventory } from './kubernetes/inventory.js';
@@ -11,10 +13,6 @@ import { loadKubeConfig } from './kubernetes/kube-config.js';
 import { DEFAULT_PACER } from './kubernetes/pacer.js';
 
 async function main(): Promise<void> {
-  if (process.argv[2] === '--version') {
-    process.stdout.write(`cni-bench-collector ${VERSION} (node ${process.version})\n`);
-    return;
-  }
   const config = loadCollectorConfig(process.argv.slice(2), process.env);
   const log = createLogger({ component: 'collector' });
   const kc = loadKubeConfig(config);
@@ -56,7 +54,9 @@ async function main(): Promise<void> {
 }
 
 requireSupportedNode('cni-bench-collector');
-main().catch((err: unknown) => {
+const info = infoRequest(process.argv.slice(2));
+if (info) process.stdout.write(info === 'help' ? collectorHelp() : `cni-bench-collector ${VERSION} (node ${process.version})\n`);
+else main().catch((err: unknown) => {
   process.stderr.write(`cni-bench-collector: ${(err as Error).message}\n`);
   process.exit(2);
 });

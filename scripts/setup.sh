@@ -19,6 +19,8 @@ for arg in "$@"; do
   esac
 done
 
+# The tool catalogue's Debian packages (core/tool-catalogue/; test/unit/tool-catalogue.test.ts fails
+# when they part), plus git and openssl for the builds and the tests' certificates.
 packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool procps util-linux git openssl)
 missing=()
 for p in "${packages[@]}"; do

@@ -13,7 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { asCniBenchError } from '../../core/errors.js';
-import { inNetns, run } from '../../core/process.js';
+import { netnsAt, runInNetns } from '../../core/netns.js';
 import { DataplaneSample, type BpfMapTotals } from '../../gen/cnibench/v1/agent.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
@@ -95,9 +95,8 @@ export class DataplaneSampler {
     await this.netns.close();
   }
 
-  private async exec(file: string, args: string[], signal?: AbortSignal): Promise<string> {
-    const [bin, argv] = inNetns(this.opts.hostNetns, file, args);
-    return (await run(bin, argv, { tool: file, timeoutMs: 30_000, maxBuffer: 1024 * 1024 * 1024, ...(signal ? { signal } : {}) })).stdout;
+  private async exec(file: string, args: string[], signal?: AbortSignal, okExitCodes?: number[]): Promise<string> {
+    return (await runInNetns(netnsAt(this.opts.hostNetns), 'rules-dump', file, args, { ...(signal ? { signal } : {}), ...(okExitCodes ? { okExitCodes } : {}) })).stdout;
   }
 
   /** Which iptables backend kube-proxy on this node uses; cached for a minute. */
@@ -119,8 +118,7 @@ export class DataplaneSampler {
    */
   private async readNft(notes: string[], signal?: AbortSignal): Promise<{ rules: number | undefined; sets: NftSetCount[]; serviceIps: number | undefined }> {
     // Not `nft list tables` first: nft 1.0.6 builds its whole cache for it (53 s at 30,000 Services).
-    const [bin, argv] = inNetns(this.opts.hostNetns, 'nft', ['-j', 'list', 'map', 'ip', 'kube-proxy', 'service-ips']);
-    const serviceIps = parseServiceIpsListing(await run(bin, argv, { tool: 'nft', timeoutMs: 30_000, okExitCodes: [0, 1], ...(signal ? { signal } : {}) }));
+    const serviceIps = parseServiceIpsListing(await runInNetns(netnsAt(this.opts.hostNetns), 'rules-dump', 'nft', ['-j', 'list', 'map', 'ip', 'kube-proxy', 'service-ips'], { okExitCodes: [0, 1], ...(signal ? { signal } : {}) }));
     if (serviceIps !== undefined && serviceIps > NFT_FULL_LIST_MAX_SERVICES) {
       notes.push(`nft: ruleset not listed (service-ips holds ${serviceIps} elements, more than ${NFT_FULL_LIST_MAX_SERVICES}); rules and other sets not counted`);
       return { rules: undefined, sets: [{ family: 'ip', table: 'kube-proxy', name: 'service-ips', kind: 'map', elements: serviceIps }], serviceIps };

@@ -8,7 +8,7 @@
  * frontend programs it later (a cluster's kube-proxy) is waited for on the
  * client's node, by its samples, before anything is sent to it.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../core/sleep.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { SERVER_PORTS } from '../../core/tools.js';
 import type { DataplaneSample, RunClient } from '../../gen/cnibench/v1/agent.js';
@@ -114,7 +114,7 @@ export class MeasurePhase {
       if (Date.now() - began > SERVICE_SYNC_TIMEOUT_MS) {
         throw new CniBenchError(ErrorCodes.TIMEOUT, `Service ${address} not in the dataplane of ${client.id} ${SERVICE_SYNC_TIMEOUT_MS / 1000} s after it was created (${check.why})`);
       }
-      await sleep(SERVICE_SYNC_POLL_PAUSE_MS, undefined, { signal: ctx.signal }).catch(() => undefined);
+      await sleep(SERVICE_SYNC_POLL_PAUSE_MS, ctx.signal);
     }
   }
 
@@ -123,7 +123,7 @@ export class MeasurePhase {
     if (m.warmupSeconds > 0) await this.client(ctx, index, m, place, target, m.warmupSeconds, { warmup: true });
     const out: RoundRecord[] = [];
     for (let round = 0; round < m.rounds; round++) {
-      if (round > 0 && ctx.scenario.roundSleepSeconds > 0) await sleep(ctx.scenario.roundSleepSeconds * 1000, undefined, { signal: ctx.signal }).catch(() => undefined);
+      if (round > 0 && ctx.scenario.roundSleepSeconds > 0) await sleep(ctx.scenario.roundSleepSeconds * 1000, ctx.signal);
       if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled between rounds');
       const before = this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true);
       await before.sample;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { credentials, makeGenericClientConstructor, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { startCollector, type Collector } from '../../collector/collector.js';
+import { startCollector, type Collector } from '../../collector/index.js';
 import { collectorConfig } from '../../collector/config.js';
 import { createLogger } from '../../core/log.js';
 import { RunServiceClient, type Run } from '../../gen/cnibench/v1/run.js';

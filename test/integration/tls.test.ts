@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { credentials, makeGenericClientConstructor, Metadata, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { linkCredentials } from '../../agent/link-credentials.js';
-import { startCollector, type Collector } from '../../collector/collector.js';
+import { startCollector, type Collector } from '../../collector/index.js';
 import { collectorConfig } from '../../collector/config.js';
 import { createLogger } from '../../core/log.js';
 import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
