@@ -59,7 +59,8 @@ describe('the image', { skip, timeout: BUILD_TIMEOUT_MS + 30 * 60_000 }, () => {
     buildOutput = r.stdout + r.stderr;
     mountCtr = (await run('buildah', ['from', '--pull=never', IMAGE], { timeoutMs: 60_000 })).stdout.trim();
     rootfs = (await run('buildah', ['mount', mountCtr], { timeoutMs: 60_000 })).stdout.trim();
-  });
+    // A cold build takes longer than npm test's --test-timeout of 10 minutes per test.
+  }, { timeout: BUILD_TIMEOUT_MS + 120_000 });
   after(async () => {
     if (mountCtr) await run('buildah', ['rm', mountCtr], { timeoutMs: 60_000, okExitCodes: [0, 1, 125] });
   });
