@@ -236,7 +236,7 @@ done
 
 say "building ${tag} from ${dockerfile}"
 start=$(date +%s)
-nice buildah build --isolation chroot --layers --pull=never \
+nice buildah build --isolation chroot --layers --pull=never --jobs 2 \
   --volume "${host_ca}:${BUILD_CA}:ro" --unsetenv NODE_EXTRA_CA_CERTS \
   -f "$dockerfile" -t "$tag" . >"${work}/build.log" 2>&1 || { tail -n 40 "${work}/build.log" >&2; die "buildah build failed"; }
 say "built ${tag} in $(( $(date +%s) - start )) s"
