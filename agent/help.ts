@@ -3,7 +3,7 @@
  * and a line of help, the defaults read from the config schema itself so they
  * cannot drift from what the agent uses.
  */
-import { describedFlag, helpText, type Flag } from '../core/flags.js';
+import { configHelpText, describedFlag } from '../core/flags.js';
 import { AGENT_ENV, agentConfigSchema } from './config.js';
 
 type Field = keyof typeof AGENT_ENV;
@@ -23,6 +23,7 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
   tlsCertFile: ['FILE', 'PEM client certificate for mTLS'],
   tlsKeyFile: ['FILE', 'PEM key of the client certificate'],
   tlsServerName: ['NAME', "name to verify the collector's certificate against instead of the address host"],
+  tokenFile: ['FILE', "the agent's identity: its node token or projected ServiceAccount token (read again before each registration)"],
   monitor: ['', 'monitoring mode: probe peers and export dataplane gauges between runs'],
   monitorIntervalS: ['S', 'seconds between probe rounds'],
   monitorPeers: ['N', 'peers probed per round'],
@@ -33,24 +34,18 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
   monitorBpfMaps: ['A,B', 'BPF map name prefixes whose entries are counted for a fill ratio'],
 };
 
-const kebab = (field: string): string => field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-
-function defaultOf(field: Field): unknown {
-  const r = agentConfigSchema.shape[field].safeParse(undefined);
-  return r.success ? r.data : undefined;
-}
-
 export function agentHelp(): string {
-  const flags: Record<string, Flag<unknown>> = {};
-  for (const [field, [value, help]] of Object.entries(HELP) as [Field, [string, string]][]) {
-    flags[kebab(field)] = describedFlag({ help, default: defaultOf(field), env: AGENT_ENV[field], ...(value ? { value } : { boolean: true }) });
-  }
-  flags.label = describedFlag({ help: 'a label reported with the agent, key=value (repeatable)', value: 'K=V', default: undefined });
-  return helpText({
-    usage: 'cni-bench-agent',
-    summary: "The cni-bench agent (one per node): runs load generators on the collector's command, serves as the far end for other agents, samples the dataplane and streams it all to the collector over gRPC. Flags win over environment variables.",
-    flags,
-    examples: ['cni-bench-agent --collector cni-bench-collector:7070 --host-netns /proc/1/ns/net', 'CNI_BENCH_COLLECTOR=unix:/run/cni-bench.sock cni-bench-agent --monitor'],
-    notes: ['Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration or a failed start.'],
+  return configHelpText({
+    help: HELP,
+    flag: (field) => field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
+    env: AGENT_ENV,
+    shape: agentConfigSchema.shape,
+    extra: { label: describedFlag({ help: 'a label reported with the agent, key=value (repeatable)', value: 'K=V', default: undefined }) },
+    spec: {
+      usage: 'cni-bench-agent',
+      summary: "The cni-bench agent (one per node): runs load generators on the collector's command, serves as the far end for other agents, samples the dataplane and streams it all to the collector over gRPC. Flags win over environment variables.",
+      examples: ['cni-bench-agent --collector cni-bench-collector:7070 --host-netns /proc/1/ns/net', 'CNI_BENCH_COLLECTOR=unix:/run/cni-bench.sock cni-bench-agent --monitor'],
+      notes: ['Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration or a failed start.'],
+    },
   });
 }

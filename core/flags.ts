@@ -190,3 +190,30 @@ export function infoRequest(argv: readonly string[]): 'help' | 'version' | undef
   if (argv.includes('--help') || argv.includes('-h')) return 'help';
   return argv.includes('--version') ? 'version' : undefined;
 }
+
+/** A config schema's field as far as help needs it (a zod schema's shape entries are such). */
+export interface DefaultSource {
+  safeParse(value: undefined): { success: boolean; data?: unknown };
+}
+
+/**
+ * `--help` for a daemon: one row per config field with its flag, environment
+ * variable, placeholder and help, and the default its schema gives (parsed
+ * from nothing, so help cannot drift from what the daemon uses).
+ */
+export function configHelpText<K extends string>(o: {
+  spec: Omit<CommandSpec, 'flags'>;
+  help: Readonly<Record<K, readonly [value: string, help: string]>>;
+  flag(field: K): string;
+  env: Readonly<Record<K, string>>;
+  shape: Readonly<Record<K, DefaultSource>>;
+  extra?: Readonly<Record<string, Flag<unknown>>>;
+}): string {
+  const flags: Record<string, Flag<unknown>> = {};
+  for (const field of Object.keys(o.help) as K[]) {
+    const [value, help] = o.help[field];
+    const parsed = o.shape[field].safeParse(undefined);
+    flags[o.flag(field)] = describedFlag({ help, default: parsed.success ? parsed.data : undefined, env: o.env[field], ...(value ? { value } : { boolean: true }) });
+  }
+  return helpText({ ...o.spec, flags: { ...flags, ...o.extra } });
+}
