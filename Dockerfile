@@ -15,31 +15,24 @@ FROM golang:1.26-bookworm AS fortio
 ARG FORTIO_VERSION=v1.68.2
 RUN CGO_ENABLED=0 GOBIN=/out go install "fortio.org/fortio@${FORTIO_VERSION}"
 
-# netperf is not in Debian bookworm's main archive: built from upstream at the
-# netperf-2.7.0 tag, fetched by its commit so a moved tag cannot change what is
-# built. With gcc 10 and later 2.7.0 needs -fcommon (it defines the same globals
-# in several files) and -fgnu89-inline (its --enable-demo helpers are plain
-# `inline`, for which C99 emits no symbol, so netperf fails to link).
+# netperf is not in Debian bookworm's main archive but is in its non-free one
+# (2.7.0, the version the agent's driver was checked against). This stage turns
+# on non-free for itself alone and unpacks that one package, signed by Debian's
+# archive keys like every other; the final stage copies the two binaries and
+# the licence, and its own apt sources stay main only. (It used to build the
+# netperf-2.7.0 tag from GitHub: no build can reach GitHub from where the
+# image is built, only the package registries.)
 FROM debian:bookworm-slim AS netperf
-ARG NETPERF_COMMIT=f46c0319851d85e135e46289fa484b01705af73e
-# Versions come from the bookworm release the base tag pins; exact apt pins
-# break at every Debian point release.
-# hadolint ignore=DL3008
-RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates gcc git libc6-dev make \
- && rm -rf /var/lib/apt/lists/*
+ARG NETPERF_VERSION=2.7.0-0.1
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-WORKDIR /src/netperf
-# git archive, not a checkout: every file gets the commit's time, so make never
-# tries to rerun autoconf/automake over the shipped configure.
-RUN git init -q /tmp/netperf.git \
- && git -C /tmp/netperf.git fetch -q --depth 1 https://github.com/HewlettPackard/netperf.git "${NETPERF_COMMIT}" \
- && test "$(git -C /tmp/netperf.git rev-parse FETCH_HEAD)" = "${NETPERF_COMMIT}" \
- && git -C /tmp/netperf.git archive --format=tar FETCH_HEAD | tar -x -C /src/netperf \
- && ./configure --enable-demo --prefix=/out CFLAGS="-O2 -fcommon -fgnu89-inline" \
- && make -j"$(nproc)" \
- && make install \
- && /out/bin/netperf -V
+WORKDIR /tmp/netperf
+RUN sed -i -E 's/^(Components:.*)$/\1 non-free/' /etc/apt/sources.list.d/debian.sources \
+ && chown _apt . \
+ && apt-get update \
+ && apt-get download "netperf=${NETPERF_VERSION}" \
+ && dpkg-deb -x "netperf_${NETPERF_VERSION}_$(dpkg --print-architecture).deb" /out \
+ && /out/usr/bin/netperf -V | grep -qx 'Netperf version 2.7.0' \
+ && rm -rf /var/lib/apt/lists/*
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
@@ -80,7 +73,8 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY assets ./assets
 COPY --from=fortio /out/fortio /usr/local/bin/fortio
-COPY --from=netperf /out/bin/netperf /out/bin/netserver /usr/local/bin/
+COPY --from=netperf /out/usr/bin/netperf /out/usr/bin/netserver /usr/local/bin/
+COPY --from=netperf /out/usr/share/doc/netperf/copyright /usr/share/doc/netperf/copyright
 RUN ln -s /opt/cni-bench/dist/agent/main.js /usr/local/bin/cni-bench-agent \
  && ln -s /opt/cni-bench/dist/collector/main.js /usr/local/bin/cni-bench-collector \
  && ln -s /opt/cni-bench/dist/cli/main.js /usr/local/bin/cni-bench \

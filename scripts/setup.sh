@@ -6,7 +6,9 @@
 #   --test   also what the test suite needs beyond the lab: the real Kubernetes
 #            control plane, kube-proxy, kwok, helm and promtool built with Go
 #            (scripts/build-control-plane.sh; cold about 25 min on 2 cores, warm
-#            seconds), and hadolint for the Dockerfile.
+#            seconds), hadolint for the Dockerfile, and for the image suite
+#            (test/integration/image.test.ts) buildah and debootstrap (to build the
+#            Dockerfile without a daemon or registry) and cdxgen (its SBOM).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 with_test_tools=false
@@ -42,6 +44,16 @@ if "$with_test_tools"; then
   command -v go >/dev/null || { echo "setup: --test needs 'go' on PATH to build the Kubernetes control plane" >&2; exit 1; }
   bash scripts/build-control-plane.sh
   bash scripts/install-hadolint.sh
+  image_tools=()
+  for p in buildah debootstrap; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || image_tools+=("$p")
+  done
+  if [ "${#image_tools[@]}" -gt 0 ]; then
+    echo "setup: installing ${image_tools[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${image_tools[@]}" >/dev/null
+  fi
+  bash scripts/image-sbom.sh --install
 fi
 
 # npm 11 blocks dependency install scripts unless allowed; the project runs none it needs.
