@@ -13,7 +13,8 @@ import { createLogger } from '../core/log.js';
 import { requireSupportedNode, VERSION } from '../core/version.js';
 import { removeLeftovers } from '../lab/cleanup.js';
 import { DEFAULT_SCALE_STEPS } from '../collector/runs/scenario.js';
-import { PROXY_MODES, type ProxyMode } from '../lab/proxy.js';
+import { PROXY_MODES, type LabProxyOptions, type ProxyMode } from '../lab/proxy.js';
+import { CILIUM_DATAPLANES } from '../lab/cilium/config.js';
 import type { IptablesBackend } from '../lab/proxy-iptables.js';
 import { LAB_DEFAULTS, labCommand } from './lab-command.js';
 import { sweepCommand } from './sweep-command.js';
@@ -23,7 +24,10 @@ import { MONITOR_USAGE, monitorCommand } from './monitor-command.js';
 
 const USAGE = `usage:
   cni-bench lab [--nodes N] [--duration S] [--warmup S] [--scenario FILE] [--json] [--db FILE]
-                [--proxy-mode iptables|nftables] [--iptables-backend legacy|nft] [--link-mbit N] [--share-cpus]
+                [--dataplane iptables|nftables|cilium|cilium-vxlan] [--proxy-mode iptables|nftables]
+                [--iptables-backend legacy|nft] [--link-mbit N] [--share-cpus]
+                (cilium: real Cilium, native routing; cilium-vxlan: its VXLAN tunnel; both kube-proxy replacement,
+                 with the lab's own apiserver; needs 'bash scripts/setup.sh --cilium')
                 (environment IPERF_DURATION, FORTIO_DURATION, ROUNDS, ROUND_SLEEP override the scenario)
   cni-bench lab sweep [--modes iptables,nftables] [--steps 0,5000,10000,20000,30000] [--endpoints 4]
                 [--duration S] [--warmup S] [--rounds N] [--nodes N] [--iptables-backend legacy|nft] [--share-cpus] [--json] [--db FILE]
@@ -32,6 +36,22 @@ const USAGE = `usage:
 ${MONITOR_USAGE}${COMPARE_USAGE}${DOCTOR_USAGE}`;
 
 const BACKENDS = ['legacy', 'nft'] as const;
+const DATAPLANES = [...PROXY_MODES, ...CILIUM_DATAPLANES] as const;
+
+/** --dataplane, or --proxy-mode (the kube-proxy modes only); both given must agree. */
+function labDataplane(dataplane: string | undefined, proxyMode: string | undefined, backend: string | undefined): LabProxyOptions {
+  const mode = oneOf('--dataplane', dataplane ?? proxyMode, DATAPLANES, 'iptables');
+  if (proxyMode !== undefined) oneOf<ProxyMode>('--proxy-mode', proxyMode, PROXY_MODES, 'iptables');
+  if (dataplane !== undefined && proxyMode !== undefined && dataplane !== proxyMode) {
+    throw validationError([{ path: '--proxy-mode', message: `conflicts with --dataplane ${dataplane}` }], 'options');
+  }
+  const iptablesBackend = oneOf<IptablesBackend>('--iptables-backend', backend, BACKENDS, 'legacy');
+  if (mode === 'cilium' || mode === 'cilium-vxlan') {
+    if (backend !== undefined) throw validationError([{ path: '--iptables-backend', message: `applies to the iptables dataplane, not ${mode}` }], 'options');
+    return { mode };
+  }
+  return { mode, iptablesBackend };
+}
 
 function oneOf<T extends string>(name: string, text: string | undefined, allowed: readonly T[], fallback: T): T {
   if (text === undefined) return fallback;
@@ -115,6 +135,7 @@ async function main(argv: string[]): Promise<number> {
     args: rest,
     strict: true,
     options: {
+      dataplane: { type: 'string' },
       'proxy-mode': { type: 'string' },
       'iptables-backend': { type: 'string' },
       nodes: { type: 'string' },
@@ -140,10 +161,7 @@ async function main(argv: string[]): Promise<number> {
       agentWaitMs: num('--agent-wait', values['agent-wait'], 30, 1) * 1000,
       shareCpus: values['share-cpus'],
       ...(values['link-mbit'] !== undefined ? { linkMbit: num('--link-mbit', values['link-mbit'], 0, 1) } : {}),
-      proxy: {
-        mode: oneOf<ProxyMode>('--proxy-mode', values['proxy-mode'], PROXY_MODES, 'iptables'),
-        iptablesBackend: oneOf<IptablesBackend>('--iptables-backend', values['iptables-backend'], BACKENDS, 'legacy'),
-      },
+      proxy: labDataplane(values.dataplane, values['proxy-mode'], values['iptables-backend']),
     },
     log,
   );
