@@ -47,6 +47,7 @@ RUN npm ci --no-audit --no-fund --loglevel=error
 COPY tsconfig.json tsconfig.build.json ./
 COPY gen ./gen
 COPY core ./core
+COPY report ./report
 COPY agent ./agent
 COPY collector ./collector
 COPY lab ./lab

@@ -16,10 +16,11 @@ import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { runInLab, trapInterrupts } from '../cli/lab-session.js';
+import { runInLab } from '../lab/index.js';
+import { trapInterrupts } from '../core/interrupts.js';
 import { createLogger } from '../core/log.js';
 import { findOnPath } from '../core/process.js';
-import type { ReportModel, ReportRow } from '../collector/report/report.js';
+import type { ReportModel, ReportRow } from '../report/report.js';
 
 type Mode = 'rr' | 'crr';
 interface Contender {

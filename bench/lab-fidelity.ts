@@ -10,17 +10,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { wrk } from '../agent/drivers/wrk.js';
-import { startCollector } from '../collector/collector.js';
-import { collectorConfig } from '../collector/config.js';
+import { HTTP_ECHO_MAIN, wrk } from '../agent/index.js';
+import { collectorConfig, startCollector } from '../collector/index.js';
 import { createLogger } from '../core/log.js';
 import { run, spawnLongRunning } from '../core/process.js';
-import { Lab } from '../lab/lab.js';
+import { Lab } from '../lab/index.js';
 
-const ECHO = fileURLToPath(new URL('../agent/servers/http-echo.js', import.meta.url));
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, duration: { type: 'string', default: '5' }, 'sample-interval': { type: 'string' }, 'fresh-direct': { type: 'boolean', default: false } } });
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);
@@ -47,7 +44,7 @@ try {
   while (collector.registry.available().length < 2) await sleep(100);
   const [server, client] = lab.plan.nodes;
   if (!server?.pods[0] || !client?.pods[0]) throw new Error('lab has no pods');
-  const echo = spawnLongRunning('ip', ['netns', 'exec', server.pods[0].ns, process.execPath, ECHO, '--port', '8081']);
+  const echo = spawnLongRunning('ip', ['netns', 'exec', server.pods[0].ns, process.execPath, HTTP_ECHO_MAIN, '--port', '8081']);
   const clientNs = client.pods[0].ns;
   const svc = await lab.services.expose('bench-direct', 80, [{ ip: server.pods[0].ip, port: 8081 }]);
   await sleep(500);
@@ -74,7 +71,7 @@ try {
     const n = ++freshCount;
     const server0 = server.pods[0];
     if (!server0) throw new Error('no server pod');
-    const fresh = spawnLongRunning('ip', ['netns', 'exec', server0.ns, process.execPath, ECHO, '--port', String(8100 + n)]);
+    const fresh = spawnLongRunning('ip', ['netns', 'exec', server0.ns, process.execPath, HTTP_ECHO_MAIN, '--port', String(8100 + n)]);
     const freshSvc = await lab.services.expose(`bench-fresh-${n}`, 80, [{ ip: server0.ip, port: 8100 + n }]);
     await sleep(300);
     try {

@@ -15,13 +15,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startMonitorLab } from '../cli/monitor-command.js';
-import { startCollector } from '../collector/collector.js';
-import { collectorConfig } from '../collector/config.js';
+import { Lab, type LabNode, startMonitorLab } from '../lab/index.js';
+import { collectorConfig, startCollector } from '../collector/index.js';
 import { createLogger } from '../core/log.js';
-import { AGENT_NODE_FLAGS } from '../agent/node-flags.js';
-import { Lab } from '../lab/lab.js';
-import type { LabNode } from '../lab/plan.js';
+import { AGENT_NODE_FLAGS } from '../agent/index.js';
 
 const { values } = parseArgs({ options: { nodes: { type: 'string', default: '5' }, seconds: { type: 'string', default: '180' }, warmup: { type: 'string', default: '45' }, 'baseline-seconds': { type: 'string', default: '60' } } });
 const nodes = Number(values.nodes);

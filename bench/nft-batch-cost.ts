@@ -12,8 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { run } from '../core/process.js';
-import { dummyRange } from '../lab/dummy-services.js';
-import { renderNftBase, renderNftServicesAdd } from '../lab/kube-proxy-nftables.js';
+import { dummyRange, renderNftBase, renderNftServicesAdd } from '../lab/index.js';
 
 const { values } = parseArgs({ options: { batches: { type: 'string', default: '10' }, endpoints: { type: 'string', default: '4' } } });
 const batches = Number(values.batches);

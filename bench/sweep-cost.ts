@@ -12,10 +12,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DataplaneSampler } from '../agent/samplers/dataplane-sampler.js';
+import { DataplaneSampler } from '../agent/index.js';
 import { createLogger } from '../core/log.js';
-import { Lab } from '../lab/lab.js';
-import type { ProxyMode } from '../lab/proxy.js';
+import { Lab, type ProxyMode } from '../lab/index.js';
 
 const { values } = parseArgs({
   options: {

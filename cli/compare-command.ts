@@ -9,10 +9,10 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { compareReports, parseComparisonFormat, parseLabels, parseNoiseFloor } from '../collector/report/compare.js';
-import { renderComparison } from '../collector/report/compare-render.js';
-import { buildReport, type ReportModel } from '../collector/report/report.js';
-import { Store } from '../collector/store/store.js';
+import { compareReports, parseComparisonFormat, parseLabels, parseNoiseFloor } from '../report/compare.js';
+import { renderComparison } from '../report/compare-render.js';
+import { buildReport, type ReportModel } from '../report/report.js';
+import { Store } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { parseWith } from '../core/validate.js';
 

@@ -5,7 +5,7 @@
  * cannot measure fails before a run instead of halfway through one.
  */
 import { parseArgs } from 'node:util';
-import { checkRequirements, type RequirementCheck } from '../agent/tools/preflight.js';
+import { checkRequirements, type RequirementCheck } from '../agent/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 
 export const DOCTOR_USAGE = '  cni-bench doctor [--json]    check the tools the agent needs on this PATH (exit 1: a required one is missing)\n';

@@ -4,10 +4,10 @@
  * down: on success, on failure, and on SIGINT/SIGTERM.
  */
 import { readFile } from 'node:fs/promises';
-import { renderMarkdown } from '../collector/report/markdown.js';
+import { renderMarkdown } from '../report/markdown.js';
 import type { Logger } from '../core/log.js';
-import type { LabProxyOptions } from '../lab/proxy.js';
-import { exitCodeFor, runInLab, trapInterrupts } from './lab-session.js';
+import { type LabProxyOptions, runInLab } from '../lab/index.js';
+import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 
 export interface LabCommandOptions {
   nodes: number;

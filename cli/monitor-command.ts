@@ -3,71 +3,19 @@
  * and export dataplane gauges; the collector (this process) aggregates them at
  * REST `GET /v1/monitor`, over gRPC and on `/metrics`. It prints the matrix
  * summary every interval until interrupted (or for `--duration` seconds), then
- * tears everything down. `startMonitorLab` is the same session for tests and
- * benchmarks.
+ * tears everything down. The session itself is lab/monitor-session.ts.
  */
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCollector, type Collector } from '../collector/collector.js';
-import { collectorConfig } from '../collector/config.js';
-import { CniBenchError, ErrorCodes, validationError } from '../core/errors.js';
+import { validationError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { MonitorSnapshot } from '../gen/cnibench/v1/monitor.js';
-import { Lab, type LabMonitorOptions } from '../lab/lab.js';
-import type { LabProxyOptions } from '../lab/proxy.js';
-import { exitCodeFor, trapInterrupts } from './lab-session.js';
+import { type MonitorLab, startMonitorLab } from '../lab/index.js';
+import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 
 export const MONITOR_USAGE = `  cni-bench lab monitor [--nodes N] [--interval S] [--peers K] [--duration S] [--json] [--db FILE]
                 monitoring mode: peer probes and dataplane gauges; REST /v1/monitor and /metrics on 127.0.0.1
 `;
-
-export interface MonitorLabOptions {
-  nodes: number;
-  /** Lab id (default random). */
-  id?: string;
-  monitor: LabMonitorOptions;
-  proxy?: LabProxyOptions;
-  dbPath: string;
-  agentWaitMs: number;
-  /** Runs once the lab exists, before agents start. */
-  beforeAgents?: (lab: Lab) => Promise<void>;
-}
-
-export interface MonitorLab {
-  lab: Lab;
-  collector: Collector;
-  /** Stops the collector and removes the lab. Never throws. */
-  close(): Promise<void>;
-}
-
-/** A lab in monitoring mode with its collector, once every agent is connected. */
-export async function startMonitorLab(opts: MonitorLabOptions, log: Logger): Promise<MonitorLab> {
-  const lab = await Lab.create({ nodes: opts.nodes, log, monitor: opts.monitor, ...(opts.id ? { id: opts.id } : {}), ...(opts.proxy ? { proxy: opts.proxy } : {}) });
-  let collector: Collector | undefined;
-  const close = async (): Promise<void> => {
-    await collector?.close().catch((err: unknown) => log.error('collector close failed', { error: (err as Error).message }));
-    await lab.destroy().catch((err: unknown) => log.error('lab teardown failed', { error: (err as Error).message }));
-  };
-  try {
-    collector = await startCollector(
-      collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: opts.dbPath, heartbeatIntervalMs: 1000, livenessTimeoutMs: 30_000 }),
-      log,
-      lab.services,
-    );
-    await opts.beforeAgents?.(lab);
-    lab.startAgents(collector.grpcAddress);
-    const c = collector;
-    const deadline = Date.now() + opts.agentWaitMs;
-    while (c.registry.available().length < lab.agentCount) {
-      if (Date.now() > deadline) throw new CniBenchError(ErrorCodes.NO_AGENTS, `only ${c.registry.available().length} of ${lab.agentCount} lab agents connected within ${opts.agentWaitMs} ms`);
-      await sleep(100);
-    }
-    return { lab, collector: c, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
-}
 
 /** One line per node: state, coverage, dataplane; then p50/p99 per probe type. */
 export function renderMonitorSummary(s: MonitorSnapshot): string {

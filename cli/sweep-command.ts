@@ -4,13 +4,12 @@
  * state never touch the other's), then the modes side by side with where one
  * overtakes the other.
  */
-import { renderMarkdown, renderSweepComparison } from '../collector/report/markdown.js';
-import type { ReportModel } from '../collector/report/report.js';
-import { compareSweeps } from '../collector/report/sweep.js';
+import { renderMarkdown, renderSweepComparison } from '../report/markdown.js';
+import type { ReportModel } from '../report/report.js';
+import { compareSweeps } from '../report/sweep.js';
 import type { Logger } from '../core/log.js';
-import type { IptablesBackend } from '../lab/proxy-iptables.js';
-import type { ProxyMode } from '../lab/proxy.js';
-import { exitCodeFor, runInLab, trapInterrupts } from './lab-session.js';
+import { type IptablesBackend, type ProxyMode, runInLab } from '../lab/index.js';
+import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 
 export interface SweepCommandOptions {
   nodes: number;

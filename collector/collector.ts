@@ -21,7 +21,7 @@ import { createRestServer } from './rest/server.js';
 import { JobTracker } from './runs/job-tracker.js';
 import { Orchestrator } from './runs/orchestrator.js';
 import { RunsApi } from './runs/runs-api.js';
-import type { ServiceFrontend } from './runs/service-frontend.js';
+import type { ServiceFrontend } from '../core/service-frontend.js';
 import { Store } from './store/store.js';
 
 export interface Collector {

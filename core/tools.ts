@@ -1,44 +1,35 @@
 /**
- * Facts about tools that agent and collector must agree on: which ship inside
- * the agent (no binary on the node), which server each client talks to, where
- * servers listen, and how many cores a server can use at most (for the
- * server-saturation guard).
+ * Facts about tools that agent and collector must agree on, as the lookups
+ * their code reads, all derived from the tool catalogue (core/tool-catalogue/):
+ * which ship inside the agent, which server each client talks to, where
+ * servers listen, and how many cores a server can use at most.
  */
-export const BUILTIN_TOOLS: ReadonlySet<string> = new Set(['http-echo', 'tcp-rr', 'tcp-echo', 'http-open-loop']);
+import { CLIENTS, SERVERS, TOOLS } from './tool-catalogue/index.js';
+
+/** Tools that ship inside the agent (no binary on the node). */
+export const BUILTIN_TOOLS: ReadonlySet<string> = new Set(TOOLS.filter((t) => t.builtIn).map((t) => t.name));
 
 /** Client tool -> the server tool it talks to (HTTP clients take the scenario's server instead). */
-export const SERVER_TOOL_OF: Readonly<Record<string, string>> = Object.freeze({
-  iperf3: 'iperf3',
-  sockperf: 'sockperf',
-  netperf: 'netserver',
-  'fortio-tcp': 'fortio-tcp',
-  'tcp-rr': 'tcp-echo',
-});
+export const SERVER_TOOL_OF: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(CLIENTS.flatMap((t) => (t.client.serverTool ? [[t.name, t.client.serverTool]] : []))),
+);
 
 /** Where each server listens (pod or host network) and the port its Service exposes. */
-export const SERVER_PORTS: Readonly<Record<string, { port: number; servicePort: number }>> = Object.freeze({
-  iperf3: { port: 5201, servicePort: 5201 },
-  'http-echo': { port: 8080, servicePort: 80 },
-  fortio: { port: 8081, servicePort: 80 },
-  sockperf: { port: 11111, servicePort: 11111 },
-  netserver: { port: 12865, servicePort: 12865 },
-  'fortio-tcp': { port: 8078, servicePort: 8078 },
-  'tcp-echo': { port: 8079, servicePort: 8079 },
-});
+export const SERVER_PORTS: Readonly<Record<string, { port: number; servicePort: number }>> = Object.freeze(
+  Object.fromEntries(SERVERS.map((t) => [t.name, Object.freeze({ port: t.server.port, servicePort: t.server.servicePort })])),
+);
 
 /**
- * Ports a server's clients connect to beside its SERVER_PORTS one. netperf
- * opens a second, data connection to netserver on the port it names
- * (`-- -P ,12866`, fixed so firewalls and NetworkPolicies can allow it). A
- * Service fronts one port, so the plan does not pick such a tool for the
- * 'service' path.
+ * Ports a server's clients connect to beside its SERVER_PORTS one (netserver's
+ * data connection). A Service fronts one port, so the plan does not pick such
+ * a tool for the 'service' path.
  */
-export const SERVER_DATA_PORTS: Readonly<Record<string, number>> = Object.freeze({
-  netserver: 12866,
-});
+export const SERVER_DATA_PORTS: Readonly<Record<string, number>> = Object.freeze(
+  Object.fromEntries(SERVERS.flatMap((t) => (t.server.dataPort !== undefined ? [[t.name, t.server.dataPort]] : []))),
+);
 
-/** Servers that run one thread of work (their saturation point is one core); others use every core. netserver forks one single-threaded child per test. */
-export const SINGLE_THREADED_SERVERS: ReadonlySet<string> = new Set(['iperf3', 'http-echo', 'tcp-echo', 'sockperf', 'netserver']);
+/** Servers that run one thread of work (their saturation point is one core); others use every core. */
+export const SINGLE_THREADED_SERVERS: ReadonlySet<string> = new Set(SERVERS.filter((t) => t.server.singleThreaded).map((t) => t.name));
 
 /** Agent label that marks the second agent of a node (same-node measurements). */
 export const PEER_ROLE_LABEL = 'cni-bench.io/role';

@@ -7,7 +7,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
@@ -19,9 +18,7 @@ import { labNamespacePrefix, planLab, type LabNode, type LabPlan, type LabPod } 
 import { PEER_ROLE_LABEL } from '../core/tools.js';
 import { createLabProxy, isCiliumMode, type LabProxy, type LabProxyOptions } from './proxy.js';
 import { labRunDir, removeLabState, writeLabState } from './state.js';
-import { AGENT_NODE_FLAGS } from '../agent/node-flags.js';
-
-const AGENT_MAIN = fileURLToPath(new URL('../agent/main.js', import.meta.url));
+import { AGENT_MAIN, AGENT_NODE_FLAGS } from '../agent/index.js';
 
 export interface LabOptions {
   nodes: number;

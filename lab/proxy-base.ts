@@ -4,8 +4,8 @@
  * batches. A mode supplies only how to render and apply rules (LabRules).
  */
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler, SyncTarget } from '../collector/runs/service-frontend.js';
-import type { ClusterDescription } from '../collector/report/metrics-model.js';
+import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler, SyncTarget } from '../core/service-frontend.js';
+import type { ClusterDescription } from '../core/cluster.js';
 import { dummyRange } from './dummy-services.js';
 import type { LabService } from './kube-proxy-iptables.js';
 import { ServiceIps } from './service-ips.js';

@@ -7,8 +7,8 @@
  * would fail far from the cause.
  */
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import type { ScaleStep, ServiceAddress, ServiceFrontend, ServiceScaler } from '../collector/runs/service-frontend.js';
-import type { ClusterDescription } from '../collector/report/metrics-model.js';
+import type { ScaleStep, ServiceAddress, ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
+import type { ClusterDescription } from '../core/cluster.js';
 
 function notAFrontend(what: string): CniBenchError {
   return new CniBenchError(

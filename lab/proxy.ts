@@ -5,7 +5,7 @@
  * scaler; or 'external', where a real kube-proxy outside the lab programs the
  * nodes and the lab writes nothing (see proxy-external.ts).
  */
-import type { ServiceFrontend, ServiceScaler } from '../collector/runs/service-frontend.js';
+import type { ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { CiliumLab } from './cilium/dataplane.js';
 import type { CiliumDataplane } from './cilium/config.js';

@@ -1,6 +1,6 @@
 /**
  * Watches a load generator from the outside while it runs and gathers the
- * evidence behind the methodology guards (core/guards.ts): the CPU of its
+ * evidence behind the methodology guards (report/guards.ts): the CPU of its
  * process tree, the TIME_WAIT peak and TCP counters of its network namespace,
  * and the sysctls that bound short-connection load. Reading is done by
  * ./netns-reads.ts and agent/samplers/proc.ts; this file only schedules reads

@@ -1,10 +1,13 @@
 /**
- * How to ask each tool for its version, and how to read the answer. Pure
- * parsers: an answer that does not look like the tool's is an error naming it.
+ * How to ask each tool for its version, and how to read the answer, as the
+ * tool catalogue says (core/tool-catalogue/). Pure parsers: an answer that
+ * does not look like the tool's is an error naming it.
  */
 import { parseError } from '../../core/errors.js';
+import { BINARIES, parseVersion, type BinaryFacts } from '../../core/tool-catalogue/index.js';
 
 export interface VersionProbe {
+  /** The name discovery reports the version under: the binary's (tools sharing a binary share it). */
   tool: string;
   binary: string;
   args: string[];
@@ -12,33 +15,13 @@ export interface VersionProbe {
   parse(output: string): string;
 }
 
-/** A probe that runs `binary args` and takes the version from the first group of `re`. */
-export function probe(tool: string, binary: string, args: string[], re: RegExp): VersionProbe {
-  return {
-    tool,
-    binary,
-    args,
-    parse(output: string): string {
-      const m = re.exec(output);
-      if (!m?.[1]) throw parseError(tool, output, `no version matching ${re}`);
-      return m[1];
-    },
-  };
+/** The probe of one binary of the catalogue. */
+export function probeOf(b: BinaryFacts): VersionProbe {
+  return { tool: b.binary, binary: b.binary, args: [...b.probe.args], parse: (output) => parseVersion(b, output) };
 }
 
-export const versionProbes: readonly VersionProbe[] = [
-  probe('iperf3', 'iperf3', ['--version'], /^iperf (\d+\.\d+(?:\.\d+)?)/m),
-  probe('wrk', 'wrk', ['-v'], /^wrk (?:debian\/)?(\d+\.\d+\.\d+)/m),
-  probe('sockperf', 'sockperf', ['--version'], /^sockperf, version (\d+\.\d+)/m),
-  probe('fortio', 'fortio', ['version'], /^(\d+\.\d+\.\d+)/m),
-  probe('netperf', 'netperf', ['-V'], /Netperf version (\d+\.\d+\.\d+)/),
-  // netserver answers -V with netperf's own line; the plan needs it by name on the server's node.
-  probe('netserver', 'netserver', ['-V'], /Netperf version (\d+\.\d+\.\d+)/),
-  probe('bpftool', 'bpftool', ['version'], /^(?:\S*\/)?bpftool v(\d+\.\d+\.\d+)/m),
-  probe('iptables', 'iptables', ['--version'], /^iptables v(\d+\.\d+\.\d+)/m),
-  probe('nft', 'nft', ['--version'], /^nftables v(\d+\.\d+\.\d+)/m),
-  probe('conntrack', 'conntrack', ['--version'], /^conntrack v(\d+\.\d+\.\d+)/m),
-];
+/** The binaries whose versions the agent reports when it registers. */
+export const versionProbes: readonly VersionProbe[] = BINARIES.filter((b) => b.announced).map(probeOf);
 
 /** The backend an iptables binary drives, from `iptables --version` ("(nf_tables)" or "(legacy)"). */
 export function parseIptablesBackend(versionOutput: string): 'nft' | 'legacy' {

@@ -8,7 +8,7 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { isCniBenchError } from '../../core/errors.js';
-import type { ClusterDescription } from '../report/metrics-model.js';
+import type { ClusterDescription } from '../../core/cluster.js';
 import { ciliumModeOf } from './cilium-mode.js';
 import { cniFromNodes } from './cni-annotations.js';
 import { KUBE_PROXY_CONFIGMAP, kubeProxyModeOf } from './kube-proxy-mode.js';

@@ -11,8 +11,8 @@
 import { CoreV1Api, DiscoveryV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import type { ClusterDescription } from '../report/metrics-model.js';
-import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler } from '../runs/service-frontend.js';
+import type { ClusterDescription } from '../../core/cluster.js';
+import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler } from '../../core/service-frontend.js';
 import { CiliumConfig } from './cilium-config.js';
 import type { ClusterDescriber } from './cluster-describer.js';
 import { ALL_MANAGED, dummyPair, runSelector, servicePair, type ServicePair } from './objects.js';

@@ -8,7 +8,7 @@
  */
 import { CoreV1Api, makeInformer, type Informer, type KubeConfig, type ObjectCache, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../core/log.js';
-import type { ClusterDescription } from '../report/metrics-model.js';
+import type { ClusterDescription } from '../../core/cluster.js';
 import { listValues } from './node-values.js';
 import type { Pacer } from './pacer.js';
 

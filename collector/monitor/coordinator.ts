@@ -9,7 +9,7 @@ import type { Logger } from '../../core/log.js';
 import type { MonitorPlan, MonitorReport } from '../../gen/cnibench/v1/agent.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
-import type { ServiceFrontend } from '../runs/service-frontend.js';
+import type { ServiceFrontend } from '../../core/service-frontend.js';
 import { buildSnapshot, type AgentMonitorState, type ReceivedReport } from './aggregate.js';
 import { buildPlans, monitoringAgents, serviceEndpoints, type MonitorAgentView, type NodeStatus } from './plans.js';
 import { ProbeServiceManager } from './probe-service.js';

@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../../core/log.js';
 import type { ProbeService } from '../../gen/cnibench/v1/agent.js';
-import type { ServiceEndpoint, ServiceFrontend } from '../runs/service-frontend.js';
+import type { ServiceEndpoint, ServiceFrontend } from '../../core/service-frontend.js';
 
 export const PROBE_SERVICE_NAME = 'monitor-probe';
 

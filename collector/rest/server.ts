@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { CniBenchError, ErrorCodes, toWireStatus } from '../../core/errors.js';
 import type { CollectorMetrics } from '../metrics.js';
-import { parseCompareQuery } from '../report/compare.js';
+import { parseCompareQuery } from '../../report/compare.js';
 import type { RunsApi } from '../runs/runs-api.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import type { RestAuth } from './auth.js';

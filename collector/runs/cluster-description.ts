@@ -9,7 +9,7 @@
  * the description says both.
  */
 import type { AgentEntry } from '../agents/registry.js';
-import type { ClusterDescription } from '../report/metrics-model.js';
+import type { ClusterDescription } from '../../core/cluster.js';
 import type { RunPlan } from './plan.js';
 
 export const DESCRIPTION_LABELS = {

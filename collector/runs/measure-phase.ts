@@ -17,7 +17,7 @@ import type { AgentEntry } from '../agents/registry.js';
 import type { JobTracker } from './job-tracker.js';
 import { clientAgentFor, type PlannedMeasurement, type RunPlan } from './plan.js';
 import type { JobSender, RunContext } from './run-context.js';
-import type { ServiceFrontend } from './service-frontend.js';
+import type { ServiceFrontend } from '../../core/service-frontend.js';
 import { aboveBaseline, checkSync } from './sync.js';
 
 const READY_TIMEOUT_MS = 20_000;

@@ -17,7 +17,7 @@ import { phasesOf, type PhaseSpec } from './phases.js';
 import { planRun, type RunPlan } from './plan.js';
 import { JobSender, runAgents, type RunContext } from './run-context.js';
 import type { Scenario } from './scenario.js';
-import type { ServiceFrontend, SyncTarget } from './service-frontend.js';
+import type { ServiceFrontend, SyncTarget } from '../../core/service-frontend.js';
 import { aboveBaseline, checkSync, type SyncCheck } from './sync.js';
 
 const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;

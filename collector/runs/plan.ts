@@ -6,7 +6,8 @@
  * the registry, so a refusal can be returned to the API caller.
  */
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { BUILTIN_TOOLS, PEER_ROLE_LABEL, SERVER_DATA_PORTS, SERVER_TOOL_OF } from '../../core/tools.js';
+import { binaryOf, clientsOf, findTool, orList, serversOf, type ClientFacts } from '../../core/tool-catalogue/index.js';
+import { PEER_ROLE_LABEL, SERVER_TOOL_OF } from '../../core/tools.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { Scenario } from './scenario.js';
 
@@ -25,12 +26,10 @@ export interface RunPlan {
   skipped: { id: string; reason: string }[];
 }
 
-/** Modes of one binary that agents report once (fortio's TCP mode is the fortio binary). */
-const BINARY_OF: Readonly<Record<string, string>> = { 'fortio-tcp': 'fortio' };
-
+/** A built-in, or the tool's binary among those the agent reported (tools sharing a binary, like fortio's two modes, are reported once). */
 function hasTool(a: AgentEntry, tool: string): boolean {
-  const binary = BINARY_OF[tool] ?? tool;
-  return BUILTIN_TOOLS.has(tool) || a.info.tools.some((t) => t.name === binary);
+  const binary = binaryOf(tool);
+  return binary === undefined || a.info.tools.some((t) => t.name === binary);
 }
 
 export function isPeer(a: AgentEntry): boolean {
@@ -51,37 +50,41 @@ function pick(agents: AgentEntry[], name: string | undefined, field: string, avo
 /** Native first: the first candidate that both ends have (lists end with a built-in where one exists). */
 function firstShared(candidates: string[], client: AgentEntry, server: AgentEntry): string {
   // None on both ends: name the preferred one, so the refusal says what to install.
-  return candidates.find((t) => hasTool(client, t) && hasTool(server, SERVER_TOOL_OF[t] ?? t)) ?? (candidates[0] as string);
+  const first = candidates.find((t) => hasTool(client, t) && hasTool(server, SERVER_TOOL_OF[t] ?? t)) ?? candidates[0];
+  if (first === undefined) throw new CniBenchError(ErrorCodes.TOOL_MISSING, 'no tool in the catalogue can make this measurement');
+  return first;
 }
 
-/** A server whose clients also open a data connection on a second port, which a one-port Service does not front. */
-function needsDataPort(clientTool: string): boolean {
-  return SERVER_DATA_PORTS[SERVER_TOOL_OF[clientTool] ?? clientTool] !== undefined;
+/** Whether a client can make the measurement as asked: rate, TCP_CRR, connections, through a Service. */
+export function canMeasure(c: ClientFacts, m: ScenarioMeasurement): boolean {
+  if (m.kind === 'http') return m.qps > 0 ? c.fixedRate : c.maxRate;
+  if (m.path === 'service' && !c.throughService) return false;
+  if (m.kind !== 'rr') return true;
+  return (m.mode !== 'crr' || c.crr) && (c.maxConnections === undefined || m.connections <= c.maxConnections);
 }
 
 /**
- * TCP_RR/TCP_CRR tools, native first: netperf (the study's tool) where it can
- * run the measurement (one connection, not through a Service), then sockperf
- * (one connection) and fortio's TCP mode (TCP_RR only), then the built-in tcp-rr.
+ * The tools 'auto' tries for a measurement, in the catalogue's order: for
+ * TCP_RR netperf (the study's tool) where it can run it (one connection, not
+ * through a Service), then sockperf (one connection) and fortio's TCP mode
+ * (TCP_RR only), then the built-in tcp-rr.
  */
-function rrCandidates(m: Extract<ScenarioMeasurement, { kind: 'rr' }>): string[] {
-  const single = m.connections === 1;
-  const netperf = single && m.path !== 'service' ? ['netperf'] : [];
-  return m.mode === 'crr' ? [...netperf, 'tcp-rr'] : [...netperf, ...(single ? ['sockperf'] : []), 'fortio-tcp', 'tcp-rr'];
+export function autoCandidates(m: ScenarioMeasurement): string[] {
+  return clientsOf(m.kind).filter((t) => t.client.autoRank !== null && canMeasure(t.client, m)).map((t) => t.name);
 }
 
 /** Client tool a measurement uses on these agents. */
 export function resolveClientTool(m: ScenarioMeasurement, client: AgentEntry, server: AgentEntry): string {
   if (m.tool !== 'auto') return m.tool;
-  if (m.kind === 'throughput') return 'iperf3';
-  if (m.kind === 'http') return m.qps > 0 ? 'fortio' : firstShared(['wrk', 'fortio'], client, server);
-  return firstShared(rrCandidates(m), client, server);
+  return firstShared(autoCandidates(m), client, server);
 }
 
-/** Server tool a client tool talks to; HTTP clients take the scenario's server (auto: fortio's server where installed, else the built-in). */
+/** Server tool a client tool talks to; HTTP clients take the scenario's server (auto: a native server where installed, else the built-in). */
 export function resolveServerTool(m: ScenarioMeasurement, clientTool: string, server: AgentEntry): string {
-  if (m.kind === 'http') return m.server !== 'auto' ? m.server : hasTool(server, 'fortio') ? 'fortio' : 'http-echo';
-  return SERVER_TOOL_OF[clientTool] ?? clientTool;
+  if (m.kind !== 'http') return SERVER_TOOL_OF[clientTool] ?? clientTool;
+  if (m.server !== 'auto') return m.server;
+  const servers = serversOf('http');
+  return (servers.find((t) => hasTool(server, t.name)) ?? servers.at(-1)!).name;
 }
 
 /** The agent that runs a measurement's client: the server node's peer for same-node paths, else the run's client. */
@@ -131,8 +134,9 @@ function planMeasurement(m: ScenarioMeasurement, i: number, base: Omit<RunPlan, 
   }
   const tool = resolveClientTool(m, c, server);
   const serverTool = resolveServerTool(m, tool, server);
-  if (m.path === 'service' && needsDataPort(tool)) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `measurements[${i}].tool: '${tool}' opens a second (data) connection that a one-port Service does not front; use tcp-rr or sockperf on path 'service'`, {
+  if (m.path === 'service' && findTool(tool)?.client?.throughService === false) {
+    const instead = orList(clientsOf(m.kind).filter((t) => t.client.throughService));
+    throw new CniBenchError(ErrorCodes.VALIDATION, `measurements[${i}].tool: '${tool}' opens a second (data) connection that a one-port Service does not front; use ${instead} on path 'service'`, {
       details: { field: `measurements[${i}].tool`, tool },
     });
   }

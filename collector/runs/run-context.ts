@@ -8,7 +8,7 @@ import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { JobMeta, JobTracker } from './job-tracker.js';
 import type { RunPlan } from './plan.js';
 import type { Scenario } from './scenario.js';
-import type { SyncTarget } from './service-frontend.js';
+import type { SyncTarget } from '../../core/service-frontend.js';
 
 export interface RunContext {
   runId: string;

@@ -7,14 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { AgentStatus } from '../../gen/cnibench/v1/run.js';
 import type { AgentRegistry } from '../agents/registry.js';
-import { compareReports, type CompareRequest } from '../report/compare.js';
-import { renderComparison } from '../report/compare-render.js';
-import { renderMarkdown } from '../report/markdown.js';
-import { buildReport, type ReportModel } from '../report/report.js';
+import { compareReports, type CompareRequest } from '../../report/compare.js';
+import { renderComparison } from '../../report/compare-render.js';
+import { renderMarkdown } from '../../report/markdown.js';
+import { buildReport, type ReportModel } from '../../report/report.js';
 import { TERMINAL_STATES, type PhaseRecord, type RunRecord, type Store } from '../store/store.js';
-import type { ClusterDescription } from '../report/metrics-model.js';
+import type { ClusterDescription } from '../../core/cluster.js';
 import type { Orchestrator } from './orchestrator.js';
-import type { ServiceFrontend } from './service-frontend.js';
+import type { ServiceFrontend } from '../../core/service-frontend.js';
 import { parseScenario } from './scenario.js';
 
 export interface RunView extends RunRecord {

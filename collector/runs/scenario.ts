@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
+import { clientsOf, findTool, names, orList, serversOf, type ClientFacts } from '../../core/tool-catalogue/index.js';
 import { parseWith } from '../../core/validate.js';
 import { DEFAULT_MEASUREMENTS, DEFAULT_SCALE_MEASUREMENTS, DEFAULT_SCALE_STEPS, PATHS, type PathName } from './scenario-defaults.js';
 import { envOverrides } from './scenario-env.js';
@@ -23,7 +24,7 @@ const common = {
 const throughput = z.strictObject({
   ...common,
   kind: z.literal('throughput'),
-  tool: z.enum(['auto', 'iperf3']).default('auto'),
+  tool: z.enum(['auto', ...names(clientsOf('throughput'))]).default('auto'),
   protocol: z.enum(['tcp', 'udp']).default('tcp'),
   streams: z.number().int().min(1).max(128).default(1),
   /** UDP sender rate over all streams, Mbit/s (iperf3 -b); UDP has no congestion control, so a rate is required. */
@@ -33,8 +34,8 @@ const throughput = z.strictObject({
 const http = z.strictObject({
   ...common,
   kind: z.literal('http'),
-  tool: z.enum(['auto', 'wrk', 'fortio', 'http-open-loop']).default('auto'),
-  server: z.enum(['auto', 'http-echo', 'fortio']).default('auto'),
+  tool: z.enum(['auto', ...names(clientsOf('http'))]).default('auto'),
+  server: z.enum(['auto', ...names(serversOf('http'))]).default('auto'),
   mode: z.enum(['keepalive', 'short-connection']).default('keepalive'),
   connections: z.number().int().min(1).max(10_000).default(64),
   threads: z.number().int().min(1).max(64).default(2),
@@ -47,7 +48,7 @@ const http = z.strictObject({
 const rr = z.strictObject({
   ...common,
   kind: z.literal('rr'),
-  tool: z.enum(['auto', 'netperf', 'sockperf', 'fortio-tcp', 'tcp-rr']).default('auto'),
+  tool: z.enum(['auto', ...names(clientsOf('rr'))]).default('auto'),
   /** rr: TCP_RR (one connection, transactions back to back); crr: TCP_CRR (a new connection per transaction). */
   mode: z.enum(['rr', 'crr']).default('rr'),
   connections: z.number().int().min(1).max(1024).default(1),
@@ -79,7 +80,7 @@ export const scenarioSchema = z
     clientNode: z.string().min(1).optional(),
     /** Allow server and client on the same node (default: refuse). */
     allowSameNode: z.boolean().default(false),
-    /** Overrides of the methodology guards' thresholds (core/guards.ts DEFAULT_GUARD_THRESHOLDS), e.g. { "clientCpuShare": 0.8 }. */
+    /** Overrides of the methodology guards' thresholds (report/guards.ts DEFAULT_GUARD_THRESHOLDS), e.g. { "clientCpuShare": 0.8 }. */
     guardThresholds: z
       .strictObject({
         timeWaitShare: z.number().gt(0).max(1),
@@ -132,12 +133,22 @@ function refineMeasurement(m: z.output<typeof measurement>, at: (field: string, 
     if (m.protocol === 'tcp' && m.udpTargetMbps !== undefined) at('udpTargetMbps', "only applies to protocol 'udp'");
     if (m.protocol === 'udp' && m.path === 'service') at('path', "UDP through a Service is not supported yet (run Services are TCP): use a pod or host path");
   }
-  if (m.kind === 'http' && m.qps > 0 && m.tool === 'wrk') at('tool', 'wrk cannot hold a fixed rate: use fortio (or auto) with qps');
-  if (m.kind === 'http' && m.qps === 0 && m.tool === 'http-open-loop') at('qps', 'http-open-loop sends at a fixed rate: set qps > 0');
-  if (m.kind === 'http' && m.qps > 0 && m.qps < m.connections) at('qps', `must be at least connections (${m.connections}) so every connection sends`);
-  if (m.kind === 'rr' && m.mode === 'crr' && (m.tool === 'sockperf' || m.tool === 'fortio-tcp')) at('tool', `${m.tool} keeps one connection: TCP_CRR needs netperf or tcp-rr (or auto)`);
-  if (m.kind === 'rr' && (m.tool === 'netperf' || m.tool === 'sockperf') && m.connections > 1) at('connections', `${m.tool} runs one connection: use tcp-rr (or auto) for ${m.connections}`);
-  if (m.kind === 'rr' && m.tool === 'netperf' && m.path === 'service') at('tool', 'netperf needs a control and a data port, and a run Service exposes one: use sockperf, tcp-rr (or auto) through a Service');
+  // What the named tool cannot do, from its catalogue facts; the alternatives are those 'auto' would try.
+  const c = m.tool === 'auto' ? undefined : findTool(m.tool)?.client;
+  const others = (fits: (o: ClientFacts) => boolean): string => orList(clientsOf(m.kind).filter((t) => t.client.autoRank !== null && fits(t.client)));
+  if (m.kind === 'http') {
+    if (c && m.qps > 0 && !c.fixedRate) at('tool', `${m.tool} cannot hold a fixed rate: use ${others((o) => o.fixedRate)} (or auto) with qps`);
+    if (c && m.qps === 0 && !c.maxRate) at('qps', `${m.tool} sends at a fixed rate: set qps > 0`);
+    if (m.qps > 0 && m.qps < m.connections) at('qps', `must be at least connections (${m.connections}) so every connection sends`);
+  }
+  if (m.kind !== 'rr' || !c) return;
+  if (m.mode === 'crr' && !c.crr) at('tool', `${m.tool} keeps one connection: TCP_CRR needs ${others((o) => o.crr)} (or auto)`);
+  if (c.maxConnections !== undefined && m.connections > c.maxConnections) {
+    at('connections', `${m.tool} runs ${c.maxConnections === 1 ? 'one connection' : `at most ${c.maxConnections} connections`}: use ${others((o) => o.maxConnections === undefined)} (or auto) for ${m.connections}`);
+  }
+  if (m.path === 'service' && !c.throughService) {
+    at('tool', `${m.tool} opens a second (data) connection, and a run Service exposes one port: use ${others((o) => o.throughService)} (or auto) through a Service`);
+  }
 }
 
 export type ScenarioInput = z.input<typeof scenarioSchema>;

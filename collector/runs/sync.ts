@@ -5,7 +5,7 @@
  * whose relevant read failed never counts as caught up.
  */
 import type { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
-import type { SyncTarget } from './service-frontend.js';
+import type { SyncTarget } from '../../core/service-frontend.js';
 
 export interface SyncCheck {
   ok: boolean;

@@ -7,47 +7,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
+import type { PhaseRecord, ResultRecord, RunRecord, RunState, SampleRecord } from '../../report/records.js';
 
-export type RunState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
-export const TERMINAL_STATES: ReadonlySet<RunState> = new Set(['succeeded', 'failed', 'cancelled', 'interrupted']);
-
-export interface RunRecord {
-  id: string;
-  state: RunState;
-  reason: string;
-  createdMs: number;
-  startedMs: number;
-  endedMs: number;
-  scenario: unknown;
-  /** What the collector knew of the cluster and its agents when the run started. */
-  cluster: unknown;
-}
-
-export interface PhaseRecord {
-  runId: string;
-  index: number;
-  name: string;
-  state: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
-  error: string;
-  startedMs: number;
-  endedMs: number;
-  /** The measurement spec and the resolved endpoints (nodes, target address). */
-  detail: unknown;
-}
-
-export interface ResultRecord {
-  runId: string;
-  phaseIndex: number | null;
-  agentId: string;
-  warmup: boolean;
-  result: JobResult;
-}
-
-export interface SampleRecord {
-  runId: string;
-  agentId: string;
-  sample: DataplaneSample;
-}
+export { TERMINAL_STATES, type PhaseRecord, type ResultRecord, type RunRecord, type RunState, type SampleRecord } from '../../report/records.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startMonitorLab, type MonitorLab } from '../../cli/monitor-command.js';
+import { startMonitorLab, type MonitorLab } from '../../lab/monitor-session.js';
 import { createLogger } from '../../core/log.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import type { LabNode } from '../../lab/plan.js';

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { compareRounds, type Comparison } from '../../core/significance.js';
+import { compareRounds, type Comparison } from '../../report/significance.js';
 import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
 import { CLI_MAIN, startNode } from '../helpers/procs.js';
 import { notRoot } from '../helpers/root.js';

@@ -15,7 +15,7 @@ import {
 } from '../../agent/observe/netns-reads.js';
 import { parseProcStat } from '../../agent/samplers/proc.js';
 import { isCniBenchError } from '../../core/errors.js';
-import { evaluateGuards } from '../../core/guards.js';
+import { evaluateGuards } from '../../report/guards.js';
 import { liveChildren, run, spawnLongRunning } from '../../core/process.js';
 import { fixture, repoRoot } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/procs.js';

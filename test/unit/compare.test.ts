@@ -4,13 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { compareCommand } from '../../cli/compare-command.js';
-import { compareReports, parseCompareQuery, type ComparisonTable } from '../../collector/report/compare.js';
-import { csvField, renderComparisonCsv, renderComparisonJson, renderComparisonMarkdown } from '../../collector/report/compare-render.js';
-import type { ClusterDescription, Metric, MetricName } from '../../collector/report/metrics-model.js';
-import type { ReportModel, ReportRow } from '../../collector/report/report.js';
+import { compareReports, parseCompareQuery, type ComparisonTable } from '../../report/compare.js';
+import { csvField, renderComparisonCsv, renderComparisonJson, renderComparisonMarkdown } from '../../report/compare-render.js';
+import type { ClusterDescription } from '../../core/cluster.js';
+import type { Metric, MetricName } from '../../report/metrics-model.js';
+import type { ReportModel, ReportRow } from '../../report/report.js';
 import { Store } from '../../collector/store/store.js';
 import { isCniBenchError } from '../../core/errors.js';
-import { summarise } from '../../core/stats.js';
+import { summarise } from '../../report/stats.js';
 import { validationMessage } from '../helpers/errors.js';
 
 // Report models built by hand: compare.ts is pure logic over them.

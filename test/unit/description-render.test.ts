@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareReports } from '../../collector/report/compare.js';
-import { renderComparisonMarkdown } from '../../collector/report/compare-render.js';
-import { renderMarkdown } from '../../collector/report/markdown.js';
-import type { ClusterDescription } from '../../collector/report/metrics-model.js';
-import type { ReportModel } from '../../collector/report/report.js';
+import { compareReports } from '../../report/compare.js';
+import { renderComparisonMarkdown } from '../../report/compare-render.js';
+import { renderMarkdown } from '../../report/markdown.js';
+import type { ClusterDescription } from '../../core/cluster.js';
+import type { ReportModel } from '../../report/report.js';
 
 const API: ClusterDescription = {
   kubernetesVersion: 'v1.37.2',

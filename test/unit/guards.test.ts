@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_GUARD_THRESHOLDS, evaluateGuards, type Guard, type GuardInput } from '../../core/guards.js';
+import { DEFAULT_GUARD_THRESHOLDS, evaluateGuards, type Guard, type GuardInput } from '../../report/guards.js';
 import type { ClientObservation, DataplaneSample, HttpLoadResult, JobResult, Measurement, RequestResponseResult, ThroughputResult } from '../../gen/cnibench/v1/agent.js';
 
 // The evaluator is pure arithmetic over proto messages, so its inputs are built

@@ -11,7 +11,7 @@ import { AgentRegistry } from '../../collector/agents/registry.js';
 import { CollectorMetrics } from '../../collector/metrics.js';
 import { MonitorCoordinator } from '../../collector/monitor/coordinator.js';
 import type { NodeStatus } from '../../collector/monitor/plans.js';
-import type { ServiceAddress, ServiceEndpoint, ServiceFrontend } from '../../collector/runs/service-frontend.js';
+import type { ServiceAddress, ServiceEndpoint, ServiceFrontend } from '../../core/service-frontend.js';
 import { createLogger } from '../../core/log.js';
 import type { CollectorMessage, MonitorPlan, RegisterRequest } from '../../gen/cnibench/v1/agent.js';
 

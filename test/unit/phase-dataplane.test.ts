@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { summarisePhase } from '../../collector/report/phase-dataplane.js';
+import { summarisePhase } from '../../report/phase-dataplane.js';
 import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
 import type { SampleRecord } from '../../collector/store/store.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
-import { dnatDelta } from '../../collector/report/report.js';
+import { dnatDelta } from '../../report/report.js';
 
 const s = (timeMs: number, sep: number, errors: string[] = []): DataplaneSample => DataplaneSample.fromPartial({
   runId: 'r',

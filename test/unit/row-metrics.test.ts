@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { latencyMetrics } from '../../collector/report/row-metrics.js';
+import { latencyMetrics } from '../../report/row-metrics.js';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { Latency } from '../../gen/cnibench/v1/agent.js';
 

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareRounds, regularizedIncompleteBeta, studentTCdf, welchPValue } from '../../core/significance.js';
-import { summarise } from '../../core/stats.js';
+import { compareRounds, regularizedIncompleteBeta, studentTCdf, welchPValue } from '../../report/significance.js';
+import { summarise } from '../../report/stats.js';
 import { validationMessage } from '../helpers/errors.js';
 
 function relClose(actual: number, expected: number, rel: number, what: string): void {

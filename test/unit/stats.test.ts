@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { summarise, tQuantile975 } from '../../core/stats.js';
+import { summarise, tQuantile975 } from '../../report/stats.js';
 import { validationMessage } from '../helpers/errors.js';
 
 function close(actual: number, expected: number, tol: number, what: string): void {

@@ -4,39 +4,17 @@
  * went through the service proxy (kube-proxy DNAT counters on the client's node).
  * Pure: it takes records and returns a model; renderers turn it into text.
  */
-import type { ClientObservation, DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
-import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from '../store/store.js';
-import { evaluateGuards, type Guard, type GuardThresholds, type SamplePair } from '../../core/guards.js';
-import { SINGLE_THREADED_SERVERS } from '../../core/tools.js';
+import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
+import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from './records.js';
+import { evaluateGuards, type Guard, type GuardThresholds, type SamplePair } from './guards.js';
+import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import { rowMetrics } from './row-metrics.js';
-import type { ClusterDescription, Metric } from './metrics-model.js';
-import { summarisePhase, type NodePhaseSummary } from './phase-dataplane.js';
+import type { ClusterDescription } from '../core/cluster.js';
+import { summarisePhase } from './phase-dataplane.js';
 import { buildSweep, type SweepTable } from './sweep.js';
+import type { ReportRow } from './report-row.js';
 
-export interface ReportRow {
-  id: string;
-  measurement: string;
-  path: string;
-  tool: string;
-  toolVersion: string;
-  value: number | null;
-  unit: string;
-  status: string;
-  error: string;
-  details: Record<string, number | string | boolean>;
-  /** New connections DNATed by KUBE-SEP-* rules on the client's node during the phase; null without samples. */
-  dnatConnections: number | null;
-  /** Methodology guards that fired in any round (core/guards.ts), shown next to the number. */
-  warnings: Guard[];
-  /** Measured rounds that produced a result. */
-  rounds: number;
-  /** Every number of the row with its rounds and dispersion; metrics[0] is the headline `value`. */
-  metrics: Metric[];
-  /** Dummy Services present when a sweep measured this row. */
-  step?: number;
-  /** Each node's dataplane over the phase, from the samples taken within it. */
-  dataplane: NodePhaseSummary[];
-}
+export type { ReportRow };
 
 export interface ReportModel {
   run: { id: string; name: string; state: string; reason: string; createdMs: number; startedMs: number; endedMs: number };

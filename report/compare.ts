@@ -2,16 +2,17 @@
  * Puts two or more runs side by side, the way the reference study's summary
  * table does, except that nobody merges it by hand and every difference comes
  * with a verdict: better, worse, within noise or noise unknown, from the raw
- * rounds (core/significance.ts), never from two headline numbers alone. The
+ * rounds (report/significance.ts), never from two headline numbers alone. The
  * first run is the baseline. Pure: report models in, table out; the renderers
  * are in compare-render.ts.
  */
-import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { compareRounds, type Verdict } from '../../core/significance.js';
-import type { ClusterDescription, Metric, MetricName } from './metrics-model.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import { compareRounds, type Verdict } from './significance.js';
+import type { ClusterDescription } from '../core/cluster.js';
+import type { Metric, MetricName } from './metrics-model.js';
 import type { ReportModel, ReportRow } from './report.js';
 
-/** Relative difference below which nothing counts as a change (core/significance.ts uses the same default). */
+/** Relative difference below which nothing counts as a change (report/significance.ts uses the same default). */
 export const DEFAULT_NOISE_FLOOR = 0.03;
 
 export const COMPARISON_SCHEMA = 'cni-bench.comparison/v1';

@@ -6,7 +6,7 @@
  * and the two 95% confidence intervals are disjoint. With a single round there
  * is no noise estimate at all, and the verdict says so.
  */
-import { CniBenchError, ErrorCodes } from './errors.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { summarise, type Summary } from './stats.js';
 
 export type Verdict = 'better' | 'worse' | 'within noise' | 'noise unknown';

@@ -4,7 +4,7 @@
  * deviation, the coefficient of variation and a 95% confidence interval of the
  * mean, and the median (robust to one bad round) beside the mean.
  */
-import { CniBenchError, ErrorCodes } from './errors.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
 
 export interface Summary {
   n: number;

@@ -4,7 +4,7 @@
  * its node namespaces; in a cluster the collector creates Services and
  * EndpointSlices. The orchestrator only sees these interfaces.
  */
-import type { ClusterDescription } from '../report/metrics-model.js';
+import type { ClusterDescription } from './cluster.js';
 
 export interface ServiceEndpoint {
   ip: string;

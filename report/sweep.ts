@@ -4,8 +4,8 @@
  * step and the change against the first step (the baseline). Across runs (one
  * per proxy mode), where one mode overtakes the other. Pure.
  */
-import type { PhaseRecord } from '../store/store.js';
-import type { ReportRow } from './report.js';
+import type { PhaseRecord } from './records.js';
+import type { ReportRow } from './report-row.js';
 
 export interface SweepStep {
   services: number;

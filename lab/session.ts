@@ -1,49 +1,15 @@
 /**
- * What every lab command shares: SIGINT/SIGTERM turned into an abort, and a
- * session that creates a lab, starts a collector in this process (root
- * namespace) and agents in the lab's pods, runs a scenario to its end, and
- * tears everything down whatever happens.
+ * What every lab command shares: a session that creates a lab, starts a
+ * collector in this process (root namespace) and agents in the lab's pods,
+ * runs a scenario to its end, and tears everything down whatever happens.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCollector, type Collector } from '../collector/collector.js';
-import { collectorConfig } from '../collector/config.js';
-import type { ReportModel } from '../collector/report/report.js';
+import { collectorConfig, startCollector, type Collector } from '../collector/index.js';
+import type { ReportModel } from '../report/report.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { Lab } from '../lab/lab.js';
-import type { LabProxyOptions } from '../lab/proxy.js';
-
-export interface Interrupts {
-  signal: AbortSignal;
-  /** The signal that interrupted, if any. */
-  received(): NodeJS.Signals | undefined;
-  dispose(): void;
-}
-
-export function trapInterrupts(log: Logger): Interrupts {
-  const abort = new AbortController();
-  let got: NodeJS.Signals | undefined;
-  const on = (sig: NodeJS.Signals): void => {
-    if (got) return;
-    got = sig;
-    log.warn('interrupted: cleaning up', { signal: sig });
-    abort.abort();
-  };
-  process.on('SIGINT', on);
-  process.on('SIGTERM', on);
-  return {
-    signal: abort.signal,
-    received: () => got,
-    dispose: () => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-    },
-  };
-}
-
-export function exitCodeFor(sig: NodeJS.Signals | undefined): number {
-  return sig === 'SIGTERM' ? 143 : 130;
-}
+import { Lab } from './lab.js';
+import type { LabProxyOptions } from './proxy.js';
 
 /**
  * Lab agents share two cores with the kernel work of programming tens of

@@ -4,9 +4,9 @@
  * of all rounds merged (never averaged), each metric with its per-round
  * values and their dispersion. Pure.
  */
-import { mergeHistograms, LatencyHistogram } from '../../core/histogram.js';
-import { summarise } from '../../core/stats.js';
-import type { Histogram, JobResult, Latency } from '../../gen/cnibench/v1/agent.js';
+import { mergeHistograms, LatencyHistogram } from '../core/histogram.js';
+import { summarise } from './stats.js';
+import type { Histogram, JobResult, Latency } from '../gen/cnibench/v1/agent.js';
 import type { Metric, MetricName } from './metrics-model.js';
 
 const PERCENTILES: readonly [MetricName, number][] = [

@@ -4,8 +4,8 @@
  * maximum, rule and map sizes at the end, and CPU (average and max) and peak
  * memory of the named dataplane processes. Pure.
  */
-import type { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
-import type { SampleRecord } from '../store/store.js';
+import type { DataplaneSample } from '../gen/cnibench/v1/agent.js';
+import type { SampleRecord } from './records.js';
 
 export interface ProcessSummary {
   name: string;

@@ -1,31 +1,8 @@
 /**
- * The numbers a report row carries, in the one shape that the report, the
- * comparison and the exporters share. A metric keeps every round's value, so
- * dispersion and significance are computed from raw data, and latency
- * percentiles come from histograms merged over all rounds (never averaged).
+ * What a run says about the cluster it measured. The collector's Kubernetes
+ * side and the lab both fill it in and the report prints it, so it sits below
+ * all three.
  */
-import type { Guard } from '../../core/guards.js';
-import type { Summary } from '../../core/stats.js';
-
-export type MetricName = 'throughput' | 'rps' | 'tps' | 'loss' | 'jitter' | 'p50' | 'p90' | 'p99' | 'p99.9';
-
-export interface Metric {
-  name: MetricName;
-  unit: string;
-  higherIsBetter: boolean;
-  /**
-   * The headline value: the median of the rounds for rates; for percentiles,
-   * the percentile of the histogram merged over all rounds (or the median of
-   * per-round values when the tool gives no histogram, said in `source`).
-   */
-  value: number;
-  /** One value per measured round, in round order (per-round percentiles for latency metrics). */
-  perRound: number[];
-  /** Dispersion of perRound; null without rounds. */
-  summary: Summary | null;
-  source: 'rounds-median' | 'merged-histogram' | 'per-round-median';
-}
-
 /** Cluster description a run carries, detected by the collector and its agents. */
 export interface ClusterDescription {
   /** e.g. "lab" or "v1.34.2". */
@@ -52,5 +29,3 @@ export interface ClusterDescription {
   /** Where each detected value came from (a ConfigMap key, a node annotation on N nodes). */
   evidence?: string[];
 }
-
-export type { Guard };

@@ -1,0 +1,15 @@
+/**
+ * The collector's public entry: what the lab, the CLI and the benchmarks may
+ * use of the collector. A collector is assembled by startCollector from a
+ * frozen config; a store of past runs can be opened read-only for
+ * `compare`. Everything else in collector/ is private to it
+ * (test/unit/boundaries.test.ts holds every other folder to that).
+ */
+export { startCollector, type Collector, type CollectorOptions } from './collector.js';
+export { collectorConfig, type CollectorConfig } from './config.js';
+export { Store } from './store/store.js';
+export { DEFAULT_SCALE_STEPS } from './runs/scenario.js';
+/** The collector's Kubernetes side, which the Cilium lab wires against its own apiserver as collector/main.ts does in a cluster. */
+export { KubernetesServiceFrontend } from './kubernetes/frontend.js';
+export { ClusterInventory } from './kubernetes/inventory.js';
+export { ClusterDescriber } from './kubernetes/cluster-describer.js';

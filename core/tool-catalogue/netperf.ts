@@ -1,0 +1,23 @@
+/**
+ * netperf: the reference study's TCP_RR and TCP_CRR client, one connection at
+ * a time, against netserver. Its data connection on a second port is why it is
+ * not used through a (one-port) Service. Built from source
+ * (scripts/build-netperf.sh; the Dockerfile's netperf stage).
+ */
+import { toolFacts } from './tool-facts.js';
+
+export const NETPERF_PROBE = Object.freeze({ args: ['-V'], pattern: /Netperf version (\d+\.\d+\.\d+)/ });
+
+export const netperf = toolFacts({
+  name: 'netperf',
+  builtIn: false,
+  binary: {
+    binary: 'netperf',
+    source: { build: 'scripts/build-netperf.sh', dockerStage: 'netperf' },
+    probe: NETPERF_PROBE,
+    required: false,
+    why: 'TCP_RR and TCP_CRR as the reference study measured them (else sockperf, and the built-in tcp-rr for TCP_CRR)',
+    announced: true,
+  },
+  client: { kind: 'rr', serverTool: 'netserver', autoRank: 1, crr: true, fixedRate: false, maxRate: true, maxConnections: 1, throughService: false },
+});

@@ -1,0 +1,17 @@
+/**
+ * The lab's public entry: what the CLI and the benchmarks may use of the lab.
+ * A Lab (namespaces, kube-proxy rules, agents), the sessions that run a
+ * collector against one, the cleanup of killed labs, and the kube-proxy rule
+ * renderers the nftables benchmark times. Everything else in lab/ is private
+ * to it (test/unit/boundaries.test.ts holds every other folder to that).
+ */
+export { Lab, type LabMonitorOptions, type LabOptions } from './lab.js';
+export { runInLab, type LabSessionOptions } from './session.js';
+export { startMonitorLab, type MonitorLab, type MonitorLabOptions } from './monitor-session.js';
+export { removeLeftovers } from './cleanup.js';
+export { PROXY_MODES, type LabProxyOptions, type ProxyMode } from './proxy.js';
+export type { IptablesBackend } from './proxy-iptables.js';
+export { CILIUM_DATAPLANES, type CiliumDataplane } from './cilium/config.js';
+export type { LabNode } from './plan.js';
+export { dummyRange } from './dummy-services.js';
+export { renderNftBase, renderNftServicesAdd } from './kube-proxy-nftables.js';

@@ -1,0 +1,34 @@
+/**
+ * One row of a report: a measurement's numbers with their rounds, the guards
+ * that fired and the dataplane around it. Its own file so that the sweep
+ * tables, built from rows, and the report, which holds a sweep, do not import
+ * each other.
+ */
+import type { Guard } from './guards.js';
+import type { Metric } from './metrics-model.js';
+import type { NodePhaseSummary } from './phase-dataplane.js';
+
+export interface ReportRow {
+  id: string;
+  measurement: string;
+  path: string;
+  tool: string;
+  toolVersion: string;
+  value: number | null;
+  unit: string;
+  status: string;
+  error: string;
+  details: Record<string, number | string | boolean>;
+  /** New connections DNATed by KUBE-SEP-* rules on the client's node during the phase; null without samples. */
+  dnatConnections: number | null;
+  /** Methodology guards that fired in any round (guards.ts), shown next to the number. */
+  warnings: Guard[];
+  /** Measured rounds that produced a result. */
+  rounds: number;
+  /** Every number of the row with its rounds and dispersion; metrics[0] is the headline `value`. */
+  metrics: Metric[];
+  /** Dummy Services present when a sweep measured this row. */
+  step?: number;
+  /** Each node's dataplane over the phase, from the samples taken within it. */
+  dataplane: NodePhaseSummary[];
+}
