@@ -8,7 +8,8 @@
  *   sh: mount --make-rprivate /; the node's directory bound on /run (its own
  *       /run/cilium for state, sockets, pid file); cgroup2 mounted at
  *       /run/cilium/cgroupv2 (shows only the node's subtree); a fresh bpffs on
- *       /sys/fs/bpf; then execs cilium-agent --config-dir (cilium-config's keys).
+ *       /sys/fs/bpf; /proc/sys/kernel read-only (the machine's sysctls are not
+ *       the lab's to change); then execs cilium-agent --config-dir (cilium-config's keys).
  *
  * Every step execs, so the spawned pid is the agent's. Its bpffs lives only in
  * its mount namespace: when the agent dies, its pins go with it. The scripts
@@ -40,6 +41,11 @@ const INNER = [
   'mkdir -p /run/cilium/cgroupv2',
   'mount -t cgroup2 cgroup2 /run/cilium/cgroupv2',
   'mount -t bpf bpf /sys/fs/bpf',
+  // Machine-wide sysctls stay as they are: Cilium sets kernel.unprivileged_bpf_disabled=1
+  // (sticky until reboot) and kernel.timer_migration=0 and ignores a refusal
+  // (pkg/datapath/loader/base.go); its per-namespace ones live under /proc/sys/net.
+  'mount --bind /proc/sys/kernel /proc/sys/kernel',
+  'mount -o remount,bind,ro /proc/sys/kernel',
   'exec "$@"',
 ].join('\n');
 

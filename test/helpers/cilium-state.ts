@@ -108,3 +108,9 @@ export function ciliumLeftovers(labId: string): Record<string, string[]> {
 }
 
 export const NOTHING_LEFT = { namespaces: [], processes: [], mounts: [], cgroup: [], runDir: [], stateFile: [] };
+
+/** Machine-wide sysctls Cilium would change if it could (pkg/datapath/loader/base.go): the lab must leave them alone. */
+export function machineSysctls(): Record<string, string> {
+  const read = (k: string): string => readFileSync(`/proc/sys/${k.replace(/\./g, '/')}`, 'utf8').trim();
+  return Object.fromEntries(['kernel.unprivileged_bpf_disabled', 'kernel.timer_migration', 'net.core.bpf_jit_enable'].map((k) => [k, read(k)]));
+}

@@ -17,7 +17,7 @@ import { run, spawnLongRunning } from '../../core/process.js';
 import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { ciliumBuild } from '../../lab/k8s/tools.js';
 import { inCgroup, Lab } from '../../lab/lab.js';
-import { attachedPrograms, ciliumLeftovers, labIdProcesses, liveProgramIds, NOTHING_LEFT } from '../helpers/cilium-state.js';
+import { attachedPrograms, ciliumLeftovers, labIdProcesses, liveProgramIds, machineSysctls, NOTHING_LEFT } from '../helpers/cilium-state.js';
 import { rootLinks } from '../helpers/host-state.js';
 import { waitFor } from '../helpers/procs.js';
 import { notRoot } from '../helpers/root.js';
@@ -44,6 +44,7 @@ async function getFromPod(l: Lab, node: number, pod: number, url: string): Promi
 
 test('cilium: real agents, pods as Cilium endpoints, pod to pod across nodes, a Service programmed by Cilium and crossed, nothing left', { skip: notRoot, timeout: 600_000 }, async () => {
   const links = rootLinks();
+  const sysctls = machineSysctls();
   lab = await Lab.create({ nodes: 2, log, proxy: { mode: 'cilium' }, shareCpus: true });
   const l = lab;
   const id = l.plan.id;
@@ -100,6 +101,7 @@ test('cilium: real agents, pods as Cilium endpoints, pod to pod across nodes, a 
   assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT);
   assert.deepEqual(liveProgramIds(programs), [], 'the programs Cilium attached are freed');
   assert.equal(rootLinks(), links);
+  assert.deepEqual(machineSysctls(), sysctls, 'the machine-wide sysctls Cilium would set are unchanged');
 });
 
 test('a Cilium lab interrupted while its agents start leaves nothing behind', { skip: notRoot, timeout: 300_000 }, async () => {
