@@ -147,8 +147,13 @@ export class CiliumLab {
     }
     const facts = { kernel: release(), osImage: osImageFrom(osRelease), architecture: arch() === 'x64' ? 'amd64' : arch() };
     for (const n of this.plan.nodes) {
-      const created = await this.core.createNode({ body: nodeObject(n.name, this.plan.id) });
-      await this.core.replaceNodeStatus({ name: n.name, body: { ...created, status: nodeStatus(n.name, n.underlayIp, facts) } });
+      await this.core.createNode({ body: nodeObject(n.name, this.plan.id) });
+      // kube-controller-manager writes spec.podCIDR meanwhile: read, write, again on a conflict.
+      await waitFor(`${n.name}'s status written`, async () => {
+        const node = await this.core.readNode({ name: n.name });
+        await this.core.replaceNodeStatus({ name: n.name, body: { ...node, status: nodeStatus(n.name, n.underlayIp, facts) } });
+        return true;
+      }, 30_000, 100);
     }
     for (const n of this.plan.nodes) {
       const cidr = await waitFor(`kube-controller-manager to give ${n.name} a pod CIDR`, async () => (await this.core.readNode({ name: n.name })).spec?.podCIDR, POD_CIDR_TIMEOUT_MS);

@@ -76,12 +76,20 @@ function ids(value: unknown, keys: readonly string[] = ['id', 'prog_id']): numbe
   return out;
 }
 
-/** BPF programs attached to a node: on its devices (tc/tcx, in its netns) and on its cgroup (socket LB). */
-export function attachedPrograms(labId: string, node: number): { devices: number[]; cgroup: number[] } {
+/**
+ * A node's Cilium devices (cilium_host, cilium_net, lxc*, cilium_vxlan; they go
+ * with its namespace) and the programs attached to its cgroup (socket LB, by id).
+ * Device programs are attached with tcx, which Debian 12's bpftool 7.1 does not list.
+ */
+export function attachedPrograms(labId: string, node: number): { devices: string[]; cgroup: number[] } {
   const ns = `cnib-${labId}-n${node}`;
-  let devices: number[] = [];
+  let devices: string[] = [];
   try {
-    devices = ids(JSON.parse(execFileSync('ip', ['netns', 'exec', ns, 'bpftool', '-j', 'net', 'show'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString()));
+    devices = execFileSync('ip', ['-n', ns, '-o', 'link', 'show'], { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .split('\n')
+      .map((l) => l.split(':')[1]?.trim().split('@')[0] ?? '')
+      .filter((d) => /^(cilium_|lxc)/.test(d));
   } catch {
     devices = [];
   }

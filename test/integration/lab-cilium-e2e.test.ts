@@ -43,7 +43,8 @@ for (const dataplane of ['cilium', 'cilium-vxlan'] as const) {
         assert.match(status, /KubeProxyReplacement:\s+True/, status);
         assert.match(status, EXPECT[dataplane].routing, status);
         const attached = attachedPrograms(id, node);
-        programs.push(...attached.devices, ...attached.cgroup);
+        assert.ok(attached.devices.includes('cilium_host'), `node ${node}: ${attached.devices.join(',')}`);
+        programs.push(...attached.cgroup);
       }
       assert.ok(programs.length > 0, 'Cilium attached programs to the nodes');
     }

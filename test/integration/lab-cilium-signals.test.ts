@@ -28,7 +28,7 @@ async function measuringLab(dataplane: string): Promise<{ lab: Proc; id: string;
     lab.child.kill('SIGKILL');
     throw err;
   });
-  const programs = [0, 1].flatMap((n) => Object.values(attachedPrograms(id, n)).flat());
+  const programs = [0, 1].flatMap((n) => attachedPrograms(id, n).cgroup);
   assert.ok(programs.length > 0, 'Cilium attached programs to the nodes');
   return { lab, id, programs };
 }
