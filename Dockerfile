@@ -3,9 +3,10 @@
 # The agent runs as root in its DaemonSet (runAsUser: 0 in its securityContext:
 # it needs NET_ADMIN/NET_RAW and nsenter into the host network namespace); the
 # collector runs as the image's non-root user, node (uid 1000).
-# Every binary `cni-bench doctor` checks (agent/tools/requirements.ts) comes from
-# this file; test/unit/dockerfile.test.ts holds it to that (through dpkg) and
-# lints it with hadolint. No HEALTHCHECK: Kubernetes ignores it, the manifests
+# Every binary `cni-bench doctor` checks (the tool catalogue, core/tool-catalogue/)
+# comes from this file; test/unit/dockerfile.test.ts holds it to that (through
+# dpkg) and lints it with hadolint, and test/unit/tool-catalogue.test.ts holds
+# the apt list and the build stages to the catalogue. No HEALTHCHECK: Kubernetes ignores it, the manifests
 # probe /healthz instead.
 
 # fortio is not packaged by Debian: built from the Go module proxy at the

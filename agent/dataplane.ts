@@ -5,7 +5,7 @@
  * are present. What cannot be read is said in `notes`, not guessed.
  */
 import { asCniBenchError } from '../core/errors.js';
-import { inNetns, run } from '../core/process.js';
+import { netnsAt, runInNetns } from '../core/netns.js';
 import type { Dataplane } from '../gen/cnibench/v1/agent.js';
 import { parseBpftoolMapShow } from './samplers/bpftool.js';
 import type { DataplaneSampler } from './samplers/dataplane-sampler.js';
@@ -13,10 +13,7 @@ import { parseIptablesSave } from './samplers/iptables-save.js';
 
 export async function detectDataplane(hostNetns: string, sampler: DataplaneSampler): Promise<Dataplane> {
   const notes: string[] = [];
-  const exec = async (file: string, args: string[]): Promise<string> => {
-    const [bin, argv] = inNetns(hostNetns, file, args);
-    return (await run(bin, argv, { tool: file, timeoutMs: 10_000 })).stdout;
-  };
+  const exec = async (file: string, args: string[]): Promise<string> => (await runInNetns(netnsAt(hostNetns), 'rules-dump', file, args)).stdout;
   const note = (what: string) => (err: unknown): undefined => {
     notes.push(`${what}: ${asCniBenchError(err).message}`);
     return undefined;

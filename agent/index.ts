@@ -15,5 +15,6 @@ export { checkRequirements, type RequirementCheck } from './tools/preflight.js';
 /** The agent's entry script; run it with `process.execPath` and AGENT_NODE_FLAGS. */
 export const AGENT_MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
 
-/** The built-in HTTP echo server's script (agent/servers/http-echo.ts), run with `process.execPath`. */
-export const HTTP_ECHO_MAIN = fileURLToPath(new URL('./servers/http-echo.js', import.meta.url));
+/** The built-in HTTP echo server's script (agent/builtins/http-echo.ts), run with `process.execPath`. */
+export const HTTP_ECHO_MAIN = fileURLToPath(new URL('./builtins/http-echo.js', import.meta.url));
+export { clientDrivers } from './drivers/registry.js';

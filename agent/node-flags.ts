@@ -16,7 +16,7 @@
  *   1 MiB of source maps held for stack traces; the agent's errors are coded
  *   and its compiled files map line for line to the TypeScript closely enough.
  *
- * Measured with `npm run bench:monitor-cost` (see README). The load
+ * Measured with `npm run bench:monitor-cost` (docs/findings/2026-12-05-monitor-cost.md). The load
  * generators the agent runs (wrk, iperf3, and the built-in Node clients and
  * servers) are child processes started without these flags: a measurement
  * tool keeps the JIT.

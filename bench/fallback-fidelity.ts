@@ -21,6 +21,7 @@ import { trapInterrupts } from '../core/interrupts.js';
 import { createLogger } from '../core/log.js';
 import { findOnPath } from '../core/process.js';
 import type { ReportModel, ReportRow } from '../report/report.js';
+import { writeFindings } from './findings.js';
 
 type Mode = 'rr' | 'crr';
 interface Contender {
@@ -122,6 +123,7 @@ try {
     out.push('', `## ${mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'}`, '', ...roundTable(report, mode), '', ...summary(report, mode));
   }
   process.stdout.write(`${out.join('\n')}\n`);
+  await writeFindings({ bench: 'fallback', title: 'Fallback tools against the native ones (TCP_RR, TCP_CRR)', body: out.join('\n') });
 } finally {
   interrupts.dispose();
   rmSync(tmp, { recursive: true, force: true });

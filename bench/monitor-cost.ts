@@ -18,7 +18,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Lab, type LabNode, startMonitorLab } from '../lab/index.js';
 import { collectorConfig, startCollector } from '../collector/index.js';
 import { createLogger } from '../core/log.js';
+import { runInNetns } from '../core/netns.js';
 import { AGENT_NODE_FLAGS } from '../agent/index.js';
+import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({ options: { nodes: { type: 'string', default: '5' }, seconds: { type: 'string', default: '180' }, warmup: { type: 'string', default: '45' }, 'baseline-seconds': { type: 'string', default: '60' } } });
 const nodes = Number(values.nodes);
@@ -54,9 +56,17 @@ function pidIn(ns: string, script: string): number | undefined {
   });
 }
 
-function uplinkBytes(node: LabNode): number {
-  const s = (k: string) => Number(execFileSync('ip', ['netns', 'exec', node.ns, 'cat', `/sys/class/net/eth0/statistics/${k}`], { encoding: 'utf8' }).trim());
-  return s('tx_bytes') + s('rx_bytes');
+/**
+ * Bytes received and sent on the node's eth0, from the namespace's
+ * /proc/net/dev (under nsenter /sys/class/net would show the root namespace's
+ * devices, see core/netns.ts).
+ */
+async function uplinkBytes(node: LabNode): Promise<number> {
+  const dev = (await runInNetns({ name: node.ns }, 'probe', 'cat', ['/proc/net/dev'])).stdout;
+  const f = /^\s*eth0:\s*(.*)$/m.exec(dev)?.[1]?.trim().split(/\s+/).map(Number);
+  // Receive bytes are the first field, transmit bytes the ninth.
+  if (!f || !Number.isFinite(f[0]) || !Number.isFinite(f[8])) throw new Error(`${node.ns}: no eth0 line in /proc/net/dev`);
+  return f[0]! + f[8]!;
 }
 
 interface NodeCost {
@@ -74,7 +84,7 @@ interface NodeCost {
 /** Measures every node of `lab` over `seconds`, memory as the peak of samples every 10 s. */
 async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
   const who = lab.plan.nodes.map((n) => ({ n, agent: pidIn(n.pods[0]?.ns ?? '', 'agent/main.js'), responder: pidIn(n.ns, 'host-responder-main.js') }));
-  const start = who.map((w) => ({ agent: w.agent ? readProc(w.agent) : undefined, responder: w.responder ? readProc(w.responder) : undefined, bytes: uplinkBytes(w.n) }));
+  const start = await Promise.all(who.map(async (w) => ({ agent: w.agent ? readProc(w.agent) : undefined, responder: w.responder ? readProc(w.responder) : undefined, bytes: await uplinkBytes(w.n) })));
   const peak = who.map(() => ({ rss: 0, anon: 0, file: 0, pss: 0, responderRss: 0 }));
   const began = Date.now();
   while (Date.now() - began < seconds * 1000) {
@@ -87,6 +97,7 @@ async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
     });
   }
   const wall = (Date.now() - began) / 1000;
+  const bytes = await Promise.all(who.map((w) => uplinkBytes(w.n)));
   return who.map((w, i) => {
     const s = start[i] as (typeof start)[number];
     const p = peak[i] as (typeof peak)[number];
@@ -100,7 +111,7 @@ async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
       agentPss: p.pss,
       responderMcores: mc(w.responder, s.responder),
       responderRss: w.responder ? p.responderRss : undefined,
-      bytesPerSecond: (uplinkBytes(w.n) - s.bytes) / wall,
+      bytesPerSecond: ((bytes[i] ?? NaN) - s.bytes) / wall,
     };
   });
 }
@@ -142,13 +153,13 @@ rows.push(...(await run('monitoring (defaults)', Number(values.seconds), () => s
 const used = process.cpuUsage(collectorCpu);
 const collectorMs = (used.user + used.system) / 1000;
 if (Number(values['baseline-seconds']) > 0) rows.push(...(await run('monitoring off', Number(values['baseline-seconds']), plainLab)));
-process.stdout.write(
-  [
-    `monitoring cost on this machine (${new Date().toISOString()}, ${nodes} lab nodes, ${values.seconds} s measured after ${values.warmup} s); targets: agent <= 5 mcores average, <= 80 MiB RSS; agent Node flags: ${AGENT_NODE_FLAGS.join(' ') || '(none)'}`,
-    '| mode | node | agent mcores (with its tools) | agent RSS MiB (peak) | RssAnon MiB (peak) | RssFile MiB (peak) | Pss MiB (peak) | host responder mcores | host responder RSS MiB | uplink bytes/s (rx+tx) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows,
-    `collector (this process, with the lab's set-up) CPU during the monitoring run: ${(collectorMs / 1000).toFixed(1)} s`,
-    '',
-  ].join('\n'),
-);
+const text = [
+  `monitoring cost on this machine (${new Date().toISOString()}, ${nodes} lab nodes, ${values.seconds} s measured after ${values.warmup} s); targets: agent <= 5 mcores average, <= 80 MiB RSS; agent Node flags: ${AGENT_NODE_FLAGS.join(' ') || '(none)'}`,
+  '| mode | node | agent mcores (with its tools) | agent RSS MiB (peak) | RssAnon MiB (peak) | RssFile MiB (peak) | Pss MiB (peak) | host responder mcores | host responder RSS MiB | uplink bytes/s (rx+tx) |',
+  '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows,
+  `collector (this process, with the lab's set-up) CPU during the monitoring run: ${(collectorMs / 1000).toFixed(1)} s`,
+  '',
+].join('\n');
+process.stdout.write(text);
+await writeFindings({ bench: 'monitor-cost', title: 'Monitoring cost of the agent', body: text });

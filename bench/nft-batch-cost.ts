@@ -11,8 +11,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { runInNetns } from '../core/netns.js';
 import { run } from '../core/process.js';
 import { dummyRange, renderNftBase, renderNftServicesAdd } from '../lab/index.js';
+import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({ options: { batches: { type: 'string', default: '10' }, endpoints: { type: 'string', default: '4' } } });
 const batches = Number(values.batches);
@@ -30,7 +32,7 @@ function childCpu(): { user: number; system: number } {
 async function series(eps: number): Promise<{ user: number; system: number; wallMs: number }[]> {
   await run('ip', ['netns', 'add', NS], { tool: 'ip' });
   try {
-    const nft = (text: string) => run('ip', ['netns', 'exec', NS, 'nft', '-f', '-'], { input: text, tool: 'nft', timeoutMs: 600_000 });
+    const nft = (text: string) => runInNetns({ name: NS }, 'load', 'nft', ['-f', '-'], { input: text });
     await nft(renderNftBase({ serviceCidr: '198.19.0.0/16', nodeIp: '198.18.0.1' }));
     const out: { user: number; system: number; wallMs: number }[] = [];
     for (let b = 0; b < batches; b++) {
@@ -49,12 +51,12 @@ async function series(eps: number): Promise<{ user: number; system: number; wall
 const withMaps = await series(endpoints);
 const plain = await series(1);
 const cell = (c: { user: number; system: number; wallMs: number }) => `${(c.wallMs / 1000).toFixed(2)} s (${c.user.toFixed(2)} user, ${c.system.toFixed(2)} system)`;
-process.stdout.write(
-  [
-    `nft batch cost on this machine (${new Date().toISOString()}): ${BATCH} Services per nft -f, kube-proxy's nftables layout`,
-    `| Services already there | ${endpoints} endpoints (anonymous numgen map each) | 1 endpoint (plain dnat) |`,
-    '|---:|---:|---:|',
-    ...withMaps.map((c, i) => `| ${(i * BATCH).toLocaleString('en-US')} | ${cell(c)} | ${cell(plain[i] as typeof c)} |`),
-    '',
-  ].join('\n'),
-);
+const text = [
+  `nft batch cost on this machine (${new Date().toISOString()}): ${BATCH} Services per nft -f, kube-proxy's nftables layout`,
+  `| Services already there | ${endpoints} endpoints (anonymous numgen map each) | 1 endpoint (plain dnat) |`,
+  '|---:|---:|---:|',
+  ...withMaps.map((c, i) => `| ${(i * BATCH).toLocaleString('en-US')} | ${cell(c)} | ${cell(plain[i] as typeof c)} |`),
+  '',
+].join('\n');
+process.stdout.write(text);
+await writeFindings({ bench: 'nft-batch-cost', title: "nftables batch cost of kube-proxy's layout", body: text });

@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { DataplaneSampler } from '../agent/index.js';
 import { createLogger } from '../core/log.js';
 import { Lab, type ProxyMode } from '../lab/index.js';
+import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({
   options: {
@@ -90,12 +91,12 @@ for (const mode of modes) {
     await lab.destroy();
   }
 }
-process.stdout.write(
-  [
-    `sweep cost on this machine (${new Date().toISOString()}); targets: programming <= 10 s, sampler <= 5 mcores at 1 Hz`,
-    '| mode | services x endpoints | programming (one step) | KUBE-SERVICES rules | service-ips elements | sampler at 1 Hz, no Services: periodic | same, all fresh | with the Services: periodic | same, all fresh |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows,
-    '',
-  ].join('\n'),
-);
+const text = [
+  `sweep cost on this machine (${new Date().toISOString()}); targets: programming <= 10 s, sampler <= 5 mcores at 1 Hz`,
+  '| mode | services x endpoints | programming (one step) | KUBE-SERVICES rules | service-ips elements | sampler at 1 Hz, no Services: periodic | same, all fresh | with the Services: periodic | same, all fresh |',
+  '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows,
+  '',
+].join('\n');
+process.stdout.write(text);
+await writeFindings({ bench: 'sweep-cost', title: 'Service sweep cost: programming and sampling', body: text });

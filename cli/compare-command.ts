@@ -7,16 +7,16 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { compareReports, parseComparisonFormat, parseLabels, parseNoiseFloor } from '../report/compare.js';
+import { COMPARISON_FORMATS, compareReports, DEFAULT_NOISE_FLOOR, parseComparisonFormat, parseLabels, parseNoiseFloor } from '../report/compare.js';
 import { renderComparison } from '../report/compare-render.js';
 import { buildReport, type ReportModel } from '../report/report.js';
 import { Store } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import { customFlag, parseFlags, type FlagValues } from '../core/flags.js';
 import { parseWith } from '../core/validate.js';
-
-export const COMPARE_USAGE = '  cni-bench compare RUN|REPORT.json RUN|REPORT.json... [--format md|json|csv] [--label a,b,...] [--noise-floor 0.03] [--db FILE]\n';
+import { defineCommand } from './command.js';
+import { dbFlag } from './common-flags.js';
 
 /** What compare reads of a report file; everything else passes through untouched. */
 const reportFileSchema = z.looseObject({
@@ -84,29 +84,43 @@ async function loadReports(args: string[], dbPath: string): Promise<ReportModel[
   }
 }
 
-function parse(args: string[]) {
-  try {
-    return parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: { format: { type: 'string' }, label: { type: 'string' }, 'noise-floor': { type: 'string' }, db: { type: 'string' } },
-    });
-  } catch (err) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `arguments: ${(err as Error).message}`, { cause: err, details: { field: 'arguments' } });
-  }
+const flags = {
+  format: customFlag({ help: 'output format', value: COMPARISON_FORMATS.join('|'), default: 'md' as const, parse: (t, n) => parseComparisonFormat(n, t) }),
+  label: customFlag({ help: 'column labels, one per run (default: what each run measured)', value: 'A,B,...', default: undefined as string[] | undefined, parse: (t, n) => parseLabels(n, t) }),
+  'noise-floor': customFlag({
+    help: 'relative difference below which nothing counts as a change',
+    value: 'X',
+    default: undefined as number | undefined,
+    defaultText: String(DEFAULT_NOISE_FLOOR),
+    parse: (t, n) => parseNoiseFloor(n, t),
+  }),
+  db: dbFlag,
+};
+
+async function compare(values: FlagValues<typeof flags>, positionals: readonly string[], stdout: (s: string) => void): Promise<number> {
+  const { format, label: labels, 'noise-floor': noiseFloor } = values;
+  if (positionals.length < 2) throw invalid('runs', `need at least 2 run ids or report files, got ${positionals.length}`);
+  if (labels && labels.length !== positionals.length) throw invalid('--label', `${labels.length} label(s) for ${positionals.length} runs; give one per run`);
+  const reports = await loadReports([...positionals], values.db);
+  const table = compareReports(reports, { ...(labels ? { labels } : {}), ...(noiseFloor !== undefined ? { noiseFloor } : {}) });
+  stdout(renderComparison(table, format).body);
+  return 0;
 }
+
+export const command = defineCommand({
+  spec: {
+    usage: 'cni-bench compare',
+    summary: 'Sets two or more runs side by side with a verdict per measurement (better, worse, within noise) from a significance test over their rounds; the first run is the baseline. A run is a run id in the store or a report file as `cni-bench lab --json` writes it.',
+    flags,
+    positionals: 'RUN|REPORT.json RUN|REPORT.json...',
+    examples: ['cni-bench compare iptables.json nftables.json', 'cni-bench compare r-1a2b r-3c4d --format csv --label before,after'],
+    notes: ['Exit codes: 0 compared, 1 a run or file not found, 2 bad flags or arguments.'],
+  },
+  run: (values, positionals, ctx) => compare(values, positionals, ctx.stdout),
+});
 
 /** Writes the comparison to io.stdout; returns the exit code (0). Bad input throws E_VALIDATION, an unknown run E_NOT_FOUND. */
 export async function compareCommand(args: string[], io: { stdout: (s: string) => void; dbPath: string }): Promise<number> {
-  const { values, positionals } = parse(args);
-  const format = parseComparisonFormat('--format', values.format);
-  const labels = parseLabels('--label', values.label);
-  const noiseFloor = parseNoiseFloor('--noise-floor', values['noise-floor']);
-  if (positionals.length < 2) throw invalid('runs', `need at least 2 run ids or report files, got ${positionals.length}`);
-  if (labels && labels.length !== positionals.length) throw invalid('--label', `${labels.length} label(s) for ${positionals.length} runs; give one per run`);
-  const reports = await loadReports(positionals, values.db ?? io.dbPath);
-  const table = compareReports(reports, { ...(labels ? { labels } : {}), ...(noiseFloor !== undefined ? { noiseFloor } : {}) });
-  io.stdout(renderComparison(table, format).body);
-  return 0;
+  const parsed = parseFlags(command.spec, args, { CNI_BENCH_DB: io.dbPath });
+  return compare(parsed.values, parsed.positionals, io.stdout);
 }

@@ -4,11 +4,9 @@
  * JSON), and exits 1 when a required one is missing, so an image or node that
  * cannot measure fails before a run instead of halfway through one.
  */
-import { parseArgs } from 'node:util';
 import { checkRequirements, type RequirementCheck } from '../agent/index.js';
-import { CniBenchError, ErrorCodes } from '../core/errors.js';
-
-export const DOCTOR_USAGE = '  cni-bench doctor [--json]    check the tools the agent needs on this PATH (exit 1: a required one is missing)\n';
+import { switchFlag } from '../core/flags.js';
+import { defineCommand } from './command.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -41,18 +39,20 @@ export function renderDoctorTable(report: DoctorReport): string {
   return `${lines.join('\n')}\n${summary}\n`;
 }
 
-function parse(args: string[]): { json: boolean } {
-  try {
-    return parseArgs({ args, strict: true, options: { json: { type: 'boolean', default: false } } }).values;
-  } catch (err) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `arguments: ${(err as Error).message}`, { cause: err, details: { field: 'arguments' } });
-  }
-}
-
-/** Writes the report to io.stdout; returns 0, or 1 when a required tool is missing. */
-export async function doctorCommand(args: string[], io: { stdout: (s: string) => void; pathEnv?: string }): Promise<number> {
-  const { json } = parse(args);
-  const report = doctorReport(await checkRequirements(io.pathEnv ?? process.env.PATH ?? ''));
-  io.stdout(json ? `${JSON.stringify(report, null, 2)}\n` : renderDoctorTable(report));
+async function doctor(json: boolean, stdout: (s: string) => void, pathEnv: string): Promise<number> {
+  const report = doctorReport(await checkRequirements(pathEnv));
+  stdout(json ? `${JSON.stringify(report, null, 2)}\n` : renderDoctorTable(report));
   return report.ok ? 0 : 1;
 }
+
+export const command = defineCommand({
+  spec: {
+    usage: 'cni-bench doctor',
+    summary: 'Checks every tool the agent runs on this PATH, with its version, and says what is lost where an optional one is missing.',
+    flags: { json: switchFlag({ help: 'print the checks as JSON' }) },
+    env: [{ name: 'PATH', help: 'where the tools are looked for' }],
+    examples: ['cni-bench doctor', 'cni-bench doctor --json | jq .missingOptional'],
+    notes: ['Exit codes: 0 every required tool found, 1 a required one is missing, 2 bad flags.'],
+  },
+  run: (values, _positionals, ctx) => doctor(values.json, ctx.stdout, ctx.env.PATH ?? ''),
+});

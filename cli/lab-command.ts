@@ -3,11 +3,16 @@
  * short durations) in a fresh lab, prints the report, and tears everything
  * down: on success, on failure, and on SIGINT/SIGTERM.
  */
-import { readFile } from 'node:fs/promises';
-import { renderMarkdown } from '../report/markdown.js';
-import type { Logger } from '../core/log.js';
-import { type LabProxyOptions, runInLab } from '../lab/index.js';
+import { readFile, stat } from 'node:fs/promises';
+import { parseScenario } from '../collector/index.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import { numberFlag, oneOfFlag, stringFlag, type FlagValues } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
+import type { Logger } from '../core/log.js';
+import { CILIUM_DATAPLANES, type LabProxyOptions, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
+import { renderMarkdown } from '../report/markdown.js';
+import { defineCommand } from './command.js';
+import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, jsonFlag, nodesFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
 
 export interface LabCommandOptions {
   nodes: number;
@@ -23,12 +28,46 @@ export interface LabCommandOptions {
   shareCpus?: boolean;
 }
 
-/** Lab defaults: the study's whole matrix with short rounds (3 rounds of 2 s), so a lab run takes about four minutes on 2 cores. */
-export const LAB_DEFAULTS = { nodes: 3, durationSeconds: 2, warmupSeconds: 1, rounds: 3, roundSleepSeconds: 0.5 } as const;
+/**
+ * Lab defaults: the study's whole matrix in 3 rounds each (2 s for load and
+ * request/response, 1 s for bulk throughput, which settles within
+ * milliseconds), so the run takes under three minutes on 2 cores. Two nodes:
+ * no measurement uses a third, and with two each node has a core of its own
+ * (lab/cpu-sets.ts), so client and server never share one across nodes. No
+ * pause between rounds: a server port is reached through one destination only
+ * (collector/runs/measure-phase.ts), so a round's TIME_WAIT sockets meet the
+ * next round's SYNs with the same timestamp clock and accept them, and the
+ * connections-refused guard would show it otherwise.
+ */
+export const LAB_DEFAULTS = { nodes: 2, durationSeconds: 2, throughputDurationSeconds: 1, warmupSeconds: 1, rounds: 3, roundSleepSeconds: 0 } as const;
+
+const MAX_SCENARIO_BYTES = 1024 * 1024;
+
+/** The scenario file as an object: a regular file of at most 1 MiB holding a JSON object; errors name --scenario and the path. */
+async function readScenarioFile(path: string): Promise<Record<string, unknown>> {
+  const bad = (why: string, cause?: unknown): CniBenchError => new CniBenchError(ErrorCodes.VALIDATION, `--scenario: '${path}' ${why}`, { cause, details: { field: 'scenario' } });
+  const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
+    throw bad(`cannot be read (${err.code ?? err.message})`, err);
+  });
+  if (!st.isFile()) throw bad('is not a regular file');
+  if (st.size > MAX_SCENARIO_BYTES) throw bad(`is larger than ${MAX_SCENARIO_BYTES} bytes`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw bad(`is not valid JSON (${(err as Error).message.slice(0, 200)})`, err);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw bad('must hold a JSON object');
+  return parsed as Record<string, unknown>;
+}
 
 async function loadScenario(opts: LabCommandOptions): Promise<unknown> {
-  const base: Record<string, unknown> = opts.scenarioFile ? (JSON.parse(await readFile(opts.scenarioFile, 'utf8')) as Record<string, unknown>) : { name: 'lab default' };
-  return { durationSeconds: opts.durationSeconds, warmupSeconds: opts.warmupSeconds, rounds: LAB_DEFAULTS.rounds, roundSleepSeconds: LAB_DEFAULTS.roundSleepSeconds, ...base };
+  const base: Record<string, unknown> = opts.scenarioFile ? await readScenarioFile(opts.scenarioFile) : { name: 'lab default' };
+  const throughput = opts.durationSeconds === LAB_DEFAULTS.durationSeconds ? { throughputDurationSeconds: LAB_DEFAULTS.throughputDurationSeconds } : {};
+  const scenario = { durationSeconds: opts.durationSeconds, ...throughput, warmupSeconds: opts.warmupSeconds, rounds: LAB_DEFAULTS.rounds, roundSleepSeconds: LAB_DEFAULTS.roundSleepSeconds, ...base };
+  // Refused before a lab is built: a bad field costs no namespaces.
+  parseScenario(scenario, process.env);
+  return scenario;
 }
 
 /** Returns the process exit code: 0 succeeded, 1 run failed, 130/143 interrupted. */
@@ -37,7 +76,9 @@ export async function labCommand(opts: LabCommandOptions, log: Logger): Promise<
   try {
     const scenario = await loadScenario(opts);
     const model = await runInLab(opts, scenario, log, interrupts.signal);
-    if (model) process.stdout.write(opts.json ? `${JSON.stringify(model, null, 2)}\n` : renderMarkdown(model));
+    // The whole command's wall time, lab set-up and teardown included (runInLab has torn the lab down by now).
+    const wall = `Wall time of this command: ${process.uptime().toFixed(1)} s (lab set-up, run and teardown).\n`;
+    if (model) process.stdout.write(opts.json ? `${JSON.stringify({ ...model, commandWallSeconds: Number(process.uptime().toFixed(1)) }, null, 2)}\n` : `${renderMarkdown(model)}\n${wall}`);
     if (interrupts.received()) return exitCodeFor(interrupts.received());
     return model?.run.state === 'succeeded' ? 0 : 1;
   } catch (err) {
@@ -47,3 +88,68 @@ export async function labCommand(opts: LabCommandOptions, log: Logger): Promise<
     interrupts.dispose();
   }
 }
+
+const DATAPLANES = [...PROXY_MODES, ...CILIUM_DATAPLANES] as const;
+
+/** --dataplane when given, else --proxy-mode. */
+function dataplaneOf(v: { dataplane: string; 'proxy-mode': ProxyMode; 'iptables-backend': 'legacy' | 'nft' }): LabProxyOptions {
+  const mode = v.dataplane || v['proxy-mode'];
+  if (mode === 'cilium' || mode === 'cilium-vxlan') return { mode };
+  return { mode: mode as ProxyMode, iptablesBackend: v['iptables-backend'] };
+}
+
+const flags = {
+  nodes: nodesFlag(LAB_DEFAULTS.nodes),
+  duration: durationFlag(LAB_DEFAULTS.durationSeconds),
+  warmup: warmupFlag(LAB_DEFAULTS.warmupSeconds),
+  scenario: stringFlag({ help: 'scenario file (JSON); its fields override the lab defaults', value: 'FILE', default: undefined }),
+  json: jsonFlag,
+  db: dbFlag,
+  dataplane: oneOfFlag<'' | (typeof DATAPLANES)[number]>(DATAPLANES, {
+    help: "the lab's dataplane: kube-proxy's iptables or nftables mode (as --proxy-mode), or real Cilium with kube-proxy replacement, native routing (cilium) or its VXLAN tunnel (cilium-vxlan), on the lab's own apiserver (needs 'bash scripts/setup.sh --cilium'); wins over --proxy-mode",
+    default: '',
+  }),
+  'proxy-mode': oneOfFlag<ProxyMode>(PROXY_MODES, { help: 'which kube-proxy mode the lab programs', default: 'iptables' }),
+  'iptables-backend': iptablesBackendFlag,
+  'link-mbit': numberFlag({ help: "shape every node's uplink to this rate (tc tbf) and declare it as the link speed", value: 'N', default: undefined, min: 1 }),
+  'share-cpus': shareCpusFlag,
+  'agent-wait': agentWaitFlag,
+};
+
+function options(v: FlagValues<typeof flags>): LabCommandOptions {
+  return {
+    nodes: v.nodes,
+    durationSeconds: v.duration,
+    warmupSeconds: v.warmup,
+    ...(v.scenario ? { scenarioFile: v.scenario } : {}),
+    json: v.json,
+    dbPath: v.db,
+    agentWaitMs: v['agent-wait'] * 1000,
+    shareCpus: v['share-cpus'],
+    ...(v['link-mbit'] !== undefined ? { linkMbit: v['link-mbit'] } : {}),
+    proxy: dataplaneOf(v),
+  };
+}
+
+export const command = defineCommand({
+  spec: {
+    usage: 'cni-bench lab',
+    summary: "Runs the study's measurements in a network-namespace lab on this machine (one namespace per node, real kube-proxy rules, one agent per node, the collector in this process), prints the report and removes the lab. Needs root.",
+    flags,
+    subcommands: [
+      { name: 'sweep', summary: 'the Service scale sweep, once per kube-proxy mode' },
+      { name: 'monitor', summary: 'monitoring mode: peer probes and dataplane gauges' },
+      { name: 'cleanup', summary: 'remove namespaces and processes of labs that were killed' },
+    ],
+    env: [
+      { name: 'IPERF_DURATION', help: 'seconds per throughput measurement (overrides the scenario)' },
+      { name: 'FORTIO_DURATION', help: 'seconds per HTTP and request/response measurement (overrides the scenario)' },
+      { name: 'ROUNDS', help: 'measured rounds per measurement (overrides the scenario)' },
+      { name: 'ROUND_SLEEP', help: 'seconds between rounds (overrides the scenario)' },
+      { name: 'CNI_BENCH_LOG_LEVEL', help: 'debug, info, warn or error (logs go to stderr)' },
+    ],
+    examples: ['cni-bench lab', 'cni-bench lab --nodes 2 --proxy-mode nftables --json > report.json', 'cni-bench lab --dataplane cilium'],
+    notes: ['Exit codes: 0 the run succeeded, 1 it failed, 2 bad flags, 130/143 interrupted (SIGINT/SIGTERM).'],
+  },
+  run: (values, _positionals, ctx) => labCommand(options(values), ctx.log),
+});

@@ -5,17 +5,14 @@
  * summary every interval until interrupted (or for `--duration` seconds), then
  * tears everything down. The session itself is lab/monitor-session.ts.
  */
-import { parseArgs } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { validationError } from '../core/errors.js';
+import { sleep } from '../core/sleep.js';
+import { numberFlag, switchFlag, type FlagValues } from '../core/flags.js';
+import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
 import type { MonitorSnapshot } from '../gen/cnibench/v1/monitor.js';
 import { type MonitorLab, startMonitorLab } from '../lab/index.js';
-import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
-
-export const MONITOR_USAGE = `  cni-bench lab monitor [--nodes N] [--interval S] [--peers K] [--duration S] [--json] [--db FILE]
-                monitoring mode: peer probes and dataplane gauges; REST /v1/monitor and /metrics on 127.0.0.1
-`;
+import { defineCommand } from './command.js';
+import { dbFlag, nodesFlag } from './common-flags.js';
 
 /** One line per node: state, coverage, dataplane; then p50/p99 per probe type. */
 export function renderMonitorSummary(s: MonitorSnapshot): string {
@@ -28,32 +25,28 @@ export function renderMonitorSummary(s: MonitorSnapshot): string {
   return `${new Date(s.timeMs).toISOString()} pairs ok ${s.summary?.pairsOk ?? 0}, failing ${s.summary?.pairsFailing ?? 0}, missing ${s.summary?.pairsMissing ?? 0}\n${[...lines, ...lat].map((l) => `  ${l}`).join('\n')}\n`;
 }
 
-function num(name: string, text: string | undefined, fallback: number, min: number): number {
-  if (text === undefined) return fallback;
-  const v = Number(text);
-  if (!Number.isFinite(v) || v < min) throw validationError([{ path: name, message: `must be a number >= ${min}, got '${text}'` }], 'options');
-  return v;
-}
+const flags = {
+  nodes: nodesFlag(5),
+  interval: numberFlag({ help: 'seconds between probe rounds and between printed summaries', value: 'S', default: 30, min: 0.5 }),
+  peers: numberFlag({ help: "peers each agent probes (default: the agent's own, 10)", value: 'K', default: undefined, min: 1, integer: true }),
+  duration: numberFlag({ help: 'stop after this many seconds; 0 runs until interrupted', value: 'S', default: 0, min: 0 }),
+  json: switchFlag({ help: 'print each snapshot as one JSON line instead of the summary' }),
+  db: dbFlag,
+};
 
-/** `lab monitor [flags]`; returns the exit code. */
-export async function monitorCommand(argv: string[], log: Logger, dbDefault: string): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: { nodes: { type: 'string' }, interval: { type: 'string' }, peers: { type: 'string' }, duration: { type: 'string' }, json: { type: 'boolean', default: false }, db: { type: 'string' } },
-  });
-  const intervalS = num('--interval', values.interval, 30, 0.5);
-  const durationS = num('--duration', values.duration, 0, 0);
+/** `lab monitor`; returns the exit code. */
+export async function monitorCommand(values: FlagValues<typeof flags>, log: Logger, stdout: (s: string) => void): Promise<number> {
+  const intervalS = values.interval;
   const interrupts = trapInterrupts(log);
   let session: MonitorLab | undefined;
   try {
-    session = await startMonitorLab({ nodes: num('--nodes', values.nodes, 5, 2), monitor: { intervalS, ...(values.peers ? { peers: num('--peers', values.peers, 10, 1) } : {}) }, dbPath: values.db ?? dbDefault, agentWaitMs: 30_000 }, log);
+    session = await startMonitorLab({ nodes: values.nodes, monitor: { intervalS, ...(values.peers !== undefined ? { peers: values.peers } : {}) }, dbPath: values.db, agentWaitMs: 30_000 }, log);
     log.info('monitoring', { rest: `${session.collector.httpUrl}/v1/monitor`, metrics: `${session.collector.httpUrl}/metrics` });
-    const ends = durationS > 0 ? Date.now() + durationS * 1000 : Infinity;
+    const ends = values.duration > 0 ? Date.now() + values.duration * 1000 : Infinity;
     while (!interrupts.signal.aborted && Date.now() < ends) {
-      await sleep(Math.min(intervalS * 1000, ends - Date.now()), undefined, { signal: interrupts.signal }).catch(() => undefined);
+      await sleep(Math.min(intervalS * 1000, ends - Date.now()), interrupts.signal);
       const snap = session.collector.monitor.snapshot();
-      process.stdout.write(values.json ? `${JSON.stringify(snap)}\n` : renderMonitorSummary(snap));
+      stdout(values.json ? `${JSON.stringify(snap)}\n` : renderMonitorSummary(snap));
     }
     return interrupts.received() ? exitCodeFor(interrupts.received()) : 0;
   } finally {
@@ -61,3 +54,14 @@ export async function monitorCommand(argv: string[], log: Logger, dbDefault: str
     interrupts.dispose();
   }
 }
+
+export const command = defineCommand({
+  spec: {
+    usage: 'cni-bench lab monitor',
+    summary: 'A lab in monitoring mode: every agent probes its peers (pod, host and Service paths) and exports dataplane gauges; the collector in this process serves REST /v1/monitor and /metrics on 127.0.0.1 and this command prints the matrix summary every interval. Needs root.',
+    flags,
+    examples: ['cni-bench lab monitor --nodes 3 --interval 5 --duration 60', 'cni-bench lab monitor --json | jq .summary'],
+    notes: ['Exit codes: 0 after --duration, 2 bad flags, 130/143 interrupted.'],
+  },
+  run: (values, _positionals, ctx) => monitorCommand(values, ctx.log, ctx.stdout),
+});

@@ -4,18 +4,23 @@
  * state never touch the other's), then the modes side by side with where one
  * overtakes the other.
  */
+import { DEFAULT_SCALE_STEPS } from '../collector/index.js';
+import { listFlag, numberFlag, oneOfFlag, switchFlag, type FlagValues } from '../core/flags.js';
+import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
+import type { Logger } from '../core/log.js';
+import { type IptablesBackend, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
 import { renderMarkdown, renderSweepComparison } from '../report/markdown.js';
 import type { ReportModel } from '../report/report.js';
 import { compareSweeps } from '../report/sweep.js';
-import type { Logger } from '../core/log.js';
-import { type IptablesBackend, type ProxyMode, runInLab } from '../lab/index.js';
-import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
+import { defineCommand } from './command.js';
+import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, nodesFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
+import { LAB_DEFAULTS } from './lab-command.js';
 
 export interface SweepCommandOptions {
   nodes: number;
-  modes: ProxyMode[];
+  modes: readonly ProxyMode[];
   iptablesBackend: IptablesBackend;
-  steps: number[];
+  steps: readonly number[];
   endpointsPerService: number;
   durationSeconds: number;
   warmupSeconds: number;
@@ -66,3 +71,49 @@ export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Prom
     interrupts.dispose();
   }
 }
+
+const mode = oneOfFlag<ProxyMode>(PROXY_MODES, { help: '', default: 'iptables' });
+const step = numberFlag({ help: '', default: 0, min: 0, integer: true });
+
+const flags = {
+  modes: listFlag((t, n) => mode.parse(t, n), { help: 'kube-proxy modes to sweep, each in a fresh lab', value: PROXY_MODES.join(','), default: PROXY_MODES }),
+  steps: listFlag((t, n) => step.parse(t, n), { help: 'dummy Services present at each step', value: 'N,N,...', default: DEFAULT_SCALE_STEPS }),
+  endpoints: numberFlag({ help: 'endpoints per dummy Service', default: 4, min: 1, integer: true }),
+  duration: durationFlag(LAB_DEFAULTS.durationSeconds),
+  warmup: warmupFlag(1),
+  rounds: numberFlag({ help: 'measured rounds per measurement at each step', default: LAB_DEFAULTS.rounds, min: 1, integer: true }),
+  nodes: nodesFlag(2),
+  'iptables-backend': iptablesBackendFlag,
+  'share-cpus': shareCpusFlag,
+  json: switchFlag({ help: 'print every run and the comparison as JSON instead of Markdown' }),
+  db: dbFlag,
+  'agent-wait': agentWaitFlag,
+};
+
+function options(v: FlagValues<typeof flags>): SweepCommandOptions {
+  return {
+    nodes: v.nodes,
+    modes: v.modes,
+    iptablesBackend: v['iptables-backend'],
+    steps: v.steps,
+    endpointsPerService: v.endpoints,
+    durationSeconds: v.duration,
+    warmupSeconds: v.warmup,
+    rounds: v.rounds,
+    json: v.json,
+    dbPath: v.db,
+    agentWaitMs: v['agent-wait'] * 1000,
+    shareCpus: v['share-cpus'],
+  };
+}
+
+export const command = defineCommand({
+  spec: {
+    usage: 'cni-bench lab sweep',
+    summary: "The reference study's Service scale sweep: at each step the lab holds that many dummy Services, waits until every node's rules show them, and measures again; once per kube-proxy mode, then the modes side by side with where one overtakes the other. Needs root.",
+    flags,
+    examples: ['cni-bench lab sweep', 'cni-bench lab sweep --modes nftables --steps 0,1000,5000 --rounds 2 --json > sweep.json'],
+    notes: ['Exit codes: 0 every mode succeeded, 1 a run failed, 2 bad flags, 130/143 interrupted.'],
+  },
+  run: (values, _positionals, ctx) => sweepCommand(options(values), ctx.log),
+});

@@ -5,10 +5,14 @@
  * `compare`. Everything else in collector/ is private to it
  * (test/unit/boundaries.test.ts holds every other folder to that).
  */
-export { startCollector, type Collector, type CollectorOptions } from './collector.js';
+export { assembleCollector, type AssembledCollector, type CollectorOptions } from './collector.js';
+export { listenCollector, startCollector, type Collector } from './listen.js';
 export { collectorConfig, type CollectorConfig } from './config.js';
 export { Store } from './store/store.js';
-export { DEFAULT_SCALE_STEPS } from './runs/scenario.js';
+export { DEFAULT_SCALE_STEPS, parseScenario } from './runs/scenario.js';
+export { nodeToken } from './auth/principal.js';
+export { DEFAULT_MEASUREMENTS } from './runs/scenario-defaults.js';
+export { measurementLabel } from './runs/scenario.js';
 /** The collector's Kubernetes side, which the Cilium lab wires against its own apiserver as collector/main.ts does in a cluster. */
 export { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 export { ClusterInventory } from './kubernetes/inventory.js';

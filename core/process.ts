@@ -38,12 +38,6 @@ const KILL_GRACE_MS = 2000;
 const MAX_BUFFER = 64 * 1024 * 1024;
 const live = new Set<ResultPromise>();
 
-/** The argument array that runs `file args` inside the network namespace at `netnsPath`. */
-export function inNetns(netnsPath: string | undefined, file: string, args: readonly string[]): [string, string[]] {
-  if (!netnsPath) return [file, [...args]];
-  return ['nsenter', [`--net=${netnsPath}`, '--', file, ...args]];
-}
-
 function killGroup(child: ResultPromise, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
   try {

@@ -15,3 +15,4 @@ export { CILIUM_DATAPLANES, type CiliumDataplane } from './cilium/config.js';
 export type { LabNode } from './plan.js';
 export { dummyRange } from './dummy-services.js';
 export { renderNftBase, renderNftServicesAdd } from './kube-proxy-nftables.js';
+export { onNodeCpus } from './cpu-sets.js';

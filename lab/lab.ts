@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { netnsArgv } from '../core/netns.js';
 import { run, spawnLongRunning, type LongRunning } from '../core/process.js';
 import { removeLeftovers } from './cleanup.js';
 import { allowedCpus, nodeCpuSets, onNodeCpus } from './cpu-sets.js';
@@ -136,7 +137,7 @@ export class Lab {
 
   private startAgent(node: LabNode, pod: LabPod, collectorAddress: string, [podName, ...own]: string[], extraArgs: string[]): void {
     const args = [
-      'netns', 'exec', pod.ns, process.execPath, ...AGENT_NODE_FLAGS, AGENT_MAIN,
+      ...AGENT_NODE_FLAGS, AGENT_MAIN,
       '--collector', collectorAddress,
       '--node-name', node.name,
       '--pod-name', podName as string,
@@ -147,7 +148,7 @@ export class Lab {
       ...own,
       ...extraArgs,
     ];
-    const [pinned, pinnedArgs] = onNodeCpus(node.cpus, 'ip', args);
+    const [pinned, pinnedArgs] = netnsArgv({ name: pod.ns }, ...onNodeCpus(node.cpus, process.execPath, args));
     const [file, argv] = node.podCgroup ? inCgroup(node.podCgroup, pinned, pinnedArgs) : [pinned, pinnedArgs];
     this.agents.push(spawnLongRunning(file, argv, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
   }

@@ -4,6 +4,7 @@
  * comes up in a few dozen process starts. Nothing is created in the root
  * namespace: veth pairs are made inside the fabric and node namespaces directly.
  */
+import { runInNetns } from '../core/netns.js';
 import { run } from '../core/process.js';
 import type { LabNode, LabPlan } from './plan.js';
 
@@ -17,7 +18,7 @@ async function ipBatch(ns: string | undefined, lines: string[]): Promise<void> {
 }
 
 async function sysctl(ns: string, settings: string[]): Promise<void> {
-  await run('ip', ['netns', 'exec', ns, 'sysctl', '-q', '-w', ...settings], { tool: 'sysctl', timeoutMs: 10_000 });
+  await runInNetns({ name: ns }, 'change', 'sysctl', ['-q', '-w', ...settings]);
 }
 
 function nodeLines(node: LabNode): string[] {
@@ -103,6 +104,6 @@ export async function deleteNamespaces(names: string[]): Promise<void> {
 export async function shapeUplinks(plan: LabPlan, mbit: number): Promise<void> {
   if (!Number.isFinite(mbit) || mbit <= 0) throw new Error(`linkMbit: must be a positive number, got ${mbit}`);
   for (const node of plan.nodes) {
-    await run('ip', ['netns', 'exec', node.ns, 'tc', 'qdisc', 'replace', 'dev', 'eth0', 'root', 'tbf', 'rate', `${mbit}mbit`, 'burst', '256kb', 'latency', '20ms'], { tool: 'tc', timeoutMs: 10_000 });
+    await runInNetns({ name: node.ns }, 'change', 'tc', ['qdisc', 'replace', 'dev', 'eth0', 'root', 'tbf', 'rate', `${mbit}mbit`, 'burst', '256kb', 'latency', '20ms']);
   }
 }

@@ -3,13 +3,12 @@
  * layout (table ip kube-proxy, service-ips verdict map) in every node
  * namespace with `nft -f`.
  */
-import { run } from '../core/process.js';
+import { runInNetns } from '../core/netns.js';
 import { onNodeCpus } from './cpu-sets.js';
 import { renderNftBase, renderNftServicesAdd, renderNftServicesDelete } from './kube-proxy-nftables.js';
 import { SERVICE_CIDR, type LabNode, type LabPlan } from './plan.js';
 import { LabProxyBase, type LabRules } from './proxy-base.js';
 
-const NFT_TIMEOUT_MS = 15 * 60_000;
 /**
  * Services per nft transaction when a sweep step adds or removes many. nft 1.0.6
  * with kube-proxy's anonymous maps (one `numgen random mod N map { ... }` per
@@ -23,8 +22,7 @@ export const NFT_BATCH_SERVICES = 1000;
 
 function nftRules(plan: LabPlan): LabRules {
   const applyOne = async (node: LabNode, text: string | ((node: LabNode) => string)): Promise<void> => {
-    const [file, args] = onNodeCpus(node.cpus, 'ip', ['netns', 'exec', node.ns, 'nft', '-f', '-']);
-    await run(file, args, { input: typeof text === 'string' ? text : text(node), tool: 'nft', timeoutMs: NFT_TIMEOUT_MS });
+    await runInNetns({ name: node.ns }, 'load', ...onNodeCpus(node.cpus, 'nft', ['-f', '-']), { input: typeof text === 'string' ? text : text(node), tool: 'nft' });
   };
   // A large nft transaction is kernel CPU (rule validation). Nodes with their
   // own CPUs program at once, each on its own, as each node's kube-proxy would;

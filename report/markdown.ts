@@ -1,4 +1,6 @@
 /** Renders a report model as the Markdown the CLI prints. */
+import { BUILTIN_TOOLS } from '../core/tools.js';
+import { mdText } from './escape.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';
 
@@ -18,6 +20,7 @@ function notes(r: ReportRow): string {
   if (typeof d.socketErrors === 'number' && d.socketErrors > 0) out.push(`socket errors ${d.socketErrors}`);
   if (r.dnatConnections !== null) out.push(`DNAT +${r.dnatConnections}`);
   out.push(...r.warnings.map((w) => `⚠ ${w.code}: ${w.message}`));
+  if (r.invalid) out.push(`counters over the first such round: ${Object.entries(r.invalid.counters).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (r.error) out.push(`error: ${r.error}`);
   return out.join('; ');
 }
@@ -43,9 +46,9 @@ export function renderMarkdown(report: ReportModel): string {
   const { run } = report;
   const secs = run.endedMs && run.startedMs ? ((run.endedMs - run.startedMs) / 1000).toFixed(1) : '?';
   const lines = [
-    `# cni-bench report: ${run.name} (${run.id})`,
+    `# cni-bench report: ${mdText(run.name)} (${mdText(run.id)})`,
     '',
-    `State: **${run.state}**${run.reason ? ` (${run.reason})` : ''}; wall time ${secs} s.`,
+    `State: **${mdText(run.state)}**${run.reason ? ` (${mdText(run.reason)})` : ''}; wall time ${secs} s.`,
     '',
     `Cluster: ${describeLine(report)}.`,
     ...clusterNotes(report),
@@ -54,10 +57,11 @@ export function renderMarkdown(report: ReportModel): string {
     '|---|---|---|---:|---|---|---|---|',
     ...report.rows.map(
       (r) =>
-        `| ${r.measurement} | ${r.path} | ${r.tool}${r.toolVersion ? ` ${r.toolVersion}` : ''} | ${r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${r.unit} | ${dispersion(r)} | ${r.status} | ${notes(r).replaceAll('|', '\\|')} |`,
+        `| ${mdText(r.measurement)} | ${mdText(r.path)} | ${mdText(r.tool)}${r.toolVersion ? ` ${mdText(r.toolVersion)}` : ''}${BUILTIN_TOOLS.has(r.tool) ? ' (built-in)' : ''} | ${r.invalid ? `**invalid** (${mdText(r.invalid.code)})` : r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${mdText(r.unit)} | ${dispersion(r)} | ${mdText(r.status)} | ${mdText(notes(r))} |`,
     ),
     '',
-    'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes).',
+    'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes). **invalid**: the kernel counted connections refused or retried during the rounds, so the number measured the retries, not the dataplane, and is not shown.',
+    '(built-in): measured by cni-bench\'s own client where no native tool is installed on both ends (or none can run the measurement); not comparable with a native tool\'s numbers.',
     'DNAT +N: new connections that kube-proxy KUBE-SEP rules translated on the client node during the phase (warm-up included).',
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),
@@ -78,14 +82,14 @@ export function renderDataplane(rows: readonly ReportRow[]): string[] {
     for (const n of r.dataplane) {
       const procs = n.processes.map((p) => `${p.name} ${p.cpuMillicoresAvg === null ? '—' : Math.round(p.cpuMillicoresAvg)}/${p.cpuMillicoresMax === null ? '—' : Math.round(p.cpuMillicoresMax)} m, ${mib(p.rssBytesMax)}`);
       const cells = [
-        r.measurement,
-        n.node,
+        mdText(r.measurement),
+        mdText(n.node),
         String(n.samples),
         `${n.conntrackPeak.toLocaleString('en-US')} / ${n.conntrackMax.toLocaleString('en-US')}`,
         n.iptablesRules.toLocaleString('en-US'),
         n.kubeServicesRules.toLocaleString('en-US'),
         n.nftServiceIps === null ? '—' : n.nftServiceIps.toLocaleString('en-US'),
-        [...procs, ...n.errors.map((e) => `⚠ ${e}`)].join('; ').replaceAll('|', '\\|') || 'none running',
+        mdText([...procs, ...n.errors.map((e) => `⚠ ${e}`)].join('; ')) || 'none running',
       ];
       lines.push(`| ${cells.join(' | ')} |`);
     }
@@ -115,7 +119,7 @@ export function renderSweep(sweep: SweepTable): string[] {
   return [
     '## Service scale sweep',
     '',
-    `| ${head.join(' | ')} |`,
+    `| ${head.map(mdText).join(' | ')} |`,
     `|${head.map(() => '---:').join('|')}|`,
     ...sweep.steps.map((st, i) => {
       const cells = [
@@ -137,30 +141,34 @@ export function renderSweepComparison(c: SweepComparison): string {
   const lines: string[] = ['# Service scale sweep: ' + c.runs.join(' vs '), ''];
   for (const s of c.series) {
     const head = ['dummy Services ahead of the target', ...c.runs];
-    lines.push(`## ${s.label} (${s.unit})`, '', `| ${head.join(' | ')} |`, `|${head.map(() => '---:').join('|')}|`);
+    lines.push(`## ${mdText(s.label)} (${mdText(s.unit)})`, '', `| ${head.map(mdText).join(' | ')} |`, `|${head.map(() => '---:').join('|')}|`);
     c.steps.forEach((n, i) => {
       const cells = s.byRun.map((r) => `${fmt(r.values[i] ?? null, s.unit)}${i > 0 ? pct(r.change[i] ?? null) : ''}`);
       lines.push(`| ${n.toLocaleString('en-US')} | ${cells.join(' | ')} |`);
     });
-    lines.push('', ...s.crossovers.map((x) => `- ${x.text}.`), '');
+    lines.push('', ...s.crossovers.map((x) => `- ${mdText(x.text)}.`), '');
   }
-  lines.push('One round per step: a difference under 10% between modes counts as a tie, and changes of that size against the first step are within noise on a shared machine.');
+  const rounds = c.series.flatMap((s) => s.byRun.flatMap((r) => r.rounds.map((x) => x?.length ?? 0))).filter((n) => n > 0);
+  const n = rounds.length ? `${Math.min(...rounds)}${Math.max(...rounds) !== Math.min(...rounds) ? `-${Math.max(...rounds)}` : ''}` : '0';
+  lines.push(
+    `${n} round${n === '1' ? '' : 's'} per step; values are the medians of the rounds. One mode is ahead of another at a step only when their rounds differ significantly (Welch's t-test p < 0.05, disjoint 95% confidence intervals, and more than 3%; with one round, more than 15%); otherwise they are a tie. The changes against the first step are medians and carry no such test.`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
 function describeLine(report: ReportModel): string {
   const d = report.cluster.description;
   const os = [d.osImage, d.containerRuntime].filter(Boolean).join(', ');
-  return `Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}`;
+  return mdText(`Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}`);
 }
 
 /** What the description could not read or found in disagreement, under the Cluster line. */
 function clusterNotes(report: ReportModel): string[] {
   const notes = report.cluster.description.notes ?? [];
-  return notes.length ? ['', ...notes.map((n) => `- ${n}`)] : [];
+  return notes.length ? ['', ...notes.map((n) => `- ${mdText(n)}`)] : [];
 }
 
 function skippedLines(report: ReportModel): string[] {
   const skipped = (report.cluster.skipped ?? []) as { id: string; reason: string }[];
-  return skipped.length ? ['', 'Skipped (default measurements these nodes cannot run):', ...skipped.map((s) => `- ${s.id}: ${s.reason}`)] : [];
+  return skipped.length ? ['', 'Skipped (default measurements these nodes cannot run):', ...skipped.map((s) => `- ${mdText(s.id)}: ${mdText(s.reason)}`)] : [];
 }

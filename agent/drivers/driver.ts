@@ -2,7 +2,9 @@
  * The one interface every load-generator driver implements. A driver is pure:
  * it turns a typed spec into an argument array and turns the tool's stdout into
  * a normalized measurement. Running the process is core/process.ts's job, so
- * drivers can be tested on captured output alone.
+ * drivers can be tested on captured output alone; what a tool is (its binary,
+ * what it measures, its server and ports) is data in the tool catalogue
+ * (core/tool-catalogue/), which the job runner reads beside the driver.
  */
 import type { Measurement } from '../../gen/cnibench/v1/agent.js';
 
@@ -32,12 +34,8 @@ export interface ServerSpec {
 }
 
 export interface ClientDriver {
-  /** Name used in scenarios and reports, e.g. "iperf3". */
+  /** Name used in scenarios and reports, e.g. "iperf3": its catalogue entry's. */
   readonly tool: string;
-  /** Executable looked up on PATH. */
-  readonly binary: string;
-  /** What kind of measurement the client produces. */
-  readonly kind: 'throughput' | 'http' | 'rr';
   /** Exit codes after which stdout still goes to `parse` (a tool that reports its own errors in its output). */
   readonly okExitCodes?: readonly number[];
   buildClientArgs(spec: ClientSpec): string[];
@@ -53,6 +51,5 @@ export interface ClientDriver {
 
 export interface ServerDriver {
   readonly tool: string;
-  readonly binary: string;
   buildServerArgs(spec: ServerSpec): string[];
 }

@@ -1,5 +1,5 @@
 /**
- * The built-in fixed-rate HTTP load generator, agent/clients/http-open-loop.ts,
+ * The built-in fixed-rate HTTP load generator, agent/builtins/http-open-loop.ts,
  * run with the agent's own Node binary as its own process. It is the HTTP tool
  * for latency at a given rate: unlike fortio (see fortio.ts), it times every
  * request from its intended start in the schedule, so a stall of the target
@@ -130,12 +130,10 @@ function httpPath(spec: ClientSpec): string {
   return spec.path && spec.path.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
 }
 
-const clientScript = fileURLToPath(new URL('../clients/http-open-loop.js', import.meta.url));
+const clientScript = fileURLToPath(new URL('../builtins/http-open-loop.js', import.meta.url));
 
 export const httpOpenLoop: ClientDriver = {
   tool: TOOL,
-  binary: process.execPath,
-  kind: 'http',
   buildClientArgs(spec: ClientSpec): string[] {
     return [
       clientScript,

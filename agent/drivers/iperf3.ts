@@ -56,8 +56,6 @@ export function parseIperf3Json(stdout: string): ThroughputResult {
 
 export const iperf3: ClientDriver & ServerDriver = {
   tool: 'iperf3',
-  binary: 'iperf3',
-  kind: 'throughput',
   // With -J, iperf3 exits 1 and explains in the JSON's "error"; the parser turns that into a coded error.
   okExitCodes: [0, 1],
   buildClientArgs(spec: ClientSpec): string[] {

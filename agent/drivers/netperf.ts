@@ -21,7 +21,9 @@
  * - `-- -P ,PORT` fixes netserver's data port (the remote side only: a fixed
  *   local port would collide with TIME_WAIT and with TCP_CRR, whose client
  *   binds a new local port per connection). The control connection goes to
- *   `-p`. Two ports is why netperf is not chosen for the 'service' path.
+ *   `-p`; the data port is the control port + 1 (12865 -> 12866 by default),
+ *   so a server behind a Service on its own ports (collector/runs/measure-phase.ts)
+ *   gets its own data port too, which that Service fronts as a second port.
  *
  * netperf reports percentiles, not buckets: the histogram sent upstream is
  * rebuilt from its ranked points (min, p50, p90, p99, max) with the shared
@@ -38,9 +40,9 @@
  */
 import { CniBenchError, ErrorCodes, parseError, validationError, type FieldIssue } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
-import { SERVER_DATA_PORTS } from '../../core/tools.js';
+import { netserver as netserverFacts } from '../../core/tool-catalogue/netserver.js';
 import type { Measurement, Percentile, RequestResponseResult } from '../../gen/cnibench/v1/agent.js';
-import type { ClientDriver, ClientSpec, ServerDriver, ServerSpec } from './driver.js';
+import type { ClientDriver, ClientSpec } from './driver.js';
 import { wholeSeconds } from './iperf3.js';
 
 /** What the client asks netperf to print (`-- -k`), in netperf's own names. */
@@ -51,8 +53,13 @@ export const NETPERF_SELECTORS = [
 ] as const;
 type Selector = (typeof NETPERF_SELECTORS)[number];
 
-/** netserver's data port (core/tools.ts, where Services and policies read it too). */
-export const NETPERF_DATA_PORT = SERVER_DATA_PORTS.netserver as number;
+/** netserver's data port (the tool catalogue's, where Services and policies read it too). */
+export const NETPERF_DATA_PORT = netserverFacts.server.dataPort;
+const NETPERF_CONTROL_PORT = netserverFacts.server.port;
+/** The data port a client names for a control port: the same distance as the defaults' (one above). */
+export function netperfDataPort(controlPort: number): number {
+  return controlPort + (NETPERF_DATA_PORT - NETPERF_CONTROL_PORT);
+}
 /** Largest request or response accepted (the scenario's own bound). */
 export const NETPERF_MAX_MESSAGE_BYTES = 65_536;
 
@@ -178,8 +185,6 @@ function histogramOf(f: Record<Selector, number>, n: number, stdout: string): La
 
 export const netperf: ClientDriver = {
   tool: 'netperf',
-  binary: 'netperf',
-  kind: 'rr',
   // 255 (exit(-1)): netperf's own message on stdout (refused control connection, bad option).
   okExitCodes: [0, 255],
   buildClientArgs(spec: ClientSpec): string[] {
@@ -192,7 +197,7 @@ export const netperf: ClientDriver = {
       '-l', String(wholeSeconds(spec.durationSeconds)),
       '--',
       '-r', `${request},${response}`,
-      '-P', `,${NETPERF_DATA_PORT}`,
+      '-P', `,${netperfDataPort(spec.targetPort)}`,
       '-k', NETPERF_SELECTORS.join(','),
     ];
   },
@@ -202,18 +207,5 @@ export const netperf: ClientDriver = {
       throw parseError('netperf', stdout, `ran ${r.connectPerTransaction ? 'TCP_CRR' : 'TCP_RR'}, asked for ${spec.connectPerTransaction ? 'TCP_CRR' : 'TCP_RR'}`);
     }
     return { kind: { $case: 'rr', value: r } };
-  },
-};
-
-/**
- * netserver in the foreground (`-D`), IPv4 on every address as the other
- * servers listen, `-N` so each forked test child writes no
- * /tmp/netserver.debug_<pid> (the agent's root filesystem is read-only).
- */
-export const netserver: ServerDriver = {
-  tool: 'netserver',
-  binary: 'netserver',
-  buildServerArgs(spec: ServerSpec): string[] {
-    return ['-D', '-N', '-L', '0.0.0.0,inet', '-p', String(spec.port)];
   },
 };

@@ -121,8 +121,6 @@ export function parseSockperfPingPong(stdout: string): RequestResponseResult {
 
 export const sockperf: ClientDriver & ServerDriver = {
   tool: 'sockperf',
-  binary: 'sockperf',
-  kind: 'rr',
   okExitCodes: [0, 7],
   buildClientArgs(spec: ClientSpec): string[] {
     const bytes = sockperfMessageBytes(spec);

@@ -97,8 +97,6 @@ export function parseWrkOutput(stdout: string): HttpLoadResult {
 
 export const wrk: ClientDriver = {
   tool: 'wrk',
-  binary: 'wrk',
-  kind: 'http',
   buildClientArgs(spec: ClientSpec): string[] {
     const connections = spec.connections ?? 64;
     const threads = Math.min(spec.threads ?? 2, connections);

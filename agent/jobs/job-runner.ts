@@ -3,19 +3,22 @@
  * result and sample through the Outbox. Each job owns an AbortController; cancel
  * aborts it, and core/process.ts kills the job's process group.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { cpus } from 'node:os';
+import { sleep } from '../../core/sleep.js';
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { inNetns, run, spawnLongRunning } from '../../core/process.js';
+import { netnsArgv, netnsAt } from '../../core/netns.js';
+import { run, spawnLongRunning } from '../../core/process.js';
 import type { Logger } from '../../core/log.js';
+import { VERSION } from '../../core/version.js';
 import { DataplaneSample, JobState, type ClientObservation, type Job, type RunClient, type ServerUsage, type StartServer } from '../../gen/cnibench/v1/agent.js';
 import type { ClientSpec } from '../drivers/driver.js';
-import { BUILTIN_TOOLS } from '../../core/tools.js';
+import { executableOf, findTool } from '../../core/tool-catalogue/index.js';
 import { clientDrivers, serverDrivers } from '../drivers/registry.js';
 import type { Outbox } from '../outbox.js';
 import { waitForListen } from '../readiness.js';
 import { startClientObserver } from '../observe/client-observer.js';
 import { readTreeUsage } from '../observe/process-tree.js';
-import type { DataplaneSampler } from '../samplers/dataplane-sampler.js';
+import { readLoadAverage, type DataplaneSampler } from '../samplers/dataplane-sampler.js';
 
 const RAW_OUTPUT_LIMIT = 64 * 1024;
 const SERVER_READY_TIMEOUT_MS = 10_000;
@@ -30,8 +33,8 @@ interface Active {
 export interface JobRunnerDeps {
   outbox: Outbox;
   log: Logger;
-  /** Installed tools by name -> version. */
-  toolVersion: (tool: string) => string | undefined;
+  /** Installed binaries by name -> version (tools sharing a binary, like fortio's two modes, share it). */
+  toolVersion: (binary: string) => string | undefined;
   sampler: DataplaneSampler;
   /** The node's network namespace, entered for host-network servers and clients ('' = the agent's own). */
   hostNetns: string;
@@ -104,17 +107,22 @@ export class JobRunner {
     if (state === JobState.JOB_STATE_FAILED) this.deps.log.warn('job failed', { jobId: job.jobId, message, errorCode });
   }
 
-  private requireTool(tool: string): void {
-    if (!BUILTIN_TOOLS.has(tool) && this.deps.toolVersion(tool) === undefined) {
+  /** The executable that runs `tool` here, and the version reports print; E_TOOL_MISSING when the node lacks its binary. */
+  private requireTool(tool: string): { executable: string; version: string } {
+    const facts = findTool(tool);
+    // A built-in is part of the agent: its version is the agent's, labelled so reports tell it from a native tool.
+    const version = !facts ? undefined : facts.binary ? this.deps.toolVersion(facts.binary.binary) : `built-in ${VERSION}`;
+    if (!facts || version === undefined) {
       throw new CniBenchError(ErrorCodes.TOOL_MISSING, `tool '${tool}' is not installed on this node`, { details: { tool } });
     }
+    return { executable: executableOf(facts), version };
   }
 
   private async startServer(job: Job, spec: StartServer, signal: AbortSignal): Promise<void> {
     const driver = serverDrivers.get(spec.tool);
     if (!driver) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown server tool '${spec.tool}'`, { details: { tool: spec.tool } });
-    this.requireTool(spec.tool);
-    const [file, args] = this.where(spec.hostNetwork, driver.binary, driver.buildServerArgs({ port: spec.port }));
+    const { executable } = this.requireTool(spec.tool);
+    const [file, args] = this.where(spec.hostNetwork, executable, driver.buildServerArgs({ port: spec.port }));
     const proc = spawnLongRunning(file, args, { signal, tool: spec.tool });
     if (proc.pid !== undefined) this.servers.set(job.jobId, { tool: spec.tool, pid: proc.pid });
     void proc.exited.finally(() => this.servers.delete(job.jobId)).catch(() => undefined);
@@ -136,17 +144,17 @@ export class JobRunner {
   private async runClient(job: Job, spec: RunClient, signal: AbortSignal): Promise<void> {
     const driver = clientDrivers.get(spec.tool);
     if (!driver) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown client tool '${spec.tool}'`, { details: { tool: spec.tool } });
-    this.requireTool(spec.tool);
+    const { executable, version } = this.requireTool(spec.tool);
     const cs: ClientSpec = {
       targetHost: spec.targetHost,
       targetPort: spec.targetPort,
       durationSeconds: spec.durationSeconds,
       ...clientSpecFields(spec.spec),
     };
-    const [file, args] = this.where(spec.hostNetwork, driver.binary, driver.buildClientArgs(cs));
+    const [file, args] = this.where(spec.hostNetwork, executable, driver.buildClientArgs(cs));
     const threads = driver.cpuThreads?.(cs) ?? 1;
     const wait = spec.startAtMs - Date.now();
-    if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
+    if (wait > 0) await sleep(wait, signal);
     if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled before start');
     this.event(job, JobState.JOB_STATE_RUNNING, '');
     const started = Date.now();
@@ -183,7 +191,7 @@ export class JobRunner {
         jobId: job.jobId,
         runId: job.runId,
         tool: spec.tool,
-        toolVersion: this.deps.toolVersion(spec.tool) ?? '',
+        toolVersion: version,
         measurement,
         rawOutput: r.stdout.slice(0, RAW_OUTPUT_LIMIT),
         startedMs: started,
@@ -204,8 +212,9 @@ export class JobRunner {
 
   /** A sample of only the servers' CPU: cheap enough to bracket every round. */
   private async sampleServers(job: Job): Promise<void> {
-    const servers = await this.serverUsage();
-    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, serversOnly: true, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
+    const errors: string[] = [];
+    const [servers, tcpCounters, loadAverage] = await Promise.all([this.serverUsage(), this.deps.sampler.tcpCounters(errors), readLoadAverage().catch(() => 0)]);
+    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, tcpCounters, loadAverage, machineCpus: cpus().length, errors, serversOnly: true, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
   }
 
   private async serverUsage(): Promise<ServerUsage[]> {
@@ -222,14 +231,14 @@ export class JobRunner {
     if (hostNetwork && !this.deps.hostNetns) {
       throw new CniBenchError(ErrorCodes.VALIDATION, 'host network: this agent has no --host-netns configured', { details: { field: 'hostNetns' } });
     }
-    return inNetns(hostNetwork ? this.deps.hostNetns : undefined, file, args);
+    return netnsArgv(hostNetwork ? netnsAt(this.deps.hostNetns) : undefined, file, args);
   }
 
   private async sample(job: Job, intervalMs: number, signal: AbortSignal): Promise<void> {
     const every = Math.max(100, intervalMs || 1000);
     while (!signal.aborted) {
       await this.sampleOnce(job, signal, false);
-      await sleep(every, undefined, { signal }).catch(() => undefined);
+      await sleep(every, signal);
     }
   }
 }

@@ -5,7 +5,7 @@
  * whose names start with a configured prefix (`bpftool map dump`). Maps are a
  * kernel-wide resource, so the host network namespace does not matter here.
  */
-import { inNetns, run } from '../../core/process.js';
+import { netnsAt, runInNetns } from '../../core/netns.js';
 import type { BpfMapState } from '../../gen/cnibench/v1/agent.js';
 import { lbServiceMap } from '../samplers/bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow, type BpfMap } from '../samplers/bpftool.js';
@@ -38,10 +38,7 @@ export function groupBpfMaps(maps: readonly BpfMap[], entriesById: ReadonlyMap<n
 
 /** Reads the maps; `lbEntries` is the LB service map's count from the dataplane sample, when it has one. */
 export async function readBpfMaps(hostNetns: string, prefixes: readonly string[], lbEntries: number | undefined, signal?: AbortSignal): Promise<BpfMapState[]> {
-  const exec = async (args: string[]): Promise<string> => {
-    const [bin, argv] = inNetns(hostNetns, 'bpftool', args);
-    return (await run(bin, argv, { tool: 'bpftool', timeoutMs: 30_000, maxBuffer: 256 * 1024 * 1024, ...(signal ? { signal } : {}) })).stdout;
-  };
+  const exec = async (args: string[]): Promise<string> => (await runInNetns(netnsAt(hostNetns), 'rules-dump', 'bpftool', args, signal ? { signal } : {})).stdout;
   const maps = parseBpftoolMapShow(await exec(['map', 'show', '-j']));
   const counts = new Map<number, number>();
   const lb = lbServiceMap(maps);

@@ -4,7 +4,8 @@
  * nsenter, ready once its port listens there, restarted when it died.
  */
 import { fileURLToPath } from 'node:url';
-import { inNetns, spawnLongRunning, type LongRunning } from '../../core/process.js';
+import { netnsArgv, netnsAt } from '../../core/netns.js';
+import { spawnLongRunning, type LongRunning } from '../../core/process.js';
 import type { Logger } from '../../core/log.js';
 import { AGENT_NODE_FLAGS } from '../node-flags.js';
 import { waitForListen } from '../readiness.js';
@@ -29,7 +30,7 @@ export class HostResponder {
   async ensure(signal: AbortSignal): Promise<boolean> {
     if (this.alive || signal.aborted || Date.now() < this.notBeforeMs) return this.alive;
     const { hostNetns, node, port, idleTimeoutMs, log } = this.opts;
-    const [bin, args] = inNetns(hostNetns, process.execPath, [...AGENT_NODE_FLAGS, MAIN, '--port', String(port), '--node', node, '--idle-ms', String(idleTimeoutMs)]);
+    const [bin, args] = netnsArgv(netnsAt(hostNetns), process.execPath, [...AGENT_NODE_FLAGS, MAIN, '--port', String(port), '--node', node, '--idle-ms', String(idleTimeoutMs)]);
     const proc = spawnLongRunning(bin, args, { tool: 'probe-responder', signal });
     this.proc = proc;
     void proc.exited.then((r) => {

@@ -5,7 +5,7 @@
  * round to the collector. While a benchmark run uses the node (the plan says
  * so, or the agent runs a job) nothing is probed or read.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../core/sleep.js';
 import type { Logger } from '../../core/log.js';
 import type { BpfMapState, MonitorCapability, MonitorPlan, MonitorReport } from '../../gen/cnibench/v1/agent.js';
 import { DataplaneSampler, type SampleBody } from '../samplers/dataplane-sampler.js';
@@ -91,12 +91,12 @@ export class Monitor {
   /** Rounds until `signal` aborts; the first starts at a random point of the first interval, so agents do not probe in step. */
   async run(signal: AbortSignal): Promise<void> {
     const { intervalMs, jitter } = this.opts;
-    await sleep(Math.floor(this.random() * intervalMs), undefined, { signal }).catch(() => undefined);
+    await sleep(Math.floor(this.random() * intervalMs), signal);
     while (!signal.aborted) {
       const began = Date.now();
       await this.round(signal).catch((err: unknown) => this.deps.log.warn('monitor round failed', { error: (err as Error).message }));
       const wait = nextRoundDelay(intervalMs, jitter, this.random) - (Date.now() - began);
-      await sleep(Math.max(0, wait), undefined, { signal }).catch(() => undefined);
+      await sleep(Math.max(0, wait), signal);
     }
     await this.stop();
   }
@@ -116,7 +116,7 @@ export class Monitor {
       const tasks = shuffle(roundTasks(this.plan), this.random);
       const offsets = spreadOffsets(tasks.length, this.opts.intervalMs * SPREAD_SHARE, this.random);
       const read = this.readDataplane(signal);
-      await Promise.all(tasks.map((t, i) => sleep(offsets[i] ?? 0, undefined, { signal }).then(() => this.probe(t, outcomes), () => undefined)));
+      await Promise.all(tasks.map((t, i) => sleep(offsets[i] ?? 0, signal).then(() => (signal.aborted ? undefined : this.probe(t, outcomes)))));
       await read;
       this.updatePeerUp(outcomes);
     }

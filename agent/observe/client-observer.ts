@@ -8,7 +8,7 @@
  */
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../core/sleep.js';
 import { asCniBenchError } from '../../core/errors.js';
 import type { ClientObservation } from '../../gen/cnibench/v1/agent.js';
 import { parseProcStat } from '../samplers/proc.js';
@@ -37,11 +37,6 @@ export interface ClientObserverResult {
   notes: string[];
 }
 
-export interface ClientObserver {
-  /** Never rejects, even when the generator is long gone: what was seen before it exited is what counts. */
-  stop(): Promise<ClientObserverResult>;
-}
-
 interface CpuReading {
   atMs: number;
   ticks: number;
@@ -51,7 +46,7 @@ const GONE = new Set(['ENOENT', 'ESRCH']);
 const isGone = (err: unknown): boolean => GONE.has((err as NodeJS.ErrnoException)?.code ?? '');
 
 /**
- * Starts polling at once (the first CPU reading is the baseline) and every
+ * Watches one load generator: starts polling at once (the first CPU reading is the baseline) and every
  * `intervalMs` (default 250) until the generator's pid is gone or stop() is
  * called. CPU is utime+stime of the pid and its descendants (found by
  * ./process-tree.ts through /proc/<pid>/task/<tid>/children), each process's last seen total kept, so a
@@ -64,126 +59,176 @@ const isGone = (err: unknown): boolean => GONE.has((err as NodeJS.ErrnoException
  * nor any TcpExt counter moves; see test/fixtures/observe/). The caller may
  * fill it from the tool's own count when it knows the cause.
  */
-export function startClientObserver(opts: ClientObserverOptions): ClientObserver {
-  const intervalMs = opts.intervalMs ?? 250;
-  const tps = opts.ticksPerSecond ?? 100;
-  const notes = new Set<string>();
-  const note = (what: string, err: unknown): void => void notes.add(`${what}: ${asCniBenchError(err).message}`);
-  const perProcess = new Map<string, number>();
-  let rootStart: number | undefined;
-  let rootGone = false;
-  let first: CpuReading | undefined;
-  let last: CpuReading | undefined;
-  let twPeak = 0;
-  let snmpFirst: SnmpTcp | undefined;
-  let snmpLast: SnmpTcp | undefined;
+export class ClientObserver {
+  private readonly intervalMs: number;
+  private readonly notes = new Set<string>();
+  private readonly cpu = new CpuTally();
+  private readonly net = new NetTally();
+  private readonly ac = new AbortController();
+  /** Resolved once, while the pid still lives, so the namespace can be reached after it exits. */
+  private readonly netns: Promise<NetnsAccess>;
+  private readonly loop: Promise<void>;
+  private readonly fixed: Promise<FixedReads>;
+  /** Under nsenter the pid starts in the agent's namespace and moves just before exec: its /proc/<pid>/net counts only once it is in the target namespace. */
+  private entered = false;
+  private result: Promise<ClientObserverResult> | undefined;
 
-  const readCpu = async (): Promise<void> => {
-    const atMs = performance.now();
-    const tree = await readTree(opts.pid, rootStart, note);
-    if (tree === undefined) {
-      rootGone = true;
-      return;
-    }
-    rootStart = tree.rootStart;
-    for (const [key, ticks] of tree.ticks) perProcess.set(key, Math.max(perProcess.get(key) ?? 0, ticks));
-    let ticks = 0;
-    for (const t of perProcess.values()) ticks += t;
-    first ??= { atMs, ticks };
-    last = { atMs, ticks };
-  };
-  const readNet = async (where: NetnsTarget, when: string): Promise<void> => {
-    const [sock, snmp] = await Promise.allSettled([readSockstat(where), readSnmpTcp(where)]);
-    if (sock.status === 'fulfilled') twPeak = Math.max(twPeak, sock.value.tcpTimeWait);
-    else if (!isGone(sock.reason)) note(`sockstat (${when})`, sock.reason);
-    if (snmp.status === 'fulfilled') {
-      snmpFirst ??= snmp.value;
-      snmpLast = snmp.value;
-    } else if (!isGone(snmp.reason)) note(`snmp (${when})`, snmp.reason);
-  };
-  // Resolved once, while the pid still lives, so the namespace can be reached after it exits.
-  const netns = netnsAccess(opts.pid, opts.netnsPath).catch((err: unknown) => {
-    note('network namespace', err);
-    return { target: undefined, pin: undefined, ino: undefined } as const;
-  });
-  // Under nsenter the pid starts in the agent's namespace and moves just before exec: its
-  // /proc/<pid>/net counts only once it is in the target namespace.
-  let entered = false;
-  const inTarget = async (): Promise<boolean> => {
-    if (entered) return true;
-    const { ino } = await netns;
-    entered = ino === undefined || (await stat(`/proc/${opts.pid}/ns/net`)).ino === ino;
-    return entered;
-  };
-  const poll = async (): Promise<void> => {
-    await readCpu();
-    if (!rootGone && (await inTarget().catch(() => false))) await readNet({ pid: opts.pid }, 'while running');
-  };
+  constructor(private readonly opts: ClientObserverOptions) {
+    this.intervalMs = opts.intervalMs ?? 250;
+    this.netns = netnsAccess(opts.pid, opts.netnsPath).catch((err: unknown) => {
+      this.note('network namespace', err);
+      return { target: undefined, pin: undefined, ino: undefined };
+    });
+    this.loop = this.run();
+    this.fixed = this.readFixed();
+  }
 
-  const ac = new AbortController();
-  const loop = (async () => {
-    while (!ac.signal.aborted && !rootGone) {
-      await poll().catch((err: unknown) => note('poll', err));
-      await sleep(intervalMs, undefined, { signal: ac.signal }).catch(() => undefined);
+  /** Never rejects, even when the generator is long gone: what was seen before it exited is what counts. */
+  stop(): Promise<ClientObserverResult> {
+    return (this.result ??= this.finish().catch((err: unknown) => {
+      this.note('observer', err);
+      return { observation: emptyObservation(this.opts), notes: [...this.notes] };
+    }));
+  }
+
+  private readonly note = (what: string, err: unknown): void => void this.notes.add(`${what}: ${asCniBenchError(err).message}`);
+
+  private async run(): Promise<void> {
+    while (!this.ac.signal.aborted && !this.cpu.rootGone) {
+      await this.poll().catch((err: unknown) => this.note('poll', err));
+      await sleep(this.intervalMs, this.ac.signal);
     }
-  })();
-  const once = (async () => {
-    const { target } = await netns;
+  }
+
+  private async poll(): Promise<void> {
+    await this.cpu.read(this.opts.pid, this.note);
+    if (!this.cpu.rootGone && (await this.inTarget().catch(() => false))) await this.net.read({ pid: this.opts.pid }, 'while running', this.note);
+  }
+
+  private async inTarget(): Promise<boolean> {
+    if (this.entered) return true;
+    const { ino } = await this.netns;
+    this.entered = ino === undefined || (await stat(`/proc/${this.opts.pid}/ns/net`)).ino === ino;
+    return this.entered;
+  }
+
+  private async readFixed(): Promise<FixedReads> {
+    const { target } = await this.netns;
     if (target === undefined) return { ports: 0, twReuse: false, linkMbps: 0 };
-    const [ports, twReuse, link] = await Promise.allSettled([readPortRange(target.netnsPath), readTcpTwReuse(target.netnsPath), readLinkSpeedMbps({ ...target, ...(opts.targetHost ? { targetHost: opts.targetHost } : {}) })]);
-    if (ports.status === 'rejected') note('ip_local_port_range', ports.reason);
-    if (twReuse.status === 'rejected') note('tcp_tw_reuse', twReuse.reason);
-    if (link.status === 'rejected') note('link speed', link.reason);
-    else if (link.value.reason) notes.add(`link speed unknown: ${link.value.reason}`);
+    const host = this.opts.targetHost ? { targetHost: this.opts.targetHost } : {};
+    const [ports, twReuse, link] = await Promise.allSettled([readPortRange(target.netnsPath), readTcpTwReuse(target.netnsPath), readLinkSpeedMbps({ ...target, ...host })]);
+    if (ports.status === 'rejected') this.note('ip_local_port_range', ports.reason);
+    if (twReuse.status === 'rejected') this.note('tcp_tw_reuse', twReuse.reason);
+    if (link.status === 'rejected') this.note('link speed', link.reason);
+    else if (link.value.reason) this.notes.add(`link speed unknown: ${link.value.reason}`);
     return {
       ports: ports.status === 'fulfilled' ? ports.value : 0,
       twReuse: twReuse.status === 'fulfilled' && twReuse.value === 1,
       linkMbps: link.status === 'fulfilled' ? link.value.mbps : 0,
     };
-  })();
+  }
 
-  let result: Promise<ClientObserverResult> | undefined;
-  const finish = async (): Promise<ClientObserverResult> => {
-    ac.abort();
-    await loop;
-    if (!rootGone) await readCpu().catch((err: unknown) => note('cpu (at stop)', err));
-    const { target, pin } = await netns;
-    if (!snmpFirst) notes.add('snmp: no reading while the tool ran in its namespace, retransmits unknown');
+  private async finish(): Promise<ClientObserverResult> {
+    this.ac.abort();
+    await this.loop;
+    if (!this.cpu.rootGone) await this.cpu.read(this.opts.pid, this.note).catch((err: unknown) => this.note('cpu (at stop)', err));
+    const { target, pin } = await this.netns;
+    if (!this.net.first) this.notes.add('snmp: no reading while the tool ran in its namespace, retransmits unknown');
     // After the tool's exit TIME_WAIT is often at its peak and the counters final; read its namespace once more.
-    if (target !== undefined) await readNet(target, 'at stop');
-    else notes.add('the namespace could not be read after the tool exited: counters are from the last poll');
+    if (target !== undefined) await this.net.read(target, 'at stop', this.note);
+    else this.notes.add('the namespace could not be read after the tool exited: counters are from the last poll');
     await pin?.close().catch(() => undefined);
-    const fixed = await once;
-    let cpuCores = 0;
-    if (first && last && last.atMs > first.atMs) cpuCores = (last.ticks - first.ticks) / tps / ((last.atMs - first.atMs) / 1000);
-    else notes.add(`cpu: fewer than two readings of pid ${opts.pid} (it exited within ${intervalMs} ms?)`);
-    const delta = (k: 'retransSegs' | 'outSegs'): number => {
-      if (!snmpFirst || !snmpLast) return 0;
-      const d = snmpLast[k] - snmpFirst[k];
-      if (d < 0) notes.add(`snmp ${k} went backwards by ${-d}`);
-      return Math.max(0, d);
-    };
+    const fixed = await this.fixed;
+    const cpuCores = this.cpu.cores(this.opts.ticksPerSecond ?? 100);
+    if (cpuCores === undefined) this.notes.add(`cpu: fewer than two readings of pid ${this.opts.pid} (it exited within ${this.intervalMs} ms?)`);
     return {
       observation: {
-        cpuCores,
-        cpuCapacityCores: Math.max(0, Math.min(opts.threads, opts.cpus)),
-        timeWaitPeak: twPeak,
+        ...emptyObservation(this.opts),
+        cpuCores: cpuCores ?? 0,
+        timeWaitPeak: this.net.twPeak,
         ephemeralPorts: fixed.ports,
         tcpTwReuse: fixed.twReuse,
-        connectErrors: 0,
         linkSpeedMbps: fixed.linkMbps,
-        tcpRetransSegs: delta('retransSegs'),
-        tcpOutSegs: delta('outSegs'),
+        tcpRetransSegs: this.net.delta('retransSegs', this.notes),
+        tcpOutSegs: this.net.delta('outSegs', this.notes),
       },
-      notes: [...notes],
+      notes: [...this.notes],
     };
-  };
-  return {
-    stop: () => (result ??= finish().catch((err: unknown) => {
-      note('observer', err);
-      return { observation: emptyObservation(opts), notes: [...notes] };
-    })),
-  };
+  }
+}
+
+/** Starts observing a load generator (see ClientObserver). */
+export function startClientObserver(opts: ClientObserverOptions): ClientObserver {
+  return new ClientObserver(opts);
+}
+
+type Note = (what: string, err: unknown) => void;
+
+interface FixedReads {
+  ports: number;
+  twReuse: boolean;
+  linkMbps: number;
+}
+
+interface NetnsAccess {
+  target: { netnsPath?: string } | undefined;
+  pin: FileHandle | undefined;
+  ino: number | undefined;
+}
+
+/** utime+stime of a process tree: each process's last seen total kept, the first and the last reading. */
+class CpuTally {
+  private readonly perProcess = new Map<string, number>();
+  private rootStart: number | undefined;
+  rootGone = false;
+  private first: CpuReading | undefined;
+  private last: CpuReading | undefined;
+
+  async read(pid: number, note: Note): Promise<void> {
+    const atMs = performance.now();
+    const tree = await readTree(pid, this.rootStart, note);
+    if (tree === undefined) {
+      this.rootGone = true;
+      return;
+    }
+    this.rootStart = tree.rootStart;
+    for (const [key, ticks] of tree.ticks) this.perProcess.set(key, Math.max(this.perProcess.get(key) ?? 0, ticks));
+    let ticks = 0;
+    for (const t of this.perProcess.values()) ticks += t;
+    this.first ??= { atMs, ticks };
+    this.last = { atMs, ticks };
+  }
+
+  /** Cores used between the first and the last reading; undefined with fewer than two. */
+  cores(ticksPerSecond: number): number | undefined {
+    const { first, last } = this;
+    if (!first || !last || last.atMs <= first.atMs) return undefined;
+    return (last.ticks - first.ticks) / ticksPerSecond / ((last.atMs - first.atMs) / 1000);
+  }
+}
+
+/** The TIME_WAIT peak and the first and last TCP counters of a network namespace. */
+class NetTally {
+  twPeak = 0;
+  first: SnmpTcp | undefined;
+  private last: SnmpTcp | undefined;
+
+  async read(where: NetnsTarget, when: string, note: Note): Promise<void> {
+    const [sock, snmp] = await Promise.allSettled([readSockstat(where), readSnmpTcp(where)]);
+    if (sock.status === 'fulfilled') this.twPeak = Math.max(this.twPeak, sock.value.tcpTimeWait);
+    else if (!isGone(sock.reason)) note(`sockstat (${when})`, sock.reason);
+    if (snmp.status === 'fulfilled') {
+      this.first ??= snmp.value;
+      this.last = snmp.value;
+    } else if (!isGone(snmp.reason)) note(`snmp (${when})`, snmp.reason);
+  }
+
+  delta(k: 'retransSegs' | 'outSegs', notes: Set<string>): number {
+    if (!this.first || !this.last) return 0;
+    const d = this.last[k] - this.first[k];
+    if (d < 0) notes.add(`snmp ${k} went backwards by ${-d}`);
+    return Math.max(0, d);
+  }
 }
 
 /**
@@ -192,7 +237,7 @@ export function startClientObserver(opts: ClientObserverOptions): ClientObserver
  * on /proc/<pid>/ns/net, which keeps that namespace reachable through
  * /proc/<agent>/fd/<n> after the pid exits.
  */
-async function netnsAccess(pid: number, netnsPath: string | undefined): Promise<{ target: { netnsPath?: string } | undefined; pin: FileHandle | undefined; ino: number | undefined }> {
+async function netnsAccess(pid: number, netnsPath: string | undefined): Promise<NetnsAccess> {
   if (netnsPath) return { target: { netnsPath }, pin: undefined, ino: (await stat(netnsPath)).ino };
   const [own, theirs] = await Promise.all([stat('/proc/self/ns/net'), stat(`/proc/${pid}/ns/net`)]);
   if (own.ino === theirs.ino) return { target: {}, pin: undefined, ino: own.ino };
@@ -205,7 +250,7 @@ async function netnsAccess(pid: number, netnsPath: string | undefined): Promise<
  * a reused pid is another process); undefined once `root` has exited, become
  * a zombie, or been replaced by another process with its pid.
  */
-async function readTree(root: number, rootStart: number | undefined, note: (what: string, err: unknown) => void): Promise<{ rootStart: number; ticks: Map<string, number> } | undefined> {
+async function readTree(root: number, rootStart: number | undefined, note: Note): Promise<{ rootStart: number; ticks: Map<string, number> } | undefined> {
   const ticks = new Map<string, number>();
   let start: number | undefined;
   for (const pid of await processTree(root)) {

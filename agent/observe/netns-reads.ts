@@ -16,7 +16,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { parseError } from '../../core/errors.js';
-import { inNetns, run } from '../../core/process.js';
+import { netnsAt, runInNetns } from '../../core/netns.js';
 
 export interface SnmpTcp {
   activeOpens: number;
@@ -51,7 +51,6 @@ const PORT_RANGE = 'net.ipv4.ip_local_port_range';
 const TW_REUSE = 'net.ipv4.tcp_tw_reuse';
 const SNMP_REQUIRED = ['ActiveOpens', 'PassiveOpens', 'AttemptFails', 'EstabResets', 'CurrEstab', 'InSegs', 'OutSegs', 'RetransSegs', 'InErrs', 'OutRsts'] as const;
 const SOCKSTAT_TCP = ['inuse', 'orphan', 'tw', 'alloc', 'mem'] as const;
-const READ_TIMEOUT_MS = 5000;
 
 /**
  * The `Tcp:` header/value line pair of /proc/net/snmp. The value line must end
@@ -196,7 +195,7 @@ export interface NetnsTarget {
 /** /proc/net/<name> of the target's network namespace. */
 export async function readNetProcFile(name: 'snmp' | 'sockstat', where: NetnsTarget = {}): Promise<string> {
   if (where.pid !== undefined) return readFile(`/proc/${where.pid}/net/${name}`, 'utf8');
-  if (where.netnsPath) return (await run(...inNetns(where.netnsPath, 'cat', [`/proc/net/${name}`]), { tool: 'cat', timeoutMs: READ_TIMEOUT_MS })).stdout;
+  if (where.netnsPath) return (await runInNetns(netnsAt(where.netnsPath), 'probe', 'cat', [`/proc/net/${name}`])).stdout;
   return readFile(`/proc/self/net/${name}`, 'utf8');
 }
 
@@ -204,7 +203,7 @@ export async function readNetProcFile(name: 'snmp' | 'sockstat', where: NetnsTar
 export async function readNetSysctl(rel: string, netnsPath?: string): Promise<string> {
   const path = `/proc/sys/net/${rel}`;
   if (!netnsPath) return readFile(path, 'utf8');
-  return (await run(...inNetns(netnsPath, 'cat', [path]), { tool: 'cat', timeoutMs: READ_TIMEOUT_MS })).stdout;
+  return (await runInNetns(netnsAt(netnsPath), 'probe', 'cat', [path])).stdout;
 }
 
 export const readSnmpTcp = async (where: NetnsTarget = {}): Promise<SnmpTcp> => parseSnmpTcp(await readNetProcFile('snmp', where));
@@ -232,7 +231,7 @@ export interface LinkSpeed {
  * namespace's interfaces (same names, same ifindexes), otherwise unknown.
  */
 export async function readLinkSpeedMbps(opts: { netnsPath?: string; targetHost?: string } = {}): Promise<LinkSpeed> {
-  const ip = async (args: string[]): Promise<string> => (await run(...inNetns(opts.netnsPath, 'ip', args), { tool: 'ip', timeoutMs: READ_TIMEOUT_MS })).stdout;
+  const ip = async (args: string[]): Promise<string> => (await runInNetns(netnsAt(opts.netnsPath), 'probe', 'ip', args)).stdout;
   const host = opts.targetHost && isIP(opts.targetHost) ? opts.targetHost : undefined;
   const device = parseRouteDev(await ip(host ? ['-j', 'route', 'get', host] : ['-j', 'route', 'show', 'default']));
   const unknown = (reason: string): LinkSpeed => ({ mbps: 0, device, reason });

@@ -11,10 +11,12 @@
  * sample's `errors`, never reported as zero.
  */
 import { readFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { asCniBenchError } from '../../core/errors.js';
-import { inNetns, run } from '../../core/process.js';
-import { DataplaneSample, type BpfMapTotals } from '../../gen/cnibench/v1/agent.js';
+import { asCniBenchError, parseError } from '../../core/errors.js';
+import { netnsAt, runInNetns } from '../../core/netns.js';
+import { DataplaneSample, type BpfMapTotals, type NetnsTcpCounters } from '../../gen/cnibench/v1/agent.js';
+import { readTcpCounters } from '../observe/tcp-counters.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
 import { parseNfConntrackStat, parseSysctlNumber } from './conntrack.js';
@@ -79,6 +81,17 @@ export interface SampleOptions {
   fresh?: boolean;
 }
 
+/** The 1-minute load average: the first number of /proc/loadavg (host-wide). */
+export function parseLoadAverage(text: string): number {
+  const m = /^(\d+\.\d+) \d+\.\d+ \d+\.\d+ /.exec(text);
+  if (!m) throw parseError('/proc/loadavg', text, 'expected three load averages');
+  return Number(m[1]);
+}
+
+export async function readLoadAverage(): Promise<number> {
+  return parseLoadAverage(await readFile('/proc/loadavg', 'utf8'));
+}
+
 export class DataplaneSampler {
   private backend: { choice: BackendChoice; atMs: number } | undefined;
   private readonly processes: ProcessSampler;
@@ -95,9 +108,8 @@ export class DataplaneSampler {
     await this.netns.close();
   }
 
-  private async exec(file: string, args: string[], signal?: AbortSignal): Promise<string> {
-    const [bin, argv] = inNetns(this.opts.hostNetns, file, args);
-    return (await run(bin, argv, { tool: file, timeoutMs: 30_000, maxBuffer: 1024 * 1024 * 1024, ...(signal ? { signal } : {}) })).stdout;
+  private async exec(file: string, args: string[], signal?: AbortSignal, okExitCodes?: number[]): Promise<string> {
+    return (await runInNetns(netnsAt(this.opts.hostNetns), 'rules-dump', file, args, { ...(signal ? { signal } : {}), ...(okExitCodes ? { okExitCodes } : {}) })).stdout;
   }
 
   /** Which iptables backend kube-proxy on this node uses; cached for a minute. */
@@ -119,8 +131,7 @@ export class DataplaneSampler {
    */
   private async readNft(notes: string[], signal?: AbortSignal): Promise<{ rules: number | undefined; sets: NftSetCount[]; serviceIps: number | undefined }> {
     // Not `nft list tables` first: nft 1.0.6 builds its whole cache for it (53 s at 30,000 Services).
-    const [bin, argv] = inNetns(this.opts.hostNetns, 'nft', ['-j', 'list', 'map', 'ip', 'kube-proxy', 'service-ips']);
-    const serviceIps = parseServiceIpsListing(await run(bin, argv, { tool: 'nft', timeoutMs: 30_000, okExitCodes: [0, 1], ...(signal ? { signal } : {}) }));
+    const serviceIps = parseServiceIpsListing(await runInNetns(netnsAt(this.opts.hostNetns), 'rules-dump', 'nft', ['-j', 'list', 'map', 'ip', 'kube-proxy', 'service-ips'], { okExitCodes: [0, 1], ...(signal ? { signal } : {}) }));
     if (serviceIps !== undefined && serviceIps > NFT_FULL_LIST_MAX_SERVICES) {
       notes.push(`nft: ruleset not listed (service-ips holds ${serviceIps} elements, more than ${NFT_FULL_LIST_MAX_SERVICES}); rules and other sets not counted`);
       return { rules: undefined, sets: [{ family: 'ip', table: 'kube-proxy', name: 'service-ips', kind: 'map', elements: serviceIps }], serviceIps };
@@ -148,6 +159,20 @@ export class DataplaneSampler {
       out.conntrackDrops = stat.drop + stat.earlyDrop;
     }
     if (max !== undefined) out.conntrackMax = max;
+  }
+
+  /**
+   * TCP counters of the agent's own namespace ("pod", where its pod-network
+   * servers and clients run) and of the node's ("host"): two small file reads
+   * each, cheap enough for every round's brackets. A failed read is an error of
+   * the sample, never zeros.
+   */
+  async tcpCounters(errors: string[]): Promise<NetnsTcpCounters[]> {
+    const fail = failInto(errors);
+    const places: [string, Promise<string>][] = [['pod', Promise.resolve('/proc/self/net')]];
+    if (this.opts.hostNetns) places.push(['host', this.netns.dir()]);
+    const read = await Promise.all(places.map(async ([netns, dir]) => ({ netns, counters: await dir.then(readTcpCounters).catch(fail(`tcp-counters ${netns}`)) })));
+    return read.filter((r): r is NetnsTcpCounters => r.counters !== undefined);
   }
 
   /** Rules and maps through the tools; the part of a sample that costs. */
@@ -192,7 +217,10 @@ export class DataplaneSampler {
     const out: SampleBody = { ...base, errors };
     const fail = failInto(errors);
     const due = opts.fresh || rulesReadDue(this.lastRules, Date.now(), this.opts.rulesCadence ?? DEFAULT_RULES_CADENCE);
-    const [rules, , procs] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample()]);
+    const [rules, , procs, tcp] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample(), this.tcpCounters(errors)]);
+    out.tcpCounters = tcp;
+    out.loadAverage = await readLoadAverage().catch(() => 0);
+    out.machineCpus = cpus().length;
     if (due) this.lastRules = rules;
     Object.assign(out, rules.fields);
     out.rulesTimeMs = rules.atMs;

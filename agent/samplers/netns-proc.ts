@@ -10,6 +10,7 @@
 import { readlink, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import { netnsArgv } from '../../core/netns.js';
 import { spawnLongRunning, type LongRunning } from '../../core/process.js';
 
 /** How long an anchor may take to be inside its namespace. */
@@ -32,7 +33,7 @@ export class NetnsProcView {
     const direct = procNetWithoutAnchor(this.netnsPath);
     if (direct) return direct;
     if (!this.anchor) {
-      const proc = spawnLongRunning('nsenter', [`--net=${this.netnsPath}`, '--', 'cat'], { tool: 'nsenter', stdin: 'pipe' });
+      const proc = spawnLongRunning(...netnsArgv({ path: this.netnsPath }, 'cat', []), { tool: 'nsenter', stdin: 'pipe' });
       const anchor = { proc, ready: this.entered(proc) };
       this.anchor = anchor;
       void proc.exited.then(() => {

@@ -46,7 +46,7 @@ export function labProcesses(): string[] {
   return execFileSync('ps', ['-eo', 'pid,args'])
     .toString()
     .split('\n')
-    .filter((l) => /agent\/main\.js|servers\/http-echo\.js|\biperf3 -[cs]\b|\bwrk -t/.test(l));
+    .filter((l) => /agent\/main\.js|builtins\/(?:http-echo|tcp-echo|tcp-rr|http-open-loop)\.js|\biperf3 -[cs]\b|\bwrk -t/.test(l));
 }
 
 /** Live-lab state files; with `labId`, only that lab's. */

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { startCollector, type Collector } from '../../collector/collector.js';
+import { startCollector, type Collector } from '../../collector/index.js';
 import { collectorConfig } from '../../collector/config.js';
 import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.js';
 import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';

@@ -172,7 +172,7 @@ test('wrk with short connections in a namespace of 1,000 ports: TIME_WAIT peak, 
     await ip('-n', ns, 'link', 'set', dev, 'up');
   }
   await run('ip', ['netns', 'exec', NS_A, 'sysctl', '-q', '-w', 'net.ipv4.ip_local_port_range=40000 40999', 'net.ipv4.tcp_tw_reuse=0']);
-  const server = spawnLongRunning('ip', ['netns', 'exec', NS_B, process.execPath, `${repoRoot}dist/agent/servers/http-echo.js`, '--port', '8080']);
+  const server = spawnLongRunning('ip', ['netns', 'exec', NS_B, process.execPath, `${repoRoot}dist/agent/builtins/http-echo.js`, '--port', '8080']);
   try {
     await waitFor('echo server', async () => /:8080\b/.test((await run('ip', ['netns', 'exec', NS_B, 'ss', '-ltnH'])).stdout), 10_000);
     // Under `ip netns exec` the pid moves into the namespace just before exec, as under nsenter.

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isCniBenchError } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
-import { fortio, fortioBucketsToHistogram, fortioTcp, parseFortioHttpJson, parseFortioTcpJson } from '../../agent/drivers/fortio.js';
+import { fortio, parseFortioHttpJson } from '../../agent/drivers/fortio.js';
+import { fortioBucketsToHistogram } from '../../agent/drivers/fortio-load.js';
+import { fortioTcp, parseFortioTcpJson } from '../../agent/drivers/fortio-tcp.js';
+import { binaryOf } from '../../core/tool-catalogue/index.js';
 import { fixture } from '../helpers/fixtures.js';
 
 function close(actual: number | undefined, expected: number, rel = 1e-9): void {
@@ -129,7 +132,7 @@ test('server arguments open only the one port', () => {
     '-ui-path=', '-echo-debug-path=',
   ]);
   assert.deepEqual(fortioTcp.buildServerArgs({ port: 8078 }), ['tcp-echo', '-tcp-port', '8078']);
-  assert.equal(fortioTcp.binary, 'fortio');
+  assert.equal(binaryOf(fortioTcp.tool), 'fortio');
   assert.equal(fortioTcp.tool, 'fortio-tcp');
 });
 

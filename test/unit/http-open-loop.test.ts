@@ -6,6 +6,7 @@ import { isCniBenchError } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { run } from '../../core/process.js';
 import { httpOpenLoop, parseHttpOpenLoopOutput, socketErrorsOf } from '../../agent/drivers/http-open-loop.js';
+import { executableOf, findTool } from '../../core/tool-catalogue/index.js';
 import type { HttpLoadResult } from '../../gen/cnibench/v1/agent.js';
 import { fixture } from '../helpers/fixtures.js';
 
@@ -68,10 +69,10 @@ test('error codes land in the connect, write, timeout and read buckets', () => {
 test('arguments carry rate, pool and keep-alive; qps <= 0 is refused naming qps; one thread', () => {
   const spec = { targetHost: '198.18.200.2', targetPort: 8080, durationSeconds: 2, connections: 16, qps: 500, keepalive: false, path: 'x' };
   const args = httpOpenLoop.buildClientArgs(spec);
-  assert.match(args[0]!, /agent\/clients\/http-open-loop\.js$/);
+  assert.match(args[0]!, /agent\/builtins\/http-open-loop\.js$/);
   assert.deepEqual(args.slice(1), ['--host', '198.18.200.2', '--port', '8080', '--path', '/x', '--duration', '2', '--qps', '500', '--connections', '16', '--keepalive', 'false']);
-  assert.equal(httpOpenLoop.binary, process.execPath);
-  assert.equal(httpOpenLoop.kind, 'http');
+  assert.equal(executableOf(findTool(httpOpenLoop.tool)!), process.execPath);
+  assert.equal(findTool(httpOpenLoop.tool)?.client?.kind, 'http');
   assert.equal(httpOpenLoop.cpuThreads?.(spec), 1);
   for (const qps of [0, -1, undefined, NaN]) {
     assert.throws(() => httpOpenLoop.buildClientArgs({ ...spec, qps }), (err) => isCniBenchError(err, 'E_VALIDATION') && /qps/.test(err.message) && err.details.field === 'qps');
@@ -104,7 +105,7 @@ test('real client against a server that stalls 300 ms: the stall shows in p90 an
   const port = (server.address() as AddressInfo).port;
   try {
     const spec = { targetHost: '127.0.0.1', targetPort: port, durationSeconds: 1.5, connections: 4, qps: 200 };
-    const out = await run(httpOpenLoop.binary, httpOpenLoop.buildClientArgs(spec), { timeoutMs: 15_000, tool: httpOpenLoop.tool });
+    const out = await run(process.execPath, httpOpenLoop.buildClientArgs(spec), { timeoutMs: 15_000, tool: httpOpenLoop.tool });
     const m = httpOpenLoop.parse(out.stdout, spec);
     assert.equal(m.kind?.$case, 'http');
     const r = (m.kind as { value: HttpLoadResult }).value;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
 import { AgentMetrics } from '../../agent/monitor/metrics.js';
-import { startCollector, type Collector } from '../../collector/collector.js';
+import { startCollector, type Collector } from '../../collector/index.js';
 import { collectorConfig } from '../../collector/config.js';
 import { createLogger } from '../../core/log.js';
 import { MonitorServiceClient, type MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isCniBenchError } from '../../core/errors.js';
-import { inNetns, liveChildren, run, spawnLongRunning } from '../../core/process.js';
+import { liveChildren, run, spawnLongRunning } from '../../core/process.js';
 
 /** Running or sleeping; a zombie waiting for its reaper counts as dead. */
 function alive(pid: number): boolean {
@@ -63,7 +63,3 @@ test('a long-running process stops on request and is no longer counted', async (
   assert.equal(liveChildren(), before);
 });
 
-test('inNetns wraps with nsenter only when a namespace is given', () => {
-  assert.deepEqual(inNetns('', 'iptables-save', ['-c']), ['iptables-save', ['-c']]);
-  assert.deepEqual(inNetns('/proc/1/ns/net', 'iptables-save', ['-c']), ['nsenter', ['--net=/proc/1/ns/net', '--', 'iptables-save', '-c']]);
-});

@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import { isCniBenchError } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { run } from '../../core/process.js';
-import { decodeRrPreamble, encodeRrPreamble, parseTcpRrOutput, RR_PREAMBLE_BYTES, tcpEcho, tcpRr } from '../../agent/drivers/tcp-rr.js';
+import { decodeRrPreamble, encodeRrPreamble, RR_PREAMBLE_BYTES } from '../../agent/builtins/tcp-rr-wire.js';
+import { tcpEcho } from '../../agent/drivers/tcp-echo.js';
+import { parseTcpRrOutput, tcpRr } from '../../agent/drivers/tcp-rr.js';
 import { fixture } from '../helpers/fixtures.js';
 import { startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
 
@@ -69,11 +71,11 @@ test('preamble round-trips and refuses foreign bytes', () => {
 
 test('client arguments carry sizes and the CRR switch; the server gets its port', () => {
   const args = tcpRr.buildClientArgs({ targetHost: '198.18.200.2', targetPort: 12865, durationSeconds: 1.5, connections: 4, connectPerTransaction: true, requestBytes: 100, responseBytes: 2000 } as never);
-  assert.match(args[0]!, /agent\/clients\/tcp-rr\.js$/);
+  assert.match(args[0]!, /agent\/builtins\/tcp-rr\.js$/);
   assert.deepEqual(args.slice(1), ['--host', '198.18.200.2', '--port', '12865', '--duration', '1.5', '--connections', '4', '--request-bytes', '100', '--response-bytes', '2000', '--crr']);
   assert.ok(!tcpRr.buildClientArgs({ targetHost: 'h', targetPort: 1, durationSeconds: 1 }).includes('--crr'));
   const server = tcpEcho.buildServerArgs({ port: 0 });
-  assert.match(server[0]!, /agent\/servers\/tcp-echo\.js$/);
+  assert.match(server[0]!, /agent\/builtins\/tcp-echo\.js$/);
   assert.deepEqual(server.slice(1), ['--port', '0']);
 });
 
@@ -107,7 +109,7 @@ async function withEcho(fn: (port: number) => Promise<void>): Promise<EchoStats>
 
 async function client(port: number, crr: boolean): Promise<ReturnType<typeof parseTcpRrOutput>> {
   const spec = { targetHost: '127.0.0.1', targetPort: port, durationSeconds: 1, connectPerTransaction: crr, requestBytes: 64, responseBytes: 1024 } as never;
-  const r = await run(tcpRr.binary, tcpRr.buildClientArgs(spec), { okExitCodes: tcpRr.okExitCodes, timeoutMs: 15_000, tool: 'tcp-rr' });
+  const r = await run(process.execPath, tcpRr.buildClientArgs(spec), { okExitCodes: tcpRr.okExitCodes, timeoutMs: 15_000, tool: 'tcp-rr' });
   const m = tcpRr.parse(r.stdout, spec);
   assert.equal(m.kind?.$case, 'rr');
   return (m.kind as { value: ReturnType<typeof parseTcpRrOutput> }).value;

@@ -1,6 +1,6 @@
 /**
  * Entry point of the built-in TCP request/response client (netperf TCP_RR and
- * TCP_CRR semantics) against agent/servers/tcp-echo.ts. It runs as its own
+ * TCP_CRR semantics) against agent/builtins/tcp-echo.ts. It runs as its own
  * process so the agent's event loop is not in the measurement.
  *
  * `--connections` independent closed-loop workers each repeat one transaction
@@ -24,7 +24,8 @@ import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { Histogram } from '../../gen/cnibench/v1/agent.js';
-import { encodeRrPreamble, RR_MAX_MESSAGE_BYTES } from '../drivers/tcp-rr.js';
+import { durationFlag, failWith, intFlag } from './cli-args.js';
+import { encodeRrPreamble, RR_MAX_MESSAGE_BYTES } from './tcp-rr-wire.js';
 
 const ERROR_BACKOFF_MS = 10;
 
@@ -39,10 +40,7 @@ interface Options {
   timeoutMs: number;
 }
 
-function fail(code: number, error: string, extra: Record<string, unknown> = {}): never {
-  process.stdout.write(`${JSON.stringify({ tool: 'tcp-rr', error, ...extra })}\n`);
-  process.exit(code);
-}
+const TOOL = 'tcp-rr';
 
 function options(): Options {
   const { values: v } = parseArgs({
@@ -57,13 +55,8 @@ function options(): Options {
       'timeout-ms': { type: 'string', default: '5000' },
     },
   });
-  const int = (name: string, text: string | undefined, min: number, max: number): number => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min || n > max) fail(2, `--${name} must be an integer in [${min}, ${max}], got '${text ?? ''}'`);
-    return n;
-  };
-  const seconds = Number(v.duration);
-  if (!(seconds > 0 && seconds <= 86_400)) fail(2, `--duration must be seconds in (0, 86400], got '${v.duration}'`);
+  const int = (name: string, text: string | undefined, min: number, max: number): number => intFlag(TOOL, name, text, min, max);
+  const seconds = durationFlag(TOOL, v.duration);
   return {
     host: v.host,
     port: int('port', v.port, 1, 65535),
@@ -199,7 +192,7 @@ setTimeout(() => {
   running = false;
   const seconds = Number(process.hrtime.bigint() - began) / 1e9;
   for (const s of live) s.destroy();
-  if (!everConnected) fail(1, `never connected to ${o.host}:${o.port}`, { errorsByCode });
+  if (!everConnected) failWith(TOOL, 1, `never connected to ${o.host}:${o.port}`, { errorsByCode });
   const errors = Object.values(errorsByCode).reduce((a, b) => a + b, 0);
   const out = {
     tool: 'tcp-rr',

@@ -27,6 +27,7 @@ import { Agent, request, type ClientRequest } from 'node:http';
 import { parseArgs } from 'node:util';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { Histogram } from '../../gen/cnibench/v1/agent.js';
+import { durationFlag, failWith, intFlag } from './cli-args.js';
 
 const TOOL = 'http-open-loop';
 const TICK_MS = 1;
@@ -42,10 +43,7 @@ interface Options {
   keepalive: boolean;
 }
 
-function fail(code: number, error: string): never {
-  process.stdout.write(`${JSON.stringify({ tool: TOOL, error })}\n`);
-  process.exit(code);
-}
+const fail = (code: number, error: string): never => failWith(TOOL, code, error);
 
 function options(): Options {
   const { values: v } = parseArgs({
@@ -59,12 +57,9 @@ function options(): Options {
       keepalive: { type: 'string', default: 'true' },
     },
   });
-  const port = Number(v.port);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) fail(2, `--port must be an integer in [1, 65535], got '${v.port ?? ''}'`);
-  const connections = Number(v.connections);
-  if (!Number.isInteger(connections) || connections < 1 || connections > 100_000) fail(2, `--connections must be an integer in [1, 100000], got '${v.connections}'`);
-  const seconds = Number(v.duration);
-  if (!(seconds > 0 && seconds <= 86_400)) fail(2, `--duration must be seconds in (0, 86400], got '${v.duration}'`);
+  const port = intFlag(TOOL, 'port', v.port, 1, 65535);
+  const connections = intFlag(TOOL, 'connections', v.connections, 1, 100_000);
+  const seconds = durationFlag(TOOL, v.duration);
   const qps = Number(v.qps);
   if (!(qps > 0 && qps <= 10_000_000)) fail(2, `--qps must be requests per second in (0, 10000000], got '${v.qps ?? ''}'`);
   if (v.keepalive !== 'true' && v.keepalive !== 'false') fail(2, `--keepalive must be true or false, got '${v.keepalive}'`);

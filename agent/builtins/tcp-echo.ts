@@ -1,8 +1,8 @@
 /**
  * Entry point of the built-in TCP request/response server that
- * agent/clients/tcp-rr.ts measures against. Each connection announces its
+ * agent/builtins/tcp-rr.ts measures against. Each connection announces its
  * request and response sizes and mode in a preamble (see
- * agent/drivers/tcp-rr.ts); then every complete request of N bytes is answered
+ * agent/builtins/tcp-rr-wire.ts); then every complete request of N bytes is answered
  * with M bytes. In TCP_CRR mode the server answers once and closes first, as
  * netperf's netserver does, so TIME_WAIT piles up here and not on the client's
  * ephemeral ports.
@@ -15,7 +15,7 @@
  */
 import { createServer, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
-import { decodeRrPreamble, RR_PREAMBLE_BYTES, type RrPreamble } from '../drivers/tcp-rr.js';
+import { decodeRrPreamble, RR_PREAMBLE_BYTES, type RrPreamble } from './tcp-rr-wire.js';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '12865' }, host: { type: 'string', default: '0.0.0.0' } } });
 
