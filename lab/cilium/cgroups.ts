@@ -74,6 +74,11 @@ export async function removeLabCgroups(id: string, root = cgroup2Root()): Promis
   for (let attempt = 0; attempt < 50; attempt++) {
     try {
       removeTree(dir);
+      try {
+        rmdirSync(join(root, LABS_DIR)); // the shared parent, once no lab uses it
+      } catch {
+        // another lab's subtree is still there
+      }
       return;
     } catch (err) {
       last = err;
