@@ -9,7 +9,7 @@ import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { numberFlag, oneOfFlag, stringFlag, type FlagValues } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
-import { type LabProxyOptions, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
+import { CILIUM_DATAPLANES, type LabProxyOptions, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { defineCommand } from './command.js';
 import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, jsonFlag, nodesFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
@@ -89,6 +89,15 @@ export async function labCommand(opts: LabCommandOptions, log: Logger): Promise<
   }
 }
 
+const DATAPLANES = [...PROXY_MODES, ...CILIUM_DATAPLANES] as const;
+
+/** --dataplane when given, else --proxy-mode. */
+function dataplaneOf(v: { dataplane: string; 'proxy-mode': ProxyMode; 'iptables-backend': 'legacy' | 'nft' }): LabProxyOptions {
+  const mode = v.dataplane || v['proxy-mode'];
+  if (mode === 'cilium' || mode === 'cilium-vxlan') return { mode };
+  return { mode: mode as ProxyMode, iptablesBackend: v['iptables-backend'] };
+}
+
 const flags = {
   nodes: nodesFlag(LAB_DEFAULTS.nodes),
   duration: durationFlag(LAB_DEFAULTS.durationSeconds),
@@ -96,6 +105,10 @@ const flags = {
   scenario: stringFlag({ help: 'scenario file (JSON); its fields override the lab defaults', value: 'FILE', default: undefined }),
   json: jsonFlag,
   db: dbFlag,
+  dataplane: oneOfFlag<'' | (typeof DATAPLANES)[number]>(DATAPLANES, {
+    help: "the lab's dataplane: kube-proxy's iptables or nftables mode (as --proxy-mode), or real Cilium with kube-proxy replacement, native routing (cilium) or its VXLAN tunnel (cilium-vxlan), on the lab's own apiserver (needs 'bash scripts/setup.sh --cilium'); wins over --proxy-mode",
+    default: '',
+  }),
   'proxy-mode': oneOfFlag<ProxyMode>(PROXY_MODES, { help: 'which kube-proxy mode the lab programs', default: 'iptables' }),
   'iptables-backend': iptablesBackendFlag,
   'link-mbit': numberFlag({ help: "shape every node's uplink to this rate (tc tbf) and declare it as the link speed", value: 'N', default: undefined, min: 1 }),
@@ -114,7 +127,7 @@ function options(v: FlagValues<typeof flags>): LabCommandOptions {
     agentWaitMs: v['agent-wait'] * 1000,
     shareCpus: v['share-cpus'],
     ...(v['link-mbit'] !== undefined ? { linkMbit: v['link-mbit'] } : {}),
-    proxy: { mode: v['proxy-mode'], iptablesBackend: v['iptables-backend'] },
+    proxy: dataplaneOf(v),
   };
 }
 
@@ -135,7 +148,7 @@ export const command = defineCommand({
       { name: 'ROUND_SLEEP', help: 'seconds between rounds (overrides the scenario)' },
       { name: 'CNI_BENCH_LOG_LEVEL', help: 'debug, info, warn or error (logs go to stderr)' },
     ],
-    examples: ['cni-bench lab', 'cni-bench lab --nodes 2 --proxy-mode nftables --json > report.json'],
+    examples: ['cni-bench lab', 'cni-bench lab --nodes 2 --proxy-mode nftables --json > report.json', 'cni-bench lab --dataplane cilium'],
     notes: ['Exit codes: 0 the run succeeded, 1 it failed, 2 bad flags, 130/143 interrupted (SIGINT/SIGTERM).'],
   },
   run: (values, _positionals, ctx) => labCommand(options(values), ctx.log),

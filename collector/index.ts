@@ -13,3 +13,7 @@ export { DEFAULT_SCALE_STEPS, parseScenario } from './runs/scenario.js';
 export { nodeToken } from './auth/principal.js';
 export { DEFAULT_MEASUREMENTS } from './runs/scenario-defaults.js';
 export { measurementLabel } from './runs/scenario.js';
+/** The collector's Kubernetes side, which the Cilium lab wires against its own apiserver as collector/main.ts does in a cluster. */
+export { KubernetesServiceFrontend } from './kubernetes/frontend.js';
+export { ClusterInventory } from './kubernetes/inventory.js';
+export { ClusterDescriber } from './kubernetes/cluster-describer.js';

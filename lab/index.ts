@@ -11,6 +11,7 @@ export { startMonitorLab, type MonitorLab, type MonitorLabOptions } from './moni
 export { removeLeftovers } from './cleanup.js';
 export { PROXY_MODES, type LabProxyOptions, type ProxyMode } from './proxy.js';
 export type { IptablesBackend } from './proxy-iptables.js';
+export { CILIUM_DATAPLANES, type CiliumDataplane } from './cilium/config.js';
 export type { LabNode } from './plan.js';
 export { dummyRange } from './dummy-services.js';
 export { renderNftBase, renderNftServicesAdd } from './kube-proxy-nftables.js';

@@ -17,7 +17,7 @@ import { allowedCpus, nodeCpuSets, onNodeCpus } from './cpu-sets.js';
 import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
 import { labNamespacePrefix, planLab, type LabNode, type LabPlan, type LabPod } from './plan.js';
 import { PEER_ROLE_LABEL } from '../core/tools.js';
-import { createLabProxy, type LabProxy, type LabProxyOptions } from './proxy.js';
+import { createLabProxy, isCiliumMode, type LabProxy, type LabProxyOptions } from './proxy.js';
 import { labRunDir, removeLabState, writeLabState } from './state.js';
 import { AGENT_MAIN, AGENT_NODE_FLAGS } from '../agent/index.js';
 
@@ -33,6 +33,8 @@ export interface LabOptions {
   monitor?: LabMonitorOptions;
   /** Let every node use every CPU instead of giving each its own share (cpu-sets.ts); default false. */
   shareCpus?: boolean;
+  /** Aborts the creation (SIGINT while a Cilium lab starts); what exists is removed. */
+  signal?: AbortSignal;
 }
 
 /** Monitoring settings for the lab's agents (unset fields keep the agent's defaults). */
@@ -63,6 +65,16 @@ export function monitorArgs(m: LabMonitorOptions): string[] {
   return ['--monitor', ...opt('--monitor-interval-s', m.intervalS), ...opt('--monitor-peers', m.peers), ...opt('--monitor-timeout-ms', m.timeoutMs), ...opt('--monitor-jitter', m.jitter), ...opt('--monitor-bpf-maps', m.bpfMaps)];
 }
 
+/**
+ * Runs file+args as a member of cgroup `dir` (its children too): a constant
+ * script joins the cgroup and execs, so the pid stays the process's own. Pod
+ * processes of a Cilium lab join their node's subtree, the scope of that node's
+ * socket load balancer.
+ */
+export function inCgroup(dir: string, file: string, args: readonly string[]): [string, string[]] {
+  return ['sh', ['-c', 'cg=$1; shift; echo $$ > "$cg/cgroup.procs"; exec "$@"', 'lab-pod', dir, file, ...args]];
+}
+
 /** Node 0 has a second pod with a "peer" agent, the client of same-node measurements. */
 const PODS_PER_NODE = 2;
 
@@ -90,12 +102,14 @@ export class Lab {
     await removeLeftovers(opts.log);
     await writeLabState(id);
     await mkdir(labRunDir(id), { recursive: true });
-    const lab = new Lab(plan, createLabProxy(plan, opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' }), opts.log, opts.monitor);
+    const proxy = opts.proxy ?? { mode: 'iptables', iptablesBackend: 'legacy' };
+    const cilium = isCiliumMode(proxy.mode);
+    const lab = new Lab(plan, createLabProxy(plan, proxy, opts.log), opts.log, opts.monitor);
     try {
-      await createTopology(plan);
+      await createTopology(plan, cilium ? 'cni' : 'bridge');
       if (opts.linkMbit !== undefined) await shapeUplinks(plan, opts.linkMbit);
-      if (opts.monitor) await enableHairpin(plan);
-      await lab.services.init();
+      if (opts.monitor && !cilium) await enableHairpin(plan);
+      await lab.services.init(opts.signal);
     } catch (err) {
       await lab.destroy();
       throw new CniBenchError(ErrorCodes.LAB, `cannot create lab: ${(err as Error).message}`, { cause: err });
@@ -134,7 +148,8 @@ export class Lab {
       ...own,
       ...extraArgs,
     ];
-    const [file, argv] = netnsArgv({ name: pod.ns }, ...onNodeCpus(node.cpus, process.execPath, args));
+    const [pinned, pinnedArgs] = netnsArgv({ name: pod.ns }, ...onNodeCpus(node.cpus, process.execPath, args));
+    const [file, argv] = node.podCgroup ? inCgroup(node.podCgroup, pinned, pinnedArgs) : [pinned, pinnedArgs];
     this.agents.push(spawnLongRunning(file, argv, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
   }
 
@@ -143,8 +158,10 @@ export class Lab {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.allSettled(this.agents.map((a) => a.stop()));
+    await this.services.destroy?.().catch((err: Error) => this.log.error('lab dataplane teardown failed', { error: err.message }));
     const mine = (await listNamespaces().catch(() => [] as string[])).filter((ns) => ns.startsWith(labNamespacePrefix(this.plan.id)));
     await deleteNamespaces(mine);
+    await this.services.removeCgroups?.().catch((err: Error) => this.log.error('lab cgroup removal failed', { error: err.message }));
     await removeLabState(this.plan.id);
     this.log.info('lab destroyed', { id: this.plan.id, namespaces: mine.length });
   }

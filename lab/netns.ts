@@ -34,8 +34,16 @@ function nodeLines(node: LabNode): string[] {
   ];
 }
 
+/**
+ * How pods get their network: 'bridge', the lab's own (a bridge per node, a
+ * veth per pod, static routes between nodes); or 'cni', where a CNI plugin
+ * wires each pod later and the node has only its uplink (Cilium's dataplanes:
+ * Cilium makes the pod links and the routes or tunnel between nodes).
+ */
+export type PodNetwork = 'bridge' | 'cni';
+
 /** Creates every namespace and link of the plan. On error the caller tears down (names are all prefixed). */
-export async function createTopology(plan: LabPlan): Promise<void> {
+export async function createTopology(plan: LabPlan, podNetwork: PodNetwork = 'bridge'): Promise<void> {
   const all = [plan.fabricNs, ...plan.nodes.flatMap((n) => [n.ns, ...n.pods.map((p) => p.ns)])];
   await ipBatch(undefined, all.map((ns) => `netns add ${ns}`));
   await ipBatch(plan.fabricNs, [
@@ -45,10 +53,10 @@ export async function createTopology(plan: LabPlan): Promise<void> {
     ...plan.nodes.flatMap((n) => [`link add n${n.index} type veth peer name eth0 netns ${n.ns}`, `link set n${n.index} master br0`, `link set n${n.index} up`]),
   ]);
   for (const node of plan.nodes) {
-    await ipBatch(node.ns, nodeLines(node));
+    await ipBatch(node.ns, podNetwork === 'bridge' ? nodeLines(node) : ['link set lo up', `addr add ${node.underlayIp}/24 dev eth0`, 'link set eth0 up']);
     await sysctl(node.ns, NODE_SYSCTLS);
     for (const pod of node.pods) {
-      await ipBatch(pod.ns, ['link set lo up', `addr add ${pod.ip}/24 dev eth0`, 'link set eth0 up', `route add default via ${node.bridgeIp} dev eth0`]);
+      await ipBatch(pod.ns, podNetwork === 'bridge' ? ['link set lo up', `addr add ${pod.ip}/24 dev eth0`, 'link set eth0 up', `route add default via ${node.bridgeIp} dev eth0`] : ['link set lo up']);
       await sysctl(pod.ns, POD_SYSCTLS);
     }
   }

@@ -38,6 +38,8 @@ export interface LabNode {
   routes: { dst: string; via: string }[];
   /** The CPUs this node's processes run on (its agent, the tools that program its rules); unset: all (cpu-sets.ts). */
   cpus?: number[];
+  /** Cilium dataplanes: the cgroup2 directory the node's pod processes join (its socket load balancer's scope). */
+  podCgroup?: string;
 }
 
 export interface LabPlan {

@@ -6,6 +6,9 @@
  * nodes and the lab writes nothing (see proxy-external.ts).
  */
 import type { ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
+import { createLogger, type Logger } from '../core/log.js';
+import { CiliumLab } from './cilium/dataplane.js';
+import type { CiliumDataplane } from './cilium/config.js';
 import type { LabPlan } from './plan.js';
 import { LabExternalProxy } from './proxy-external.js';
 import { LabIptablesProxy, type IptablesBackend } from './proxy-iptables.js';
@@ -14,7 +17,7 @@ import { LabNftablesProxy } from './proxy-nftables.js';
 /** The modes the lab emulates (what `--proxy-mode` and a sweep's `--modes` accept). */
 export const PROXY_MODES = ['iptables', 'nftables'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
-export type LabProxyMode = ProxyMode | 'external';
+export type LabProxyMode = ProxyMode | 'external' | CiliumDataplane;
 
 export type LabProxyOptions =
   | {
@@ -22,14 +25,27 @@ export type LabProxyOptions =
       /** iptables mode only. */
       iptablesBackend?: IptablesBackend;
     }
-  | { mode: 'external' };
+  | { mode: 'external' }
+  /** No kube-proxy: real Cilium with kube-proxy replacement (lab/cilium/). */
+  | { mode: CiliumDataplane };
 
 export interface LabProxy extends ServiceFrontend, ServiceScaler {
   readonly mode: LabProxyMode;
-  init(): Promise<void>;
+  /** `signal` aborts a long start (the Cilium lab's). */
+  init(signal?: AbortSignal): Promise<void>;
+  /** Stops what init started outside the lab's namespaces (before they are deleted). */
+  destroy?(): Promise<void>;
+  /** After the namespaces are deleted. */
+  removeCgroups?(): Promise<void>;
 }
 
-export function createLabProxy(plan: LabPlan, opts: LabProxyOptions): LabProxy {
+export function isCiliumMode(mode: string): mode is CiliumDataplane {
+  return mode === 'cilium' || mode === 'cilium-vxlan';
+}
+
+export function createLabProxy(plan: LabPlan, opts: LabProxyOptions, log: Logger = createLogger({ component: 'lab' })): LabProxy {
   if (opts.mode === 'external') return new LabExternalProxy();
-  return opts.mode === 'nftables' ? new LabNftablesProxy(plan) : new LabIptablesProxy(plan, opts.iptablesBackend ?? 'legacy');
+  if (isCiliumMode(opts.mode)) return new CiliumLab(opts.mode, plan, log);
+  const o = opts as { mode: ProxyMode; iptablesBackend?: IptablesBackend };
+  return o.mode === 'nftables' ? new LabNftablesProxy(plan) : new LabIptablesProxy(plan, o.iptablesBackend ?? 'legacy');
 }

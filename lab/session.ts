@@ -51,7 +51,7 @@ export async function runInLab(opts: LabSessionOptions, scenario: unknown, log: 
   let lab: Lab | undefined;
   let collector: Collector | undefined;
   try {
-    lab = await Lab.create({ nodes: opts.nodes, log, proxy: opts.proxy, shareCpus: opts.shareCpus ?? false, ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}) });
+    lab = await Lab.create({ nodes: opts.nodes, log, proxy: opts.proxy, shareCpus: opts.shareCpus ?? false, signal, ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}) });
     if (signal.aborted) return undefined;
     collector = await startCollector(
       collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: opts.dbPath, heartbeatIntervalMs: 1000, livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS }),

@@ -6,22 +6,32 @@
 #   --test   also what the test suite needs beyond the lab: the real Kubernetes
 #            control plane, kube-proxy, kwok, helm and promtool built with Go
 #            (scripts/build-control-plane.sh; cold about 25 min on 2 cores, warm
-#            seconds), hadolint for the Dockerfile, and for the image suite
+#            seconds), hadolint for the Dockerfile, real Cilium v1.20.2
+#            (scripts/build-cilium.sh; the lab's `--dataplane cilium|cilium-vxlan`
+#            and the Cilium suites use it), and for the image suite
 #            (test/integration/image.test.ts) buildah and debootstrap (to build the
 #            Dockerfile without a daemon or registry) and cdxgen (its SBOM).
+#   --cilium also real Cilium (scripts/build-cilium.sh) without the other test
+#            tools; the Cilium lab also needs the control plane, so this builds
+#            etcd, kube-apiserver and kube-controller-manager too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 with_test_tools=false
+with_cilium=false
 for arg in "$@"; do
   case "$arg" in
-    --test) with_test_tools=true ;;
-    *) echo "setup: unknown option '${arg}' (known: --test)" >&2; exit 2 ;;
+    --test) with_test_tools=true; with_cilium=true ;;
+    --cilium) with_cilium=true ;;
+    *) echo "setup: unknown option '${arg}' (known: --test, --cilium)" >&2; exit 2 ;;
   esac
 done
 
 # The tool catalogue's Debian packages (core/tool-catalogue/; test/unit/tool-catalogue.test.ts fails
 # when they part), plus git and openssl for the builds and the tests' certificates.
 packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool procps util-linux git openssl)
+# Cilium 1.20 compiles its datapath at run time with clang and LLVM >= 18.1
+# (Debian's 19 here) and needs ipset for native routing with masquerading.
+if "$with_cilium"; then packages+=(clang-19 llvm-19 ipset); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -54,6 +64,11 @@ if "$with_test_tools"; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${image_tools[@]}" >/dev/null
   fi
   bash scripts/image-sbom.sh --install
+fi
+if "$with_cilium"; then
+  command -v go >/dev/null || { echo "setup: --cilium needs 'go' on PATH to build Cilium" >&2; exit 1; }
+  "$with_test_tools" || CNI_BENCH_CP_TOOLS="etcd kubernetes" bash scripts/build-control-plane.sh
+  bash scripts/build-cilium.sh
 fi
 
 # npm 11 blocks dependency install scripts unless allowed; the project runs none it needs.

@@ -1,0 +1,248 @@
+/**
+ * The lab's Cilium dataplanes (`cilium`: native routing; `cilium-vxlan`:
+ * Cilium's VXLAN tunnel), both with kube-proxy replacement and no kube-proxy:
+ * the lab's own control plane (control-plane.ts), Cilium's CRDs and its
+ * cilium-config ConfigMap, a Node per lab node, a real cilium-agent per node
+ * (agent.ts), and every lab pod a Pod object wired by the real cilium-cni
+ * (cni.ts), so it is a real Cilium endpoint. Services are what the collector's
+ * Kubernetes frontend creates (Service + EndpointSlice) and Cilium programs;
+ * the report's Cluster line is what the collector's describer detects from the
+ * apiserver. The operator is not run (scripts/build-cilium.sh says why): the
+ * lab applies the CRDs, and IPAM is Node.spec.podCIDRs from
+ * kube-controller-manager.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { arch, release } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { ClusterDescriber, ClusterInventory, KubernetesServiceFrontend } from '../../collector/index.js';
+import type { ClusterDescription } from '../../core/cluster.js';
+import type { ScaleStep, ServiceAddress, ServiceEndpoint } from '../../core/service-frontend.js';
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import { startLabControlPlane, type LabControlPlane } from '../k8s/control-plane.js';
+import { ciliumBuild, type CiliumBuild } from '../k8s/tools.js';
+import { CLUSTER_CIDR, SERVICE_CIDR, type LabPlan } from '../plan.js';
+import { labRunDir } from '../state.js';
+import { startCiliumAgent, agentRunDir, type CiliumAgent } from './agent.js';
+import { createLabCgroups, nodeCgroupDir, podCgroupDir, removeLabCgroups } from './cgroups.js';
+import { cniAdd, cniDel, type CniCall } from './cni.js';
+import { CILIUM_CONFIGMAP, CILIUM_NAMESPACE, ciliumConfigData, type CiliumDataplane } from './config.js';
+import { LAB_POD_NAMESPACE, LAB_SWEEP_NAMESPACE, nodeObject, nodeStatus, osImageFrom, podObject, runningPodStatus } from './objects.js';
+import { waitFor } from './wait.js';
+
+const AGENT_READY_TIMEOUT_MS = 300_000;
+const POD_CIDR_TIMEOUT_MS = 60_000;
+
+/** Pure: the Pod object name of lab pod j on node i (the agent's pod name, as Lab.startAgents names it). */
+export function labPodName(node: number, pod: number): string {
+  if (pod === 0) return `cni-bench-agent-${node}`;
+  if (pod === 1 && node === 0) return `cni-bench-agent-peer-${node}`;
+  return `lab-n${node}-p${pod}`;
+}
+
+export class CiliumLab {
+  readonly programmedLater = true;
+  readonly scale = this;
+  private cp: LabControlPlane | undefined;
+  private kc: KubeConfig | undefined;
+  private frontend: KubernetesServiceFrontend | undefined;
+  private inventory: ClusterInventory | undefined;
+  private readonly agents: CiliumAgent[] = [];
+  private readonly wired: CniCall[] = [];
+  private build: CiliumBuild | undefined;
+
+  constructor(
+    readonly mode: CiliumDataplane,
+    private readonly plan: LabPlan,
+    private readonly log: Logger,
+  ) {}
+
+  get description(): string {
+    return 'Kubernetes Services and EndpointSlices (lab apiserver), programmed by Cilium';
+  }
+
+  /** What the collector's describer detected from the lab's apiserver (cilium-config, Nodes, /version). */
+  get cluster(): Partial<ClusterDescription> {
+    return this.frontend?.cluster ?? {};
+  }
+
+  /** The lab's control plane (tests read the apiserver through it). */
+  get controlPlane(): LabControlPlane | undefined {
+    return this.cp;
+  }
+
+  get ciliumAgents(): readonly CiliumAgent[] {
+    return this.agents;
+  }
+
+  async refreshCluster(maxAgeMs?: number): Promise<void> {
+    await this.frontend?.refreshCluster(maxAgeMs);
+  }
+
+  private get dir(): string {
+    return join(labRunDir(this.plan.id), 'cilium');
+  }
+
+  async init(signal?: AbortSignal): Promise<void> {
+    const began = Date.now();
+    const step = (): void => {
+      if (signal?.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'interrupted while the Cilium lab was starting');
+    };
+    this.build = ciliumBuild();
+    await createLabCgroups(this.plan.id, this.plan.nodes.length);
+    for (const n of this.plan.nodes) n.podCgroup = podCgroupDir(this.plan.id, n.index);
+    this.cp = await startLabControlPlane({ dir: join(labRunDir(this.plan.id), 'k8s'), fabricNs: this.plan.fabricNs, clusterCidr: CLUSTER_CIDR, serviceCidr: SERVICE_CIDR, nodeCidrMask: 24 });
+    step();
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.cp.adminKubeconfig);
+    this.kc = kc;
+    const config = ciliumConfigData({ dataplane: this.mode, clusterCidr: CLUSTER_CIDR, labId: this.plan.id });
+    await this.applyBase(config);
+    await this.registerNodes();
+    step();
+    this.log.info('cilium lab: control plane up, nodes registered', { ms: Date.now() - began });
+    for (const node of this.plan.nodes) {
+      this.agents.push(
+        await startCiliumAgent({ build: this.build, nodeName: node.name, nodeNs: node.ns, cgroupDir: nodeCgroupDir(this.plan.id, node.index), runDir: join(this.dir, `n${node.index}`), config, kubeconfig: this.cp.labKubeconfigText() }),
+      );
+    }
+    const ready = await Promise.all(this.agents.map((a) => a.ready(AGENT_READY_TIMEOUT_MS, signal)));
+    step();
+    this.log.info('cilium lab: agents ready', { dataplane: this.mode, readyMs: ready.join(',') });
+    await this.wirePods();
+    await this.startFrontend();
+    this.log.info('cilium lab ready', { dataplane: this.mode, ms: Date.now() - began });
+  }
+
+  private get core(): CoreV1Api {
+    return (this.kc as KubeConfig).makeApiClient(CoreV1Api);
+  }
+
+  /** CRDs (the operator's job), namespaces, the pods' ServiceAccount, and cilium-config. */
+  private async applyBase(config: Record<string, string>): Promise<void> {
+    const api = KubernetesObjectApi.makeApiClient(this.kc as KubeConfig);
+    const crdDir = (this.build as CiliumBuild).crds;
+    for (const f of readdirSync(crdDir).filter((n) => n.endsWith('.yaml')).sort()) {
+      for (const doc of parseAllDocuments(readFileSync(join(crdDir, f), 'utf8'))) {
+        const obj = doc.toJS() as KubernetesObject | null;
+        if (obj?.kind) await api.create(obj);
+      }
+    }
+    for (const name of [LAB_POD_NAMESPACE, LAB_SWEEP_NAMESPACE]) await this.core.createNamespace({ body: { metadata: { name } } });
+    await this.core.createNamespacedServiceAccount({ namespace: LAB_POD_NAMESPACE, body: { metadata: { name: 'default' } } }).catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    });
+    await this.core.createNamespacedConfigMap({ namespace: CILIUM_NAMESPACE, body: { metadata: { name: CILIUM_CONFIGMAP, labels: { 'app.kubernetes.io/part-of': 'cilium' } }, data: config } });
+  }
+
+  /** Node objects with the status a kubelet would write; then waits for kube-controller-manager's pod CIDRs. */
+  private async registerNodes(): Promise<void> {
+    let osRelease = '';
+    try {
+      osRelease = readFileSync('/etc/os-release', 'utf8');
+    } catch {
+      // "Linux" then
+    }
+    const facts = { kernel: release(), osImage: osImageFrom(osRelease), architecture: arch() === 'x64' ? 'amd64' : arch() };
+    for (const n of this.plan.nodes) {
+      await this.core.createNode({ body: nodeObject(n.name, this.plan.id) });
+      // kube-controller-manager writes spec.podCIDR meanwhile: read, write, again on a conflict.
+      await waitFor(`${n.name}'s status written`, async () => {
+        const node = await this.core.readNode({ name: n.name });
+        await this.core.replaceNodeStatus({ name: n.name, body: { ...node, status: nodeStatus(n.name, n.underlayIp, facts) } });
+        return true;
+      }, 30_000, 100);
+    }
+    for (const n of this.plan.nodes) {
+      const cidr = await waitFor(`kube-controller-manager to give ${n.name} a pod CIDR`, async () => (await this.core.readNode({ name: n.name })).spec?.podCIDR, POD_CIDR_TIMEOUT_MS);
+      n.podCidr = cidr;
+    }
+  }
+
+  /** A Pod object per lab pod, CNI ADD through the real plugin, then the status a kubelet would report. */
+  private async wirePods(): Promise<void> {
+    for (const [i, node] of this.plan.nodes.entries()) {
+      const agent = this.agents[i] as CiliumAgent;
+      for (const [j, pod] of node.pods.entries()) {
+        const name = labPodName(node.index, j);
+        const created = await this.core.createNamespacedPod({ namespace: LAB_POD_NAMESPACE, body: podObject(name, node.name, this.plan.id, j === 0 || (j === 1 && node.index === 0)) });
+        const call: CniCall = {
+          cni: (this.build as CiliumBuild).cni,
+          nodeNs: node.ns,
+          podNs: pod.ns,
+          containerId: `cnib${this.plan.id}n${node.index}p${j}`,
+          podName: name,
+          podNamespace: LAB_POD_NAMESPACE,
+          podUid: created.metadata?.uid ?? '',
+          socket: agent.socket,
+          logFile: join(agentRunDir(join(this.dir, `n${node.index}`)), 'cilium-cni.log'),
+        };
+        const res = await cniAdd(call);
+        this.wired.push(call);
+        pod.ip = res.ip;
+        if (res.hostIf) pod.hostIf = res.hostIf;
+        await this.core.replaceNamespacedPodStatus({ name, namespace: LAB_POD_NAMESPACE, body: { ...created, status: runningPodStatus(res.ip, node.underlayIp) } });
+      }
+    }
+  }
+
+  /** The collector's own Kubernetes frontend and describer against the lab apiserver, wired as collector/main.ts wires them. */
+  private async startFrontend(): Promise<void> {
+    const kc = this.kc as KubeConfig;
+    const frontend = new KubernetesServiceFrontend(kc, { namespace: LAB_POD_NAMESPACE, sweepNamespace: LAB_SWEEP_NAMESPACE, ciliumNamespace: CILIUM_NAMESPACE, allowCiliumConfigChange: false, log: this.log });
+    await frontend.init();
+    this.inventory = new ClusterInventory(kc, frontend.pacer, LAB_POD_NAMESPACE, 'app.kubernetes.io/name=cni-bench-agent', this.log);
+    await this.inventory.start();
+    const describer = new ClusterDescriber(kc, frontend.pacer, this.inventory, { ciliumNamespace: CILIUM_NAMESPACE, log: this.log });
+    await describer.refresh();
+    frontend.describeWith(describer);
+    this.frontend = frontend;
+  }
+
+  private get front(): KubernetesServiceFrontend {
+    if (!this.frontend) throw new CniBenchError(ErrorCodes.LAB, 'cilium lab: not initialised');
+    return this.frontend;
+  }
+
+  expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress> {
+    return this.front.expose(name, port, endpoints);
+  }
+
+  remove(name: string): Promise<void> {
+    return this.front.remove(name);
+  }
+
+  setDummyServices(count: number, endpointsPerService: number, runId?: string): Promise<ScaleStep> {
+    return this.front.setDummyServices(count, endpointsPerService, runId);
+  }
+
+  prepare(maxServices: number, endpointsPerService: number, runId: string): Promise<void> {
+    return this.front.prepare(maxServices, endpointsPerService, runId);
+  }
+
+  finish(): Promise<void> {
+    return this.front.finish();
+  }
+
+  /**
+   * CNI DEL for every wired pod (the agent removes the endpoint), then the
+   * agents, the control plane and the cgroups. The namespaces (and anything
+   * left in them) are the lab's to delete. Never throws; logs.
+   */
+  async destroy(): Promise<void> {
+    await this.inventory?.stop().catch(() => undefined);
+    for (const call of this.wired.splice(0)) {
+      await cniDel(call).catch((err: Error) => this.log.warn('cilium-cni DEL failed', { pod: call.podName, error: err.message }));
+    }
+    await Promise.allSettled(this.agents.splice(0).map((a) => a.stop()));
+    await this.cp?.stop().catch((err: Error) => this.log.warn('lab control plane stop failed', { error: err.message }));
+    this.cp = undefined;
+  }
+
+  /** After the namespaces are gone: the lab's cgroup subtree. */
+  async removeCgroups(): Promise<void> {
+    await removeLabCgroups(this.plan.id);
+  }
+}

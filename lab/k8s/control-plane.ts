@@ -1,0 +1,225 @@
+/**
+ * The lab's own Kubernetes control plane, for the Cilium dataplanes: real etcd,
+ * kube-apiserver and kube-controller-manager (its node-IPAM controller hands
+ * every Node its pod CIDR from the cluster CIDR; its service-account
+ * controller makes the "default" ServiceAccounts) from the tools cache.
+ *
+ * All three run inside the lab's fabric namespace, so the lab's namespace
+ * cleanup kills them wherever the lab died. The apiserver listens on the
+ * fabric bridge (LAB_API_IP), which every lab node reaches over its eth0 with
+ * no route added; the lab process in the root namespace reaches it through a
+ * unix socket (forwarder.ts in the fabric namespace) and a loopback listener
+ * of its own. Nothing listens in the root namespace beyond 127.0.0.1.
+ */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import { run } from '../../core/process.js';
+import { startComponent, type Component } from './component.js';
+import { writeKubeconfig } from './kubeconfig.js';
+import { createClientCert, createPki, type ClientCert, type Pki } from './pki.js';
+import { labToolPath } from './tools.js';
+
+/** The apiserver's address on the fabric bridge: inside 198.18.0.0/15, clear of the nodes (198.18.0.1..200). */
+export const LAB_API_IP = '198.18.0.254';
+export const LAB_API_PORT = 6443;
+const FORWARDER = fileURLToPath(new URL('./forwarder.js', import.meta.url));
+
+export interface LabControlPlaneOptions {
+  /** Directory for certificates, etcd data and logs (the lab's run directory). */
+  dir: string;
+  fabricNs: string;
+  clusterCidr: string;
+  serviceCidr: string;
+  /** Pod CIDR size per node. */
+  nodeCidrMask: number;
+}
+
+export interface LabControlPlane {
+  dir: string;
+  /** The apiserver as the lab process (root namespace) reaches it. */
+  server: string;
+  /** The apiserver as lab nodes reach it. */
+  labServer: string;
+  caCert: string;
+  admin: ClientCert;
+  /** Kubeconfig (root-namespace URL) of a system:masters user. */
+  adminKubeconfig: string;
+  /** A kubeconfig for in-lab clients with its certificates embedded (the file needs no other path). */
+  labKubeconfigText(): string;
+  /** GET a path as admin; the body as text (throws on a status other than 200). */
+  getText(path: string): Promise<string>;
+  components(): readonly Component[];
+  stop(): Promise<void>;
+}
+
+/** Pure: the flags of the lab's three components, reviewable in one place. */
+export function controlPlaneArgs(o: LabControlPlaneOptions, pki: Pki, labKubeconfig: string): { etcd: string[]; apiserver: string[]; kcm: string[] } {
+  return {
+    etcd: [
+      '--name=lab',
+      `--data-dir=${join(o.dir, 'etcd')}`,
+      '--listen-client-urls=http://127.0.0.1:2379',
+      '--advertise-client-urls=http://127.0.0.1:2379',
+      '--listen-peer-urls=http://127.0.0.1:2380',
+      '--initial-advertise-peer-urls=http://127.0.0.1:2380',
+      '--initial-cluster=lab=http://127.0.0.1:2380',
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
+    apiserver: [
+      '--etcd-servers=http://127.0.0.1:2379',
+      `--bind-address=${LAB_API_IP}`,
+      `--advertise-address=${LAB_API_IP}`,
+      '--endpoint-reconciler-type=none',
+      `--secure-port=${LAB_API_PORT}`,
+      `--cert-dir=${join(o.dir, 'apiserver')}`,
+      `--tls-cert-file=${pki.serverCert}`,
+      `--tls-private-key-file=${pki.serverKey}`,
+      `--client-ca-file=${pki.caCert}`,
+      '--authorization-mode=Node,RBAC',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      `--service-cluster-ip-range=${o.serviceCidr}`,
+      '--allow-privileged=true',
+      '--profiling=false',
+    ],
+    kcm: [
+      `--kubeconfig=${labKubeconfig}`,
+      `--authentication-kubeconfig=${labKubeconfig}`,
+      `--authorization-kubeconfig=${labKubeconfig}`,
+      `--root-ca-file=${pki.caCert}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      '--secure-port=10257',
+      // Only what the lab needs: pod CIDRs per Node, and the "default" ServiceAccounts pods need.
+      '--controllers=node-ipam-controller,serviceaccount-controller',
+      '--allocate-node-cidrs=true',
+      `--cluster-cidr=${o.clusterCidr}`,
+      `--node-cidr-mask-size=${o.nodeCidrMask}`,
+      `--service-cluster-ip-range=${o.serviceCidr}`,
+      '--profiling=false',
+    ],
+  };
+}
+
+/** Root-namespace loopback listener piping every connection to the fabric's unix socket. */
+async function loopbackBridge(socketPath: string): Promise<{ server: Server; open: Set<Socket>; port: number }> {
+  const open = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(socketPath);
+    open.add(client).add(upstream);
+    const close = (): void => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return { server, open, port: (server.address() as AddressInfo).port };
+}
+
+function httpsGetText(server: string, pki: Pki, user: ClientCert, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${server}${path}`, { ca: readFileSync(pki.caCert), cert: readFileSync(user.cert), key: readFileSync(user.key), timeout: 5000 }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`))));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function waitUntil(what: string, components: readonly Component[], ok: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const dead = components.find((c) => c.exitCode() !== undefined);
+    if (dead) throw new Error(`${dead.name} exited with ${dead.exitCode()} while waiting for ${what}:\n${dead.tail(15)}`);
+    try {
+      if (await ok()) return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(200);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last: ${last})` : ''}`);
+}
+
+function embeddedKubeconfig(server: string, pki: Pki, user: ClientCert): string {
+  const b64 = (f: string): string => readFileSync(f).toString('base64');
+  return `${JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'lab', cluster: { server, 'certificate-authority-data': b64(pki.caCert) } }],
+    users: [{ name: 'user', user: { 'client-certificate-data': b64(user.cert), 'client-key-data': b64(user.key) } }],
+    contexts: [{ name: 'lab', context: { cluster: 'lab', user: 'user' } }],
+    'current-context': 'lab',
+  }, null, 2)}\n`;
+}
+
+export async function startLabControlPlane(o: LabControlPlaneOptions): Promise<LabControlPlane> {
+  mkdirSync(o.dir, { recursive: true, mode: 0o700 });
+  const components: Component[] = [];
+  let bridge: Awaited<ReturnType<typeof loopbackBridge>> | undefined;
+  const socketPath = join(o.dir, 'apiserver.sock');
+  const stop = async (): Promise<void> => {
+    for (const c of [...components].reverse()) await c.stop();
+    for (const s of bridge?.open ?? []) s.destroy();
+    if (bridge) await new Promise<void>((resolve) => bridge?.server.close(() => resolve()));
+    rmSync(socketPath, { force: true });
+  };
+  const inFabric = (name: string, binary: string, args: string[]): Component => {
+    const c = startComponent(o.dir, name, 'ip', ['netns', 'exec', o.fabricNs, binary, ...args]);
+    components.push(c);
+    return c;
+  };
+  try {
+    await run('ip', ['-n', o.fabricNs, 'addr', 'add', `${LAB_API_IP}/24`, 'dev', 'br0'], { tool: 'ip', timeoutMs: 10_000 });
+    const pki = createPki(o.dir, [LAB_API_IP]);
+    const admin = createClientCert(pki, 'admin', 'cni-bench-lab-admin', ['system:masters']);
+    const labServer = `https://${LAB_API_IP}:${LAB_API_PORT}`;
+    const labKubeconfig = writeKubeconfig(join(o.dir, 'lab-admin.kubeconfig'), labServer, pki.caCert, admin);
+    const args = controlPlaneArgs(o, pki, labKubeconfig);
+    inFabric('etcd', labToolPath('etcd'), args.etcd);
+    inFabric('kube-apiserver', labToolPath('kube-apiserver'), args.apiserver);
+    inFabric('forwarder', process.execPath, [FORWARDER, socketPath, LAB_API_IP, String(LAB_API_PORT)]);
+    await waitUntil('the apiserver forwarder', components, async () => components.some((c) => c.name === 'forwarder' && c.tail(3).includes('forwarder: listening')), 15_000);
+    bridge = await loopbackBridge(socketPath);
+    const server = `https://127.0.0.1:${bridge.port}`;
+    const adminKubeconfig = writeKubeconfig(join(o.dir, 'admin.kubeconfig'), server, pki.caCert, admin);
+    const getText = (path: string): Promise<string> => httpsGetText(server, pki, admin, path);
+    await waitUntil('kube-apiserver /readyz', components, async () => (await getText('/readyz')) === 'ok', 90_000);
+    inFabric('kube-controller-manager', labToolPath('kube-controller-manager'), args.kcm);
+    return {
+      dir: o.dir,
+      server,
+      labServer,
+      caCert: pki.caCert,
+      admin,
+      adminKubeconfig,
+      labKubeconfigText: () => embeddedKubeconfig(labServer, pki, admin),
+      getText,
+      components: () => components,
+      stop,
+    };
+  } catch (err) {
+    const logs = components.map((c) => `--- ${c.name} (last lines)\n${c.tail(15)}`).join('\n');
+    await stop();
+    throw new CniBenchError(ErrorCodes.LAB, `lab control plane did not start: ${(err as Error).message}\n${logs}`, { cause: err });
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Interrupting a Cilium lab: SIGINT in the middle of a run leaves nothing of
+ * Cilium behind; a Cilium lab killed with SIGKILL (its cilium-agents, control
+ * plane, cgroups and pinned programs still there) is removed by the next
+ * `cni-bench lab cleanup` (the next lab run calls the same code).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { attachedPrograms, ciliumLeftovers, labIdOfPid, labIdProcesses, liveProgramIds, NOTHING_LEFT } from '../helpers/cilium-state.js';
+import { rootLinks } from '../helpers/host-state.js';
+import { CLI_MAIN, startNode, waitFor, type Proc } from '../helpers/procs.js';
+import { notRoot } from '../helpers/root.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'cnib-cilium-sig-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A Cilium lab with long rounds, once its run is measuring; returns its id and the programs Cilium attached. */
+async function measuringLab(dataplane: string): Promise<{ lab: Proc; id: string; programs: number[] }> {
+  const lab = startNode(CLI_MAIN, ['lab', '--dataplane', dataplane, '--nodes', '2', '--duration', '30', '--warmup', '0', '--db', join(tmp, `${dataplane}.db`)], { CNI_BENCH_LOG_LEVEL: 'info' });
+  const id = await waitFor('the lab state file', () => labIdOfPid(lab.child.pid ?? -1), 60_000, 100);
+  await waitFor('the run to be measuring', () => {
+    if (lab.child.exitCode !== null) throw new Error(`lab exited early:\n${lab.output().slice(-4000)}`);
+    return /"msg":"run started"/.test(lab.output()) && labIdProcesses(id).some((p) => /iperf3 -c|wrk -t|fortio load|sockperf/.test(p));
+  }, 600_000, 300).catch((err: Error) => {
+    lab.child.kill('SIGKILL');
+    throw err;
+  });
+  const programs = [0, 1].flatMap((n) => attachedPrograms(id, n).cgroup);
+  assert.ok(programs.length > 0, 'Cilium attached programs to the nodes');
+  return { lab, id, programs };
+}
+
+test('SIGINT in the middle of a Cilium lab run leaves nothing of Cilium behind', { skip: notRoot, timeout: 900_000 }, async () => {
+  const links = rootLinks();
+  const { lab, id, programs } = await measuringLab('cilium-vxlan');
+  lab.child.kill('SIGINT');
+  assert.equal(await lab.exited, 130, lab.output().slice(-4000));
+  assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT);
+  assert.deepEqual(liveProgramIds(programs), []);
+  assert.equal(rootLinks(), links);
+});
+
+test('a Cilium lab killed with SIGKILL is removed by the next cleanup', { skip: notRoot, timeout: 900_000 }, async () => {
+  const links = rootLinks();
+  const { lab, id, programs } = await measuringLab('cilium');
+  lab.child.kill('SIGKILL');
+  await lab.exited;
+  const left = ciliumLeftovers(id);
+  assert.ok(left.namespaces!.length > 0 && left.cgroup!.length > 0, 'SIGKILL leaves namespaces and cgroups (nothing runs on SIGKILL)');
+  assert.ok(left.processes!.some((p) => /cilium-agent/.test(p)), 'and the cilium-agents');
+  assert.ok(liveProgramIds(programs).length > 0, 'and their programs');
+  const cleanup = startNode(CLI_MAIN, ['lab', 'cleanup']);
+  assert.equal(await cleanup.exited, 0, cleanup.output());
+  assert.match(cleanup.output(), /removed \d+ leftover lab/);
+  await waitFor('the lab processes gone', () => labIdProcesses(id).length === 0, 10_000);
+  assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT);
+  await waitFor('the programs Cilium attached freed', () => liveProgramIds(programs).length === 0, 10_000);
+  assert.equal(rootLinks(), links);
+});
