@@ -26,7 +26,8 @@ export const agentConfigSchema = z.strictObject({
   hostNetns: z.string().default(''),
   /** Port of the /healthz endpoint; 0 turns it off. */
   healthPort: z.coerce.number().int().min(0).max(65535).default(8477),
-  outboxLimit: z.coerce.number().int().min(1).default(10_000),
+  /** Messages kept until acknowledged; at most the collector's sequence window (SEQ_WINDOW), so a gap from drops is never refused. */
+  outboxLimit: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   labels: z.record(z.string(), z.string()).default({}),
   /** Dataplane processes whose CPU and memory are sampled from /proc (comm names). */
   processNames: z.array(z.string().min(1).max(64)).min(1).default([...DEFAULT_PROCESS_NAMES]),
@@ -40,6 +41,8 @@ export const agentConfigSchema = z.strictObject({
   tlsKeyFile: z.string().default(''),
   /** Name to verify the collector's certificate against instead of the address host. */
   tlsServerName: z.string().default(''),
+  /** The agent's identity for the collector: a node token, or a projected ServiceAccount token (read again before every registration, as the kubelet rotates it). */
+  tokenFile: z.string().default(''),
   /** Continuous monitoring (agent/monitor/): peer probes and dataplane gauges between runs. */
   monitor: boolFlag.default(false),
   /** Seconds between probe rounds; each round is jittered by `monitorJitter`. */
@@ -109,6 +112,7 @@ export const AGENT_ENV = {
   tlsCertFile: 'CNI_BENCH_TLS_CERT_FILE',
   tlsKeyFile: 'CNI_BENCH_TLS_KEY_FILE',
   tlsServerName: 'CNI_BENCH_TLS_SERVER_NAME',
+  tokenFile: 'CNI_BENCH_TOKEN_FILE',
   monitor: 'CNI_BENCH_MONITOR',
   monitorIntervalS: 'CNI_BENCH_MONITOR_INTERVAL_S',
   monitorPeers: 'CNI_BENCH_MONITOR_PEERS',
@@ -160,6 +164,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
       'tls-cert-file': { type: 'string' },
       'tls-key-file': { type: 'string' },
       'tls-server-name': { type: 'string' },
+      'token-file': { type: 'string' },
       monitor: { type: 'boolean' },
       'monitor-interval-s': { type: 'string' },
       'monitor-peers': { type: 'string' },
@@ -186,6 +191,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     tlsCertFile: values['tls-cert-file'] ?? env[AGENT_ENV.tlsCertFile],
     tlsKeyFile: values['tls-key-file'] ?? env[AGENT_ENV.tlsKeyFile],
     tlsServerName: values['tls-server-name'] ?? env[AGENT_ENV.tlsServerName],
+    tokenFile: values['token-file'] ?? env[AGENT_ENV.tokenFile],
     monitor: values.monitor === undefined ? env[AGENT_ENV.monitor] : String(values.monitor),
     monitorIntervalS: values['monitor-interval-s'] ?? env[AGENT_ENV.monitorIntervalS],
     monitorPeers: values['monitor-peers'] ?? env[AGENT_ENV.monitorPeers],

@@ -23,6 +23,7 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
   tlsCertFile: ['FILE', 'PEM client certificate for mTLS'],
   tlsKeyFile: ['FILE', 'PEM key of the client certificate'],
   tlsServerName: ['NAME', "name to verify the collector's certificate against instead of the address host"],
+  tokenFile: ['FILE', "the agent's identity: its node token or projected ServiceAccount token (read again before each registration)"],
   monitor: ['', 'monitoring mode: probe peers and export dataplane gauges between runs'],
   monitorIntervalS: ['S', 'seconds between probe rounds'],
   monitorPeers: ['N', 'peers probed per round'],

@@ -33,7 +33,7 @@ export interface LinkDeps {
   backoffBaseMs: number;
   backoffMaxMs: number;
   /** TLS or plaintext (the default) to the collector; see link-credentials.ts. */
-  transport?: Pick<LinkTransport, 'credentials' | 'options'>;
+  transport?: Pick<LinkTransport, 'credentials' | 'options'> & Partial<Pick<LinkTransport, 'token'>>;
 }
 
 const CHANNEL_OPTIONS = {
@@ -57,11 +57,21 @@ export class CollectorLink {
   private registered = false;
   agentId = '';
   private instanceId = '';
+  private readonly token: () => string;
   sessions = 0;
 
   constructor(private readonly deps: LinkDeps) {
     const transport = deps.transport ?? { credentials: credentials.createInsecure(), options: {} };
     this.client = new AgentServiceClient(deps.address, transport.credentials, { ...CHANNEL_OPTIONS, ...transport.options });
+    this.token = deps.transport?.token ?? (() => '');
+  }
+
+  /** Call metadata carrying the agent's identity token, when it has one. */
+  private metadata(): Metadata {
+    const md = new Metadata();
+    const t = this.token();
+    if (t) md.set('authorization', `Bearer ${t}`);
+    return md;
   }
 
   get connected(): boolean {
@@ -91,7 +101,7 @@ export class CollectorLink {
     const req = await this.deps.registration();
     this.instanceId = req.instanceId;
     return new Promise((resolve, reject) => {
-      this.client.register(req, new Metadata(), { deadline: Date.now() + 5000 }, (err, res) => (err ? reject(err) : resolve(res)));
+      this.client.register(req, this.metadata(), { deadline: Date.now() + 5000 }, (err, res) => (err ? reject(err) : resolve(res)));
     });
   }
 
@@ -100,14 +110,14 @@ export class CollectorLink {
     this.agentId = reg.agentId;
     outbox.ack(reg.lastAckedSeq);
     return new Promise<void>((resolve) => {
-      const stream = this.client.session();
+      const stream = this.client.session(this.metadata());
       this.stream = stream;
       this.registered = true;
       this.sessions++;
-      const send = (m: AgentMessage): void => {
-        stream.write(m);
-      };
-      const heartbeat = (): void =>
+      // write() says when the stream is full; the outbox then waits for 'drain' (flow control end to end).
+      const send = (m: AgentMessage): boolean => stream.write(m);
+      stream.on('drain', () => outbox.resume());
+      const heartbeat = (): void => {
         send({
           seq: 0,
           body: {
@@ -115,6 +125,7 @@ export class CollectorLink {
             value: { timeMs: Date.now(), runningJobs: this.deps.runningJobs(), outboxDropped: outbox.dropped, outboxPending: outbox.size },
           },
         });
+      };
       let done = false;
       const finish = (why: string): void => {
         if (done) return;

@@ -3,7 +3,9 @@
  * short durations) in a fresh lab, prints the report, and tears everything
  * down: on success, on failure, and on SIGINT/SIGTERM.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { parseScenario } from '../collector/index.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { numberFlag, oneOfFlag, stringFlag, type FlagValues } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
@@ -29,9 +31,32 @@ export interface LabCommandOptions {
 /** Lab defaults: the study's whole matrix with short rounds (3 rounds of 2 s), so a lab run takes about four minutes on 2 cores. */
 export const LAB_DEFAULTS = { nodes: 3, durationSeconds: 2, warmupSeconds: 1, rounds: 3, roundSleepSeconds: 0.5 } as const;
 
+const MAX_SCENARIO_BYTES = 1024 * 1024;
+
+/** The scenario file as an object: a regular file of at most 1 MiB holding a JSON object; errors name --scenario and the path. */
+async function readScenarioFile(path: string): Promise<Record<string, unknown>> {
+  const bad = (why: string, cause?: unknown): CniBenchError => new CniBenchError(ErrorCodes.VALIDATION, `--scenario: '${path}' ${why}`, { cause, details: { field: 'scenario' } });
+  const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
+    throw bad(`cannot be read (${err.code ?? err.message})`, err);
+  });
+  if (!st.isFile()) throw bad('is not a regular file');
+  if (st.size > MAX_SCENARIO_BYTES) throw bad(`is larger than ${MAX_SCENARIO_BYTES} bytes`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw bad(`is not valid JSON (${(err as Error).message.slice(0, 200)})`, err);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw bad('must hold a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
 async function loadScenario(opts: LabCommandOptions): Promise<unknown> {
-  const base: Record<string, unknown> = opts.scenarioFile ? (JSON.parse(await readFile(opts.scenarioFile, 'utf8')) as Record<string, unknown>) : { name: 'lab default' };
-  return { durationSeconds: opts.durationSeconds, warmupSeconds: opts.warmupSeconds, rounds: LAB_DEFAULTS.rounds, roundSleepSeconds: LAB_DEFAULTS.roundSleepSeconds, ...base };
+  const base: Record<string, unknown> = opts.scenarioFile ? await readScenarioFile(opts.scenarioFile) : { name: 'lab default' };
+  const scenario = { durationSeconds: opts.durationSeconds, warmupSeconds: opts.warmupSeconds, rounds: LAB_DEFAULTS.rounds, roundSleepSeconds: LAB_DEFAULTS.roundSleepSeconds, ...base };
+  // Refused before a lab is built: a bad field costs no namespaces.
+  parseScenario(scenario, process.env);
+  return scenario;
 }
 
 /** Returns the process exit code: 0 succeeded, 1 run failed, 130/143 interrupted. */

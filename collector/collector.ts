@@ -10,14 +10,16 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { Server as HttpServer } from 'node:http';
 import type { Logger } from '../core/log.js';
 import { AgentRegistry } from './agents/registry.js';
-import type { CollectorConfig } from './config.js';
+import { readConfigFile, type CollectorConfig } from './config.js';
 import { AgentServiceImpl } from './grpc/agent-service.js';
 import { MonitorServiceImpl } from './grpc/monitor-service.js';
 import { RunServiceImpl } from './grpc/run-service.js';
 import { serverCredentials, type ServerTransport } from './grpc/server-credentials.js';
 import { CollectorMetrics } from './metrics.js';
 import { MonitorCoordinator, type MonitorCoordinatorOptions } from './monitor/coordinator.js';
-import { bearerAuth, loadRestToken } from './rest/auth.js';
+import { loadAgentKey } from './auth/agent-key.js';
+import { Authenticator, type TokenReviewer } from './auth/principal.js';
+import { operatorAuth, loadRestToken } from './rest/auth.js';
 import { createRestServer } from './rest/server.js';
 import { JobTracker } from './runs/job-tracker.js';
 import { Orchestrator } from './runs/orchestrator.js';
@@ -28,6 +30,8 @@ import { Store } from './store/store.js';
 export interface CollectorOptions {
   /** Continuous monitoring: probe Service, window, node status (see collector/monitor/coordinator.ts). */
   monitor?: MonitorCoordinatorOptions;
+  /** Verifies agents' ServiceAccount tokens (main builds it from the TokenReview API when agentTokenReview is on). */
+  tokenReview?: TokenReviewer;
 }
 
 /** A collector whose parts exist and run, with nothing bound yet. */
@@ -40,6 +44,12 @@ export interface AssembledCollector {
   /** gRPC server credentials, read (with the REST token) before anything else. */
   readonly transport: ServerTransport;
   readonly restAuth: boolean;
+  /** Whether agents must prove their node (node token, agent certificate or ServiceAccount token). */
+  readonly agentIdentity: boolean;
+  /** REST is served over TLS. */
+  readonly restTls: boolean;
+  /** The Prometheus exposition, as /metrics serves it. */
+  registryMetrics(): Promise<string>;
   /** Adds the health service and the collector's gRPC services to a server the caller binds. */
   addToServer(server: Server): void;
   /** The REST API and /metrics, answering 503 on /readyz until start(). */
@@ -55,7 +65,17 @@ const GRPC_SERVICES = ['', 'cnibench.v1.AgentService', 'cnibench.v1.RunService',
 export function assembleCollector(config: CollectorConfig, log: Logger, services?: ServiceFrontend, options: CollectorOptions = {}): AssembledCollector {
   // Secrets first: a bad mount fails start-up before anything is opened or bound.
   const transport = serverCredentials(config);
-  const auth = config.restTokenFile ? bearerAuth(loadRestToken(config.restTokenFile)) : undefined;
+  const operatorToken = config.restTokenFile ? loadRestToken(config.restTokenFile) : undefined;
+  const agentKey = config.agentKeyFile ? loadAgentKey(config.agentKeyFile) : undefined;
+  const restTls = config.restTls ? { cert: readConfigFile('tlsCertFile', config.tlsCertFile), key: readConfigFile('tlsKeyFile', config.tlsKeyFile) } : undefined;
+  // One Authenticator decides for REST, RunService, MonitorService and AgentService alike.
+  const authn = new Authenticator({
+    ...(operatorToken ? { operatorToken } : {}),
+    ...(agentKey ? { agentKey } : {}),
+    mtls: transport.mode === 'mtls',
+    ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
+  });
+  const auth = operatorAuth(authn, operatorToken !== undefined);
   const store = new Store(config.dbPath);
   const interrupted = store.interruptUnfinished('collector restarted while the run was in progress');
   if (interrupted) log.warn('marked unfinished runs as interrupted', { count: interrupted });
@@ -80,14 +100,17 @@ export function assembleCollector(config: CollectorConfig, log: Logger, services
     store,
     monitor,
     transport,
-    restAuth: auth !== undefined,
+    restAuth: operatorToken !== undefined,
+    agentIdentity: authn.agentsRequired,
+    restTls: restTls !== undefined,
+    registryMetrics: () => metrics.registry.metrics(),
     addToServer(server) {
       health.addToServer(server);
-      new AgentServiceImpl({ registry, tracker, metrics, log, heartbeatIntervalMs: config.heartbeatIntervalMs, isRunActive: (id) => orchestrator.isActive(id), onMonitorReport: (id, r) => monitor.onReport(id, r) }).addToServer(server);
-      new RunServiceImpl(api).addToServer(server);
-      new MonitorServiceImpl(() => monitor.snapshot()).addToServer(server);
+      new AgentServiceImpl({ registry, tracker, metrics, log, auth: authn, heartbeatIntervalMs: config.heartbeatIntervalMs, isRunActive: (id) => orchestrator.isActive(id), onMonitorReport: (id, r) => monitor.onReport(id, r) }).addToServer(server);
+      new RunServiceImpl(api, authn).addToServer(server);
+      new MonitorServiceImpl(() => monitor.snapshot(), authn).addToServer(server);
     },
-    createHttpServer: () => createRestServer(api, metrics, () => ready, auth, () => monitor.snapshot()),
+    createHttpServer: () => createRestServer(api, metrics, () => ready, auth, () => monitor.snapshot(), restTls),
     start() {
       sweeper = setInterval(() => registry.sweep(), Math.max(250, Math.floor(config.livenessTimeoutMs / 4)));
       sweeper.unref();

@@ -15,10 +15,10 @@ const namespaceName = z
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 label');
 
 export const collectorConfigSchema = z.strictObject({
-  /** gRPC listen address: host:port (port 0 picks one) or unix:/path. */
-  grpcListen: z.string().min(1).default('0.0.0.0:7070'),
-  /** REST + /metrics listen host and port (port 0 picks one). */
-  httpHost: z.string().min(1).default('0.0.0.0'),
+  /** gRPC listen address: host:port (port 0 picks one) or unix:/path. Loopback unless told otherwise. */
+  grpcListen: z.string().min(1).max(4096).default('127.0.0.1:7070'),
+  /** REST + /metrics listen host and port (port 0 picks one). Loopback unless told otherwise. */
+  httpHost: z.string().min(1).max(255).default('127.0.0.1'),
   httpPort: z.coerce.number().int().min(0).max(65535).default(8080),
   /** SQLite file; ':memory:' keeps nothing. */
   dbPath: z.string().min(1).default('/var/lib/cni-bench/collector.db'),
@@ -30,8 +30,18 @@ export const collectorConfigSchema = z.strictObject({
   tlsKeyFile: z.string().default(''),
   /** PEM CA that signs agent certificates; set, agents must present one (mTLS). */
   tlsCaFile: z.string().default(''),
-  /** File holding the bearer token every /v1/* REST request must carry; '' leaves the REST API open. */
+  /** File holding the operator's bearer token: every /v1/* REST request and every RunService/MonitorService call must carry it (or an operator certificate); '' leaves them open. */
   restTokenFile: z.string().default(''),
+  /** Serve REST over TLS with tlsCertFile and tlsKeyFile. */
+  restTls: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** Secret key node tokens are derived from (agent/auth: nodeToken); set, every agent must present its own node's token or certificate. */
+  agentKeyFile: z.string().default(''),
+  /** Verify agents' projected ServiceAccount tokens with the TokenReview API and bind each to its pod's node (needs Kubernetes). */
+  agentTokenReview: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** The ServiceAccount agents run as (namespace/name); a reviewed token of any other account is refused. */
+  agentServiceAccount: z.string().max(317).default(''),
+  /** Allow listening beyond loopback without an operator token and TLS (a lab behind its own fence; never in a shared network). */
+  insecure: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** kubeconfig for talking to the cluster from outside it; '' means in-cluster or none. */
   kubeconfig: z.string().default(''),
   /** The collector's own namespace (downward API metadata.namespace in a cluster). */
@@ -56,7 +66,29 @@ export const collectorConfigSchema = z.strictObject({
   if (c.tlsCaFile && !(c.tlsCertFile && c.tlsKeyFile)) {
     ctx.addIssue({ code: 'custom', path: ['tlsCaFile'], message: 'verifying agent certificates needs TLS: set tlsCertFile and tlsKeyFile' });
   }
+  if (c.restTls && !c.tlsCertFile) ctx.addIssue({ code: 'custom', path: ['restTls'], message: 'needs tlsCertFile and tlsKeyFile' });
+  if (c.agentTokenReview && c.kubernetes === 'off') ctx.addIssue({ code: 'custom', path: ['agentTokenReview'], message: 'needs Kubernetes (kubernetes is off)' });
+  if (!c.insecure) {
+    const exposed = [!isLoopbackListen(c.grpcListen) && 'grpcListen', !isLoopbackHost(c.httpHost) && 'httpHost'].filter((x): x is string => Boolean(x));
+    for (const field of exposed) {
+      const missing = [!c.restTokenFile && 'restTokenFile', !c.tlsCertFile && 'tlsCertFile'].filter(Boolean).join(' and ');
+      if (missing) ctx.addIssue({ code: 'custom', path: [field], message: `listening beyond loopback needs ${missing} (or insecure=true for a fenced lab)` });
+    }
+  }
 });
+
+/** A host the kernel keeps on this machine: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/** A gRPC listen address that only this machine reaches: a unix socket or a loopback host. */
+export function isLoopbackListen(listen: string): boolean {
+  if (listen.startsWith('unix:')) return true;
+  const m = /^(.*):(\d+)$/.exec(listen);
+  return m ? isLoopbackHost(m[1]!) : false;
+}
 
 export type CollectorConfig = Readonly<z.output<typeof collectorConfigSchema>>;
 
@@ -91,6 +123,11 @@ export const COLLECTOR_ENV = {
   tlsKeyFile: 'CNI_BENCH_TLS_KEY_FILE',
   tlsCaFile: 'CNI_BENCH_TLS_CA_FILE',
   restTokenFile: 'CNI_BENCH_REST_TOKEN_FILE',
+  restTls: 'CNI_BENCH_REST_TLS',
+  agentKeyFile: 'CNI_BENCH_AGENT_KEY_FILE',
+  agentTokenReview: 'CNI_BENCH_AGENT_TOKEN_REVIEW',
+  agentServiceAccount: 'CNI_BENCH_AGENT_SERVICE_ACCOUNT',
+  insecure: 'CNI_BENCH_INSECURE',
   kubeconfig: 'CNI_BENCH_KUBECONFIG',
   namespace: 'CNI_BENCH_NAMESPACE',
   sweepNamespace: 'CNI_BENCH_SWEEP_NAMESPACE',
@@ -115,6 +152,11 @@ export const COLLECTOR_FLAGS = {
   tlsKeyFile: 'tls-key-file',
   tlsCaFile: 'tls-ca-file',
   restTokenFile: 'rest-token-file',
+  restTls: 'rest-tls',
+  agentKeyFile: 'agent-key-file',
+  agentTokenReview: 'agent-token-review',
+  agentServiceAccount: 'agent-service-account',
+  insecure: 'insecure',
   kubeconfig: 'kubeconfig',
   namespace: 'namespace',
   sweepNamespace: 'sweep-namespace',

@@ -9,8 +9,8 @@ import { COLLECTOR_ENV, COLLECTOR_FLAGS, collectorConfigSchema } from './config.
 type Field = keyof typeof COLLECTOR_FLAGS;
 
 const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
-  grpcListen: ['ADDR', 'gRPC listen address: host:port (port 0 picks one) or unix:/path'],
-  httpHost: ['HOST', 'REST and /metrics listen host'],
+  grpcListen: ['ADDR', 'gRPC listen address: host:port (port 0 picks one) or unix:/path; beyond loopback needs a token and TLS'],
+  httpHost: ['HOST', 'REST and /metrics listen host; beyond loopback needs a token and TLS'],
   httpPort: ['PORT', 'REST and /metrics port (0 picks one)'],
   dbPath: ['FILE', "SQLite store of runs; ':memory:' keeps nothing"],
   heartbeatIntervalMs: ['MS', 'how often agents send a heartbeat (told at registration)'],
@@ -18,7 +18,12 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
   tlsCertFile: ['FILE', 'PEM server certificate for gRPC; with --tls-key-file turns TLS on'],
   tlsKeyFile: ['FILE', 'PEM key of the server certificate'],
   tlsCaFile: ['FILE', 'PEM CA that signs agent certificates; set, agents must present one (mTLS)'],
-  restTokenFile: ['FILE', 'file with the bearer token every /v1/* request must carry; unset leaves REST open'],
+  restTokenFile: ['FILE', "the operator's bearer token: every /v1/* request and RunService/MonitorService call must carry it (or an operator certificate); unset leaves them open"],
+  restTls: ['true|false', "serve REST over TLS with the collector's certificate"],
+  agentKeyFile: ['FILE', "secret (32+ bytes) node tokens derive from; set, every agent must present its own node's token or certificate"],
+  agentTokenReview: ['true|false', "verify agents' projected ServiceAccount tokens with TokenReview, bound to their pod's node"],
+  agentServiceAccount: ['NS/NAME', 'the ServiceAccount agents run as; reviewed tokens of any other are refused'],
+  insecure: ['true|false', 'allow listening beyond loopback without a token and TLS (a fenced lab only)'],
   kubeconfig: ['FILE', 'kubeconfig for a cluster reached from outside; unset: in-cluster or none'],
   namespace: ['NS', "the collector's own namespace"],
   sweepNamespace: ['NS', 'namespace the scale sweep creates its Services in'],

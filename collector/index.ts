@@ -9,4 +9,5 @@ export { assembleCollector, type AssembledCollector, type CollectorOptions } fro
 export { listenCollector, startCollector, type Collector } from './listen.js';
 export { collectorConfig, type CollectorConfig } from './config.js';
 export { Store } from './store/store.js';
-export { DEFAULT_SCALE_STEPS } from './runs/scenario.js';
+export { DEFAULT_SCALE_STEPS, parseScenario } from './runs/scenario.js';
+export { nodeToken } from './auth/principal.js';

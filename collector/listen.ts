@@ -27,6 +27,8 @@ export interface Collector {
   readonly grpcAddress: string;
   /** Bound REST base URL. */
   readonly httpUrl: string;
+  /** The Prometheus exposition, as /metrics serves it. */
+  registryMetrics(): Promise<string>;
   /** Cancels active runs (with cleanup on the agents), then closes listeners and the store. */
   close(): Promise<void>;
 }
@@ -51,7 +53,8 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
   const http = c.createHttpServer();
   const httpPort = await listenHttp(http, config.httpHost, config.httpPort);
   c.start();
-  log.info('collector listening', { grpc: grpcAddress, grpcTls: c.transport.mode, http: `http://${config.httpHost}:${httpPort}`, restAuth: c.restAuth ? 'bearer' : 'none' });
+  const scheme = c.restTls ? 'https' : 'http';
+  log.info('collector listening', { grpc: grpcAddress, grpcTls: c.transport.mode, http: `${scheme}://${config.httpHost}:${httpPort}`, restAuth: c.restAuth ? 'bearer' : 'none', agentIdentity: c.agentIdentity ? 'required' : 'open' });
   return {
     api: c.api,
     registry: c.registry,
@@ -59,7 +62,8 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
     store: c.store,
     monitor: c.monitor,
     grpcAddress,
-    httpUrl: `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${httpPort}`,
+    httpUrl: `${scheme}://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${httpPort}`,
+    registryMetrics: () => c.registryMetrics(),
     async close() {
       await c.close();
       // Agent sessions are long-lived streams: no run needs them any more, so cut them.

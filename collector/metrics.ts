@@ -18,7 +18,7 @@ export class CollectorMetrics {
   private readonly agentsRegistered = new Gauge({ name: 'cni_bench_agents_registered', help: 'Agents known to the collector (connected or not)', registers: [this.registry] });
   private readonly agentMessages = new Counter({
     name: 'cni_bench_agent_messages_total',
-    help: 'Sequenced messages received from agents, by type and outcome (stored or duplicate)',
+    help: 'Sequenced messages received from agents, by type and outcome (stored, duplicate, refused, out-of-window)',
     labelNames: ['type', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -113,12 +113,18 @@ export class CollectorMetrics {
     this.agentsRegistered.set(registered);
   }
 
-  agentMessage(type: string, duplicate: boolean): void {
-    this.agentMessages.inc({ type, outcome: duplicate ? 'duplicate' : 'stored' });
+  /** `outcome`: stored, duplicate, refused (not the sender's job or run) or out-of-window (sequence jump). */
+  agentMessage(type: string, outcome: 'stored' | 'duplicate' | 'refused' | 'out-of-window'): void {
+    this.agentMessages.inc({ type, outcome });
   }
 
+  /** Per agent: the series lives as long as the agent is registered (bounded by the registry). */
   agentOutboxDropped(agent: string, dropped: number): void {
     this.agentDropped.set({ agent }, dropped);
+  }
+
+  agentForgotten(agent: string): void {
+    this.agentDropped.remove({ agent });
   }
 
   agentLost(): void {

@@ -12,6 +12,7 @@ import { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 import { ClusterInventory } from './kubernetes/inventory.js';
 import { loadKubeConfig } from './kubernetes/kube-config.js';
 import { DEFAULT_PACER } from './kubernetes/pacer.js';
+import { tokenReviewer } from './auth/token-review.js';
 import { startCollector } from './listen.js';
 
 /** Connects to Kubernetes when it is there, starts the collector, and stops it cleanly on SIGINT/SIGTERM. */
@@ -37,7 +38,10 @@ export async function serve(config: CollectorConfig, log: Logger): Promise<void>
     log.info('kubernetes frontend ready', { server: kc.getCurrentCluster()?.server, version: cluster.kubernetesVersion, cni: cluster.cni, cniMode: cluster.cniMode, kubeProxyMode: cluster.kubeProxyMode, leftoversRemoved: leftovers, ...inventory.coverage() });
   }
   const nodes = inventory;
-  const collector = await startCollector(config, log, frontend, nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {});
+  if (config.agentTokenReview && !kc) throw new Error('agentTokenReview: needs Kubernetes, and none was found (set kubernetes and kubeconfig, or run in a cluster)');
+  // Agents' pod-bound ServiceAccount tokens, verified by the API server (auth/token-review.ts).
+  const tokenReview = config.agentTokenReview && kc ? tokenReviewer(kc, config.agentServiceAccount, (why) => log.warn('agent token refused', { why })) : undefined;
+  const collector = await startCollector(config, log, frontend, { ...(nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {}), ...(tokenReview ? { tokenReview } : {}) });
   // Cordoned and NotReady nodes leave the monitor's plans as the node watch sees them.
   nodes?.onNodeStatusChange(() => collector.monitor.nodesChanged());
   let stopping = false;

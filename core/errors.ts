@@ -21,6 +21,7 @@ export const ErrorCodes = {
   LAB: 'E_LAB',
   KUBERNETES: 'E_KUBERNETES',
   UNAUTHENTICATED: 'E_UNAUTHENTICATED',
+  FORBIDDEN: 'E_FORBIDDEN',
   INTERNAL: 'E_INTERNAL',
 } as const;
 
@@ -76,7 +77,7 @@ export function asCniBenchError(err: unknown): CniBenchError {
 }
 
 // gRPC status numbers (grpc.status) kept here so core does not import grpc-js.
-const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, FAILED_PRECONDITION: 9, ABORTED: 10, INTERNAL: 13, UNAVAILABLE: 14, CANCELLED: 1, UNAUTHENTICATED: 16 } as const;
+const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, FAILED_PRECONDITION: 9, ABORTED: 10, INTERNAL: 13, UNAVAILABLE: 14, CANCELLED: 1, PERMISSION_DENIED: 7, UNAUTHENTICATED: 16 } as const;
 
 const WIRE: Record<ErrorCode, { http: number; grpc: number }> = {
   E_VALIDATION: { http: 400, grpc: GRPC.INVALID_ARGUMENT },
@@ -94,6 +95,7 @@ const WIRE: Record<ErrorCode, { http: number; grpc: number }> = {
   E_LAB: { http: 500, grpc: GRPC.INTERNAL },
   E_KUBERNETES: { http: 502, grpc: GRPC.UNAVAILABLE },
   E_UNAUTHENTICATED: { http: 401, grpc: GRPC.UNAUTHENTICATED },
+  E_FORBIDDEN: { http: 403, grpc: GRPC.PERMISSION_DENIED },
   E_INTERNAL: { http: 500, grpc: GRPC.INTERNAL },
 };
 

@@ -3,6 +3,7 @@
  * (JSON, schema `cni-bench.comparison/v1`) and for spreadsheets (CSV, RFC 4180).
  * Pure.
  */
+import { csvText, mdText } from './escape.js';
 import type { ComparisonCell, ComparisonFormat, ComparisonRow, ComparisonTable } from './compare.js';
 
 /** Plain numbers people can read: thousands separators from 1,000 on, four significant digits below. */
@@ -24,9 +25,7 @@ function formatP(p: number): string {
   return p >= 0.001 ? `p=${p.toFixed(3)}` : `p=${p.toExponential(1)}`;
 }
 
-function md(text: string): string {
-  return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
-}
+const md = mdText;
 
 function valueCell(c: ComparisonCell): string {
   const mark = c.warnings.length ? '⚠ ' : '';
@@ -84,7 +83,7 @@ export function renderComparisonMarkdown(t: ComparisonTable): string {
   const head = ['measurement', 'unit', ...t.runs.map((r) => r.label), ...others.map((r) => (others.length > 1 ? `Δ ${r.label} vs ${t.baseline}` : `Δ vs ${t.baseline}`)), 'verdict'];
   const align = ['---', '---', ...t.runs.map(() => '---:'), ...others.map(() => '---:'), '---'];
   const lines = [
-    `# cni-bench comparison: ${t.runs.map((r) => r.label).join(' vs ')}`,
+    `# cni-bench comparison: ${t.runs.map((r) => md(r.label)).join(' vs ')}`,
     '',
     ...headerBlock(t),
     '',
@@ -126,9 +125,7 @@ export function renderComparisonJson(t: ComparisonTable): string {
 }
 
 /** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
-export function csvField(v: string): string {
-  return /[",\r\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
-}
+export const csvField = csvText;
 
 function csvNum(v: number | null | undefined): string {
   return v === null || v === undefined || !Number.isFinite(v) ? '' : String(v);

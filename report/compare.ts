@@ -260,10 +260,17 @@ export function compareReports(reports: ReportModel[], opts: CompareOptions = {}
   };
 }
 
+/** Most runs one comparison loads (each brings every result and sample it stored). */
+export const MAX_COMPARE_RUNS = 10;
+const MAX_ITEM = 200;
+
 function list(field: string, text: string | null | undefined): string[] | undefined {
   if (text === null || text === undefined) return undefined;
+  if (text.length > (MAX_ITEM + 1) * MAX_COMPARE_RUNS) throw invalid(field, `longer than ${(MAX_ITEM + 1) * MAX_COMPARE_RUNS} characters`);
   const items = text.split(',').map((s) => s.trim());
-  if (items.some((s) => !s)) throw invalid(field, `must be a comma-separated list without empty items, got '${text}'`);
+  if (items.some((s) => !s)) throw invalid(field, `must be a comma-separated list without empty items, got '${text.slice(0, 200)}'`);
+  if (items.length > MAX_COMPARE_RUNS) throw invalid(field, `at most ${MAX_COMPARE_RUNS} items, got ${items.length}`);
+  if (items.some((s) => s.length > MAX_ITEM)) throw invalid(field, `items are at most ${MAX_ITEM} characters`);
   return items;
 }
 
@@ -271,14 +278,14 @@ function list(field: string, text: string | null | undefined): string[] | undefi
 export function parseNoiseFloor(field: string, text: string | null | undefined): number | undefined {
   if (text === null || text === undefined) return undefined;
   const v = Number(text);
-  if (!text.trim() || !(Number.isFinite(v) && v >= 0 && v < 1)) throw invalid(field, `must be a number in [0, 1) such as 0.03, got '${text}'`);
+  if (!text.trim() || !(Number.isFinite(v) && v >= 0 && v < 1)) throw invalid(field, `must be a number in [0, 1) such as 0.03, got '${text.slice(0, 64)}'`);
   return v;
 }
 
 /** Parses a `--format` / `format=` value; errors name `field`. */
 export function parseComparisonFormat(field: string, text: string | null | undefined): ComparisonFormat {
   if (text === null || text === undefined) return 'md';
-  if (!(COMPARISON_FORMATS as readonly string[]).includes(text)) throw invalid(field, `must be one of ${COMPARISON_FORMATS.join(', ')}, got '${text}'`);
+  if (!(COMPARISON_FORMATS as readonly string[]).includes(text)) throw invalid(field, `must be one of ${COMPARISON_FORMATS.join(', ')}, got '${text.slice(0, 64)}'`);
   return text as ComparisonFormat;
 }
 
@@ -293,7 +300,7 @@ export interface CompareRequest extends CompareOptions {
  */
 export function parseCompareQuery(q: URLSearchParams): CompareRequest {
   const runs = list('runs', q.get('runs'));
-  if (!runs || runs.length < 2) throw invalid('runs', `need at least 2 comma-separated run ids, got '${q.get('runs') ?? ''}'`);
+  if (!runs || runs.length < 2) throw invalid('runs', `need at least 2 comma-separated run ids, got '${(q.get('runs') ?? '').slice(0, 200)}'`);
   const labels = list('labels', q.get('labels'));
   const noiseFloor = parseNoiseFloor('noiseFloor', q.get('noiseFloor'));
   return { runs, format: parseComparisonFormat('format', q.get('format')), ...(labels ? { labels } : {}), ...(noiseFloor !== undefined ? { noiseFloor } : {}) };

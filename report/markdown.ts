@@ -1,4 +1,5 @@
 /** Renders a report model as the Markdown the CLI prints. */
+import { mdText } from './escape.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';
 
@@ -43,9 +44,9 @@ export function renderMarkdown(report: ReportModel): string {
   const { run } = report;
   const secs = run.endedMs && run.startedMs ? ((run.endedMs - run.startedMs) / 1000).toFixed(1) : '?';
   const lines = [
-    `# cni-bench report: ${run.name} (${run.id})`,
+    `# cni-bench report: ${mdText(run.name)} (${mdText(run.id)})`,
     '',
-    `State: **${run.state}**${run.reason ? ` (${run.reason})` : ''}; wall time ${secs} s.`,
+    `State: **${mdText(run.state)}**${run.reason ? ` (${mdText(run.reason)})` : ''}; wall time ${secs} s.`,
     '',
     `Cluster: ${describeLine(report)}.`,
     ...clusterNotes(report),
@@ -54,7 +55,7 @@ export function renderMarkdown(report: ReportModel): string {
     '|---|---|---|---:|---|---|---|---|',
     ...report.rows.map(
       (r) =>
-        `| ${r.measurement} | ${r.path} | ${r.tool}${r.toolVersion ? ` ${r.toolVersion}` : ''} | ${r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${r.unit} | ${dispersion(r)} | ${r.status} | ${notes(r).replaceAll('|', '\\|')} |`,
+        `| ${mdText(r.measurement)} | ${mdText(r.path)} | ${mdText(r.tool)}${r.toolVersion ? ` ${mdText(r.toolVersion)}` : ''} | ${r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${mdText(r.unit)} | ${dispersion(r)} | ${mdText(r.status)} | ${mdText(notes(r))} |`,
     ),
     '',
     'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes).',
@@ -78,14 +79,14 @@ export function renderDataplane(rows: readonly ReportRow[]): string[] {
     for (const n of r.dataplane) {
       const procs = n.processes.map((p) => `${p.name} ${p.cpuMillicoresAvg === null ? '—' : Math.round(p.cpuMillicoresAvg)}/${p.cpuMillicoresMax === null ? '—' : Math.round(p.cpuMillicoresMax)} m, ${mib(p.rssBytesMax)}`);
       const cells = [
-        r.measurement,
-        n.node,
+        mdText(r.measurement),
+        mdText(n.node),
         String(n.samples),
         `${n.conntrackPeak.toLocaleString('en-US')} / ${n.conntrackMax.toLocaleString('en-US')}`,
         n.iptablesRules.toLocaleString('en-US'),
         n.kubeServicesRules.toLocaleString('en-US'),
         n.nftServiceIps === null ? '—' : n.nftServiceIps.toLocaleString('en-US'),
-        [...procs, ...n.errors.map((e) => `⚠ ${e}`)].join('; ').replaceAll('|', '\\|') || 'none running',
+        mdText([...procs, ...n.errors.map((e) => `⚠ ${e}`)].join('; ')) || 'none running',
       ];
       lines.push(`| ${cells.join(' | ')} |`);
     }
@@ -115,7 +116,7 @@ export function renderSweep(sweep: SweepTable): string[] {
   return [
     '## Service scale sweep',
     '',
-    `| ${head.join(' | ')} |`,
+    `| ${head.map(mdText).join(' | ')} |`,
     `|${head.map(() => '---:').join('|')}|`,
     ...sweep.steps.map((st, i) => {
       const cells = [
@@ -137,12 +138,12 @@ export function renderSweepComparison(c: SweepComparison): string {
   const lines: string[] = ['# Service scale sweep: ' + c.runs.join(' vs '), ''];
   for (const s of c.series) {
     const head = ['dummy Services ahead of the target', ...c.runs];
-    lines.push(`## ${s.label} (${s.unit})`, '', `| ${head.join(' | ')} |`, `|${head.map(() => '---:').join('|')}|`);
+    lines.push(`## ${mdText(s.label)} (${mdText(s.unit)})`, '', `| ${head.map(mdText).join(' | ')} |`, `|${head.map(() => '---:').join('|')}|`);
     c.steps.forEach((n, i) => {
       const cells = s.byRun.map((r) => `${fmt(r.values[i] ?? null, s.unit)}${i > 0 ? pct(r.change[i] ?? null) : ''}`);
       lines.push(`| ${n.toLocaleString('en-US')} | ${cells.join(' | ')} |`);
     });
-    lines.push('', ...s.crossovers.map((x) => `- ${x.text}.`), '');
+    lines.push('', ...s.crossovers.map((x) => `- ${mdText(x.text)}.`), '');
   }
   lines.push('One round per step: a difference under 10% between modes counts as a tie, and changes of that size against the first step are within noise on a shared machine.');
   return `${lines.join('\n')}\n`;
@@ -151,16 +152,16 @@ export function renderSweepComparison(c: SweepComparison): string {
 function describeLine(report: ReportModel): string {
   const d = report.cluster.description;
   const os = [d.osImage, d.containerRuntime].filter(Boolean).join(', ');
-  return `Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}`;
+  return mdText(`Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}`);
 }
 
 /** What the description could not read or found in disagreement, under the Cluster line. */
 function clusterNotes(report: ReportModel): string[] {
   const notes = report.cluster.description.notes ?? [];
-  return notes.length ? ['', ...notes.map((n) => `- ${n}`)] : [];
+  return notes.length ? ['', ...notes.map((n) => `- ${mdText(n)}`)] : [];
 }
 
 function skippedLines(report: ReportModel): string[] {
   const skipped = (report.cluster.skipped ?? []) as { id: string; reason: string }[];
-  return skipped.length ? ['', 'Skipped (default measurements these nodes cannot run):', ...skipped.map((s) => `- ${s.id}: ${s.reason}`)] : [];
+  return skipped.length ? ['', 'Skipped (default measurements these nodes cannot run):', ...skipped.map((s) => `- ${mdText(s.id)}: ${mdText(s.reason)}`)] : [];
 }

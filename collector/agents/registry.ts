@@ -20,21 +20,64 @@ export interface AgentEntry {
   send: ((m: CollectorMessage) => void) | undefined;
 }
 
+/**
+ * Largest forward jump of a sequence number the collector accepts. An agent's
+ * numbers only jump over what its outbox dropped, and the outbox holds at most
+ * 10,000 messages by default (the agent refuses limits above SEQ_WINDOW).
+ */
+export const SEQ_WINDOW = 1_000_000;
+
 export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; registered: [agentId: string]; attached: [agentId: string]; detached: [agentId: string] }> {
   private readonly agents = new Map<string, AgentEntry>();
 
   constructor(
     private readonly metrics: CollectorMetrics,
     private readonly livenessTimeoutMs: number,
+    private readonly maxAgents = 10_000,
+    /** Lost agents are forgotten after this long (their metrics series too). */
+    private readonly expireAfterMs = Math.max(600_000, livenessTimeoutMs * 10),
   ) {
     super();
   }
 
-  /** Records (or refreshes) an agent; a new instance of the same node restarts sequence tracking. */
-  register(req: RegisterRequest, now = Date.now()): AgentEntry {
+  /** Forgets agents lost for longer than expireAfterMs; returns how many. */
+  expire(now = Date.now()): number {
+    let n = 0;
+    for (const a of [...this.agents.values()]) {
+      if (a.lost && now - a.lastSeenMs > this.expireAfterMs) {
+        this.agents.delete(a.id);
+        this.metrics.agentForgotten(a.id);
+        n++;
+      }
+    }
+    if (n) this.updateGauges();
+    return n;
+  }
+
+  /**
+   * Records (or refreshes) an agent; a new instance of the same node restarts
+   * sequence tracking. The caller has checked that the caller speaks for
+   * `req.nodeName` (`verified`: by its own identity). An agent id stays bound
+   * to the node that first registered it, and without identities a live
+   * instance cannot be displaced by another (it must go silent first).
+   */
+  register(req: RegisterRequest, verified: boolean, now = Date.now()): AgentEntry {
     const id = req.agentName || req.nodeName;
+    if (id !== req.nodeName && !id.startsWith(`${req.nodeName}-`)) {
+      throw new CniBenchError(ErrorCodes.FORBIDDEN, `agent_name: must be the node name or start with '${req.nodeName.slice(0, 64)}-'`, { details: { field: 'agent_name' } });
+    }
     const prev = this.agents.get(id);
+    if (prev && prev.info.nodeName !== req.nodeName) {
+      throw new CniBenchError(ErrorCodes.FORBIDDEN, `agent_name: '${id.slice(0, 64)}' belongs to another node`, { details: { field: 'agent_name' } });
+    }
     const sameInstance = prev?.info.instanceId === req.instanceId;
+    if (prev && !sameInstance && !verified && prev.connected && !prev.lost && now - prev.lastSeenMs <= this.livenessTimeoutMs) {
+      throw new CniBenchError(ErrorCodes.CONFLICT, `node_name: agent '${id.slice(0, 64)}' is connected as another instance; it must stop reporting first`, { details: { field: 'node_name' } });
+    }
+    if (!prev && this.agents.size >= this.maxAgents) {
+      this.expire(now);
+      if (this.agents.size >= this.maxAgents) throw new CniBenchError(ErrorCodes.CONFLICT, `node_name: the registry holds ${this.maxAgents} agents, its maximum`, { details: { field: 'node_name' } });
+    }
     const entry: AgentEntry = {
       id,
       info: req,
@@ -83,12 +126,18 @@ export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; regis
     }
   }
 
-  /** True when `seq` is new for this agent instance (and records it). */
-  accept(id: string, seq: number): boolean {
+  /**
+   * 'new' when `seq` is new for this agent instance and within SEQ_WINDOW of
+   * the last one (and records it), 'duplicate' when already held, 'out-of-window'
+   * for a jump no agent makes (its outbox holds fewer): such a number is never
+   * recorded, so it cannot make later genuine messages look old.
+   */
+  accept(id: string, seq: number): 'new' | 'duplicate' | 'out-of-window' {
     const a = this.agents.get(id);
-    if (!a || seq <= a.lastSeq) return false;
+    if (!a || seq <= a.lastSeq) return 'duplicate';
+    if (seq - a.lastSeq > SEQ_WINDOW) return 'out-of-window';
     a.lastSeq = seq;
-    return true;
+    return 'new';
   }
 
   lastSeq(id: string): number {
@@ -128,6 +177,7 @@ export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; regis
       }
     }
     if (lost.length) this.updateGauges();
+    this.expire(now);
     return lost;
   }
 

@@ -29,6 +29,7 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
   call('list', '', 'nodes', 'cluster', 'inventory: node summary and coverage; cluster-describer: CNI annotations, nodeInfo'),
   call('get', '', 'nodes', 'cluster', 'inventory'),
   call('watch', '', 'nodes', 'cluster', 'inventory'),
+  call('create', 'authentication.k8s.io', 'tokenreviews', 'cluster', 'auth/token-review: each agent\'s pod-bound token and its node'),
   call('list', '', 'pods', 'own', 'inventory: agent pods'),
   call('watch', '', 'pods', 'own', 'inventory: agent pod informer'),
   call('get', '', 'pods', 'own', 'inventory'),

@@ -1,14 +1,15 @@
 /**
- * Bearer-token check for the REST API. The token comes from a file (a mounted
- * Secret) read once at start-up. Only /v1/* is guarded: /healthz and /metrics
- * stay open for kubelet probes and Prometheus scrapes.
+ * The REST API's operator check. The token comes from a file (a mounted
+ * Secret) read once at start-up; the decision is the Authenticator's, the same
+ * one RunService and MonitorService use. Only /v1/* is guarded: /healthz and
+ * /metrics stay open for kubelet probes and Prometheus scrapes.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import { CniBenchError, ErrorCodes, toWireStatus } from '../../core/errors.js';
+import { Authenticator, bearerOf } from '../auth/principal.js';
 import { readConfigFile } from '../config.js';
 
-/** Decides whether a request may proceed; answers 401 itself when not. */
+/** Decides whether a request may proceed; answers 401/403 itself when not. */
 export type RestAuth = (req: IncomingMessage, res: ServerResponse, pathname: string) => boolean;
 
 /** Reads and trims the token file; an empty token is refused (it would let anyone in with `Bearer `). */
@@ -26,20 +27,26 @@ export function isGuarded(pathname: string): boolean {
   return pathname === '/v1' || pathname.startsWith('/v1/');
 }
 
-// Hashing first gives equal-length inputs, so timingSafeEqual leaks neither content nor length.
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-/** Builds the check for one token. */
-export function bearerAuth(token: string): RestAuth {
-  const expected = digest(token);
+/** The operator check over REST; with no operator token configured the REST API stays open (loopback only, see config). */
+export function operatorAuth(auth: Authenticator, tokenConfigured: boolean): RestAuth {
   return (req, res, pathname) => {
-    if (!isGuarded(pathname)) return true;
-    const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(req.headers.authorization ?? '');
-    if (m && timingSafeEqual(digest(m[1]!), expected)) return true;
-    const message = m ? 'bearer token not accepted' : 'missing Authorization: Bearer <token>';
-    res
-      .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': m ? 'Bearer error="invalid_token"' : 'Bearer' })
-      .end(`${JSON.stringify({ code: ErrorCodes.UNAUTHENTICATED, message })}\n`);
-    return false;
+    if (!tokenConfigured || !isGuarded(pathname)) return true;
+    const bearer = bearerOf(req.headers.authorization);
+    try {
+      auth.requireOperator(auth.identifyLocal(bearer, undefined));
+      return true;
+    } catch (err) {
+      const w = toWireStatus(err);
+      const message = w.code === ErrorCodes.FORBIDDEN ? w.message : bearer ? 'bearer token not accepted' : 'missing Authorization: Bearer <token>';
+      res
+        .writeHead(w.http, { 'content-type': 'application/json', 'www-authenticate': bearer ? 'Bearer error="invalid_token"' : 'Bearer' })
+        .end(`${JSON.stringify({ code: w.code, message, field: 'authorization' })}\n`);
+      return false;
+    }
   };
+}
+
+/** A check for one token alone (tests and callers that have no Authenticator). */
+export function bearerAuth(token: string): RestAuth {
+  return operatorAuth(new Authenticator({ operatorToken: token, mtls: false }), true);
 }

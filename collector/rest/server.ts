@@ -4,6 +4,7 @@
  * optional auth check (rest/auth.ts) runs before routing.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { CniBenchError, ErrorCodes, toWireStatus } from '../../core/errors.js';
 import type { CollectorMetrics } from '../metrics.js';
 import { parseCompareQuery } from '../../report/compare.js';
@@ -32,13 +33,18 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready: () => boolean, auth?: RestAuth, monitor?: () => MonitorSnapshot): Server {
+/** PEM certificate and key: set, REST is served over TLS. */
+export interface RestTls {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready: () => boolean, auth?: RestAuth, monitor?: () => MonitorSnapshot, tls?: RestTls): Server {
   const routes: [string, RegExp, Handler][] = [
     ['GET', /^\/v1\/monitor$/, async () => ({ status: 200, body: monitor ? monitor() : { nodes: [], matrix: [] } })],
     ['GET', /^\/healthz$/, async () => ({ status: ready() ? 200 : 503, body: { status: ready() ? 'ok' : 'starting' } })],
     ['GET', /^\/metrics$/, async () => ({ status: 200, body: await metrics.registry.metrics(), contentType: metrics.registry.contentType })],
     ['GET', /^\/v1\/agents$/, async () => ({ status: 200, body: { agents: api.agents() } })],
-    ['GET', /^\/v1\/cluster$/, async () => ({ status: 200, body: await api.cluster() })],
     ['GET', /^\/v1\/cluster$/, async () => ({ status: 200, body: await api.cluster() })],
     ['POST', /^\/v1\/runs$/, async (req) => ({ status: 201, body: api.create(await readJson(req)) })],
     [
@@ -49,9 +55,10 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
         return { status: 200, body: r.body, contentType: r.contentType };
       },
     ],
-    ['GET', /^\/v1\/runs$/, async (_r, _p, url) => ({ status: 200, body: { runs: api.list(Number(url.searchParams.get('limit') ?? 50)) } })],
+    ['GET', /^\/v1\/runs$/, async (_r, _p, url) => ({ status: 200, body: { runs: api.list(parseLimit(url.searchParams.get('limit'))) } })],
     ['GET', /^\/v1\/runs\/([\w-]+)$/, async (_r, [id]) => ({ status: 200, body: api.get(id ?? '') })],
-    ['DELETE', /^\/v1\/runs\/([\w-]+)$/, async (_r, [id]) => ({ status: 200, body: await api.cancel(id ?? '') })],
+    // 202: the cancel is under way (the agents clean up in the background); poll GET for the end state.
+    ['DELETE', /^\/v1\/runs\/([\w-]+)$/, async (_r, [id]) => ({ status: 202, body: api.cancel(id ?? '') })],
     [
       'GET',
       /^\/v1\/runs\/([\w-]+)\/report$/,
@@ -61,27 +68,63 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
       },
     ],
   ];
-  return createServer((req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://collector');
-    if (auth && !auth(req, res, url.pathname)) return;
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const send = (status: number, body: unknown, contentType = 'application/json'): void => {
+      if (res.headersSent) return;
       const text = typeof body === 'string' ? body : `${JSON.stringify(body)}\n`;
-      res.writeHead(status, { 'content-type': contentType }).end(text);
+      // Answered before the body was read (too large, not allowed): the rest of it is not read, so the connection cannot be reused.
+      const headers = req.complete ? { 'content-type': contentType } : { 'content-type': contentType, connection: 'close' };
+      res.writeHead(status, headers).end(text);
     };
-    const matching = routes.filter(([, re]) => re.test(url.pathname));
-    const route = matching.find(([m]) => m === req.method);
-    if (!route) {
-      if (matching.length) send(405, { code: 'E_METHOD', message: `${req.method} not allowed on ${url.pathname}` });
-      else send(404, { code: ErrorCodes.NOT_FOUND, message: `no route ${url.pathname}` });
-      return;
+    const fail = (err: unknown): void => {
+      const w = toWireStatus(err);
+      send(w.http, { code: w.code, message: w.message, ...w.details });
+    };
+    req.on('error', () => res.destroy());
+    // Anything thrown before or during routing is answered, never allowed to take the process down.
+    try {
+      const url = parseUrl(req.url);
+      if (auth && !auth(req, res, url.pathname)) return;
+      const matching = routes.filter(([, re]) => re.test(url.pathname));
+      const route = matching.find(([m]) => m === req.method);
+      if (!route) {
+        if (matching.length) send(405, { code: 'E_METHOD', message: `${req.method} not allowed on ${url.pathname}` });
+        else send(404, { code: ErrorCodes.NOT_FOUND, message: `no route ${url.pathname}` });
+        return;
+      }
+      const params = (url.pathname.match(route[1]) ?? []).slice(1);
+      route[2](req, params, url).then((r) => send(r.status, r.body, r.contentType), fail);
+    } catch (err) {
+      fail(err);
     }
-    const params = (url.pathname.match(route[1]) ?? []).slice(1);
-    route[2](req, params, url).then(
-      (r) => send(r.status, r.body, r.contentType),
-      (err: unknown) => {
-        const w = toWireStatus(err);
-        send(w.http, { code: w.code, message: w.message, ...w.details });
-      },
-    );
-  });
+  };
+  const server: Server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
+  // A client that trickles headers or a body cannot hold a socket for ever.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  server.maxHeadersCount = 100;
+  return server;
+}
+
+/** The request target as a URL; a target that is not a path (`//`, `http://x`, garbage) is a 400 naming it. */
+export function parseUrl(target: string | undefined): URL {
+  const t = target ?? '/';
+  if (!t.startsWith('/') || t.startsWith('//')) {
+    throw new CniBenchError(ErrorCodes.VALIDATION, `url: must be a path starting with a single '/'`, { details: { field: 'url' } });
+  }
+  try {
+    return new URL(t, 'http://collector');
+  } catch {
+    throw new CniBenchError(ErrorCodes.VALIDATION, 'url: not a valid request target', { details: { field: 'url' } });
+  }
+}
+
+/** `?limit=`: an integer 1..1000, 50 when absent. */
+export function parseLimit(raw: string | null): number {
+  if (raw === null) return 50;
+  if (!/^\d{1,4}$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
+    throw new CniBenchError(ErrorCodes.VALIDATION, `limit: must be an integer from 1 to 1000, got '${raw.slice(0, 32)}'`, { details: { field: 'limit' } });
+  }
+  return Number(raw);
 }

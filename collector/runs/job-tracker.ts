@@ -47,42 +47,69 @@ export class JobTracker {
 
   constructor(private readonly store: Store) {}
 
+  /** Agents with jobs, by run (for the sample check). */
+  private readonly runAgents = new Map<string, Map<string, number>>();
+
   expect(meta: JobMeta): void {
+    if (this.jobs.has(meta.jobId)) this.forget(meta.jobId);
     this.jobs.set(meta.jobId, { meta, states: new Set(), lastEvent: undefined, result: undefined, failure: undefined, waiters: new Set() });
+    const agents = this.runAgents.get(meta.runId) ?? new Map<string, number>();
+    agents.set(meta.agentId, (agents.get(meta.agentId) ?? 0) + 1);
+    this.runAgents.set(meta.runId, agents);
   }
 
   forget(jobId: string): void {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
     this.jobs.delete(jobId);
+    const agents = this.runAgents.get(job.meta.runId);
+    const n = (agents?.get(job.meta.agentId) ?? 1) - 1;
+    if (n > 0) agents?.set(job.meta.agentId, n);
+    else agents?.delete(job.meta.agentId);
+    if (agents && agents.size === 0) this.runAgents.delete(job.meta.runId);
   }
 
-  /** Handles one new (deduplicated) sequenced message from an agent. */
-  onMessage(agentId: string, msg: AgentMessage): void {
+  /**
+   * Whether `agentId` has a job in live run `runId`: only then are its samples
+   * for that run stored. Jobs are forgotten when their run's cleanup ends.
+   */
+  private agentInRun(agentId: string, runId: string): boolean {
+    return this.runAgents.get(runId)?.has(agentId) ?? false;
+  }
+
+  /** The tracked job `jobId` when `agentId` owns it and it belongs to `runId`; otherwise undefined. */
+  private ownJob(agentId: string, jobId: string, runId: string): TrackedJob | undefined {
+    const job = this.jobs.get(jobId);
+    return job && job.meta.agentId === agentId && job.meta.runId === runId ? job : undefined;
+  }
+
+  /**
+   * Handles one new (deduplicated) sequenced message from an authenticated
+   * agent. Stores a result only for a job that agent owns in a run still
+   * executing, a sample only for a run that agent takes part in; anything else
+   * is refused (false) and never stored.
+   */
+  onMessage(agentId: string, msg: AgentMessage): boolean {
     const body = msg.body;
-    if (!body) return;
+    if (!body) return false;
     if (body.$case === 'sample') {
+      if (!this.agentInRun(agentId, body.value.runId)) return false;
       this.store.addSample({ runId: body.value.runId, agentId, sample: body.value });
-      this.sampleWaiters.get(body.value.samplingJobId)?.(body.value);
-      return;
+      if (this.ownJob(agentId, body.value.samplingJobId, body.value.runId)) this.sampleWaiters.get(body.value.samplingJobId)?.(body.value);
+      return true;
     }
     if (body.$case === 'result') {
-      const job = this.jobs.get(body.value.jobId);
-      if (job?.meta.round !== undefined) body.value.round = job.meta.round;
-      this.store.addResult({
-        runId: body.value.runId,
-        phaseIndex: job?.meta.phaseIndex ?? null,
-        agentId,
-        warmup: job?.meta.warmup ?? false,
-        result: body.value,
-      });
-      if (job) {
-        job.result = body.value;
-        this.check(job);
-      }
-      return;
+      const job = this.ownJob(agentId, body.value.jobId, body.value.runId);
+      if (!job || job.result) return false;
+      if (job.meta.round !== undefined) body.value.round = job.meta.round;
+      this.store.addResult({ runId: body.value.runId, phaseIndex: job.meta.phaseIndex, agentId, warmup: job.meta.warmup, result: body.value });
+      job.result = body.value;
+      this.check(job);
+      return true;
     }
     if (body.$case === 'jobEvent') {
-      const job = this.jobs.get(body.value.jobId);
-      if (!job) return;
+      const job = this.ownJob(agentId, body.value.jobId, body.value.runId);
+      if (!job) return false;
       job.states.add(body.value.state);
       job.lastEvent = body.value;
       if (body.value.state === JobState.JOB_STATE_FAILED) job.failure = failureOf(body.value, job.meta);
@@ -90,7 +117,9 @@ export class JobTracker {
         job.failure ??= new CniBenchError(ErrorCodes.CANCELLED, `agent ${agentId}: job ${job.meta.jobId} cancelled`);
       }
       this.check(job);
+      return true;
     }
+    return false;
   }
 
   /** Fails every job of a lost agent. */

@@ -61,6 +61,14 @@ export class Orchestrator {
     this.active.set(runId, { abort, done });
   }
 
+  /** Asks a run to stop without waiting; false when it is not executing here. */
+  requestCancel(runId: string): boolean {
+    const a = this.active.get(runId);
+    if (!a) return false;
+    a.abort.abort();
+    return true;
+  }
+
   /** Asks a run to stop; resolves once its cleanup has finished. */
   async cancel(runId: string): Promise<void> {
     const a = this.active.get(runId);

@@ -62,20 +62,27 @@ export class RunsApi {
   }
 
   list(limit = 50): RunView[] {
-    return this.store.listRuns(Math.max(1, Math.min(limit || 50, 1000))).map((r) => this.view(r));
+    const n = Number.isInteger(limit) && limit > 0 ? Math.min(limit, 1000) : 50;
+    return this.store.listRuns(n).map((r) => this.view(r));
   }
 
   get(id: string): RunView {
+    if (!id) throw new CniBenchError(ErrorCodes.VALIDATION, 'id: required', { details: { field: 'id' } });
+    if (id.length > 128) throw new CniBenchError(ErrorCodes.VALIDATION, 'id: longer than 128 characters', { details: { field: 'id' } });
     const run = this.store.getRun(id);
-    if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${id}' not found`, { details: { id } });
+    if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `id: run '${id}' not found`, { details: { field: 'id', id } });
     return this.view(run);
   }
 
-  /** Stops a running run and waits for its cleanup on the agents. */
-  async cancel(id: string): Promise<RunView> {
+  /**
+   * Asks a running run to stop and returns at once with its state; the cleanup
+   * on the agents finishes in the background (the run then ends 'cancelled').
+   * A client never waits on agents that do not answer.
+   */
+  cancel(id: string): RunView {
     const run = this.get(id);
     if (TERMINAL_STATES.has(run.state)) throw new CniBenchError(ErrorCodes.CONFLICT, `run '${id}' already ended (${run.state})`, { details: { id, state: run.state } });
-    await this.orchestrator.cancel(id);
+    if (this.orchestrator.requestCancel(id)) this.store.updateRun(id, { reason: 'cancel requested: stopping jobs on the agents' });
     return this.get(id);
   }
 
@@ -86,7 +93,7 @@ export class RunsApi {
 
   report(id: string, format: string): { contentType: string; body: string } {
     if (format !== 'json' && format !== 'md') {
-      throw new CniBenchError(ErrorCodes.VALIDATION, `format: must be 'json' or 'md', got '${format}'`, { details: { field: 'format' } });
+      throw new CniBenchError(ErrorCodes.VALIDATION, `format: must be 'json' or 'md', got '${format.slice(0, 64)}'`, { details: { field: 'format' } });
     }
     const model = this.reportModel(id);
     return format === 'md'

@@ -76,8 +76,8 @@ export const scenarioSchema = z
     /** Pause between rounds, letting TIME_WAIT sockets and queues drain. */
     roundSleepSeconds: z.number().min(0).max(600).default(1),
     /** Node names; default: the first two connected agents by name. */
-    serverNode: z.string().min(1).optional(),
-    clientNode: z.string().min(1).optional(),
+    serverNode: z.string().min(1).max(253).optional(),
+    clientNode: z.string().min(1).max(253).optional(),
     /** Allow server and client on the same node (default: refuse). */
     allowSameNode: z.boolean().default(false),
     /** Overrides of the methodology guards' thresholds (report/guards.ts DEFAULT_GUARD_THRESHOLDS), e.g. { "clientCpuShare": 0.8 }. */

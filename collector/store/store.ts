@@ -3,9 +3,10 @@
  * samples, in SQLite (node:sqlite, no native add-on). Raw tool output is kept
  * with every result so any number in a report can be audited later.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, RunState, SampleRecord } from '../../report/records.js';
 
@@ -31,6 +32,43 @@ CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id);
 
 type Row = Record<string, unknown>;
 
+/** One line naming the path, what is wrong and what to do: start-up failures print only this. */
+function storeError(path: string, what: string, todo: string, cause?: unknown): CniBenchError {
+  return new CniBenchError(ErrorCodes.VALIDATION, `dbPath: '${path}': ${what}; ${todo}`, { cause, details: { field: 'dbPath', path } });
+}
+
+/**
+ * Creates the missing directories above `path` one level at a time. (Node's
+ * recursive mkdir loops for ever under /proc, where mkdir answers ENOENT for a
+ * directory whose parent exists; a walk of our own fails at once instead.)
+ */
+function makeParents(path: string): void {
+  const missing: string[] = [];
+  let dir = dirname(path);
+  for (;;) {
+    let st;
+    try {
+      st = statSync(dir);
+    } catch {
+      missing.unshift(dir);
+      const up = dirname(dir);
+      if (up === dir || missing.length > 64) throw storeError(path, 'no existing directory above it', 'create its directory first');
+      dir = up;
+      continue;
+    }
+    if (!st.isDirectory()) throw storeError(path, `'${dir}' is not a directory`, 'point --db at a path inside a directory');
+    break;
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw storeError(path, `cannot create directory '${d}' (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, 'create it or choose a writable location', err);
+    }
+  }
+}
+
 function runFromRow(r: Row): RunRecord {
   return {
     id: String(r.id),
@@ -49,10 +87,21 @@ export class Store {
 
   /** `path` ':memory:' keeps nothing on disk. */
   constructor(path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new DatabaseSync(path);
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
-    this.db.exec(SCHEMA);
+    if (path !== ':memory:') makeParents(path);
+    try {
+      this.db = new DatabaseSync(path);
+    } catch (err) {
+      throw storeError(path, `cannot open it (${(err as Error).message})`, 'point --db at a writable file', err);
+    }
+    try {
+      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
+      this.db.exec(SCHEMA);
+      const check = this.db.prepare('PRAGMA quick_check').get() as Row | undefined;
+      if (check && Object.values(check)[0] !== 'ok') throw new Error(`quick_check: ${String(Object.values(check)[0]).slice(0, 200)}`);
+    } catch (err) {
+      this.db.close();
+      throw storeError(path, `not a usable cni-bench database (${(err as Error).message})`, 'move the file aside or point --db at a new path', err);
+    }
   }
 
   close(): void {

@@ -27,6 +27,16 @@ async function startAgent(node: string, env: NodeJS.ProcessEnv = {}): Promise<vo
   agents.push(startNode(AGENT_MAIN, ['--collector', collector.grpcAddress, '--node-name', node, '--pod-ip', '127.0.0.1', '--health-port', String(port)], env));
 }
 
+/** Command lines of the processes our agents started (other checkouts' labs run iperf3 on this machine too). */
+function ownTools(): string {
+  const ours = new Set(agents.map((a) => String(a.child.pid)));
+  return execFileSync('ps', ['-eo', 'ppid=,args='])
+    .toString()
+    .split('\n')
+    .filter((l) => ours.has(l.trim().split(/\s+/)[0] ?? ''))
+    .join('\n');
+}
+
 async function runUntilEnd(id: string, timeoutMs = 60_000): Promise<any> {
   return waitFor(`run ${id} to end`, async () => {
     const r = await getJson(`${collector.httpUrl}/v1/runs/${id}`);
@@ -136,15 +146,16 @@ test('DELETE cancels a running run and the agents stop its processes', async () 
     body: JSON.stringify({ serverNode: 'node-a', clientNode: 'node-b', warmupSeconds: 0, durationSeconds: 60, measurements: [{ kind: 'throughput', path: 'pod-to-pod' }] }),
   });
   assert.equal(res.status, 201);
-  await waitFor('iperf3 client running', () => execFileSync('ps', ['-eo', 'args']).toString().includes('iperf3 -c 127.0.0.1'), 10_000);
+  await waitFor('iperf3 client running', () => ownTools().includes('iperf3 -c 127.0.0.1'), 10_000);
   const second = await getJson(`${collector.httpUrl}/v1/runs`, { method: 'POST', body: JSON.stringify({ measurements: [{ kind: 'throughput', path: 'pod-to-pod' }] }) });
   assert.equal(second.status, 409, 'runs are exclusive');
   assert.match(second.body.message, new RegExp(`run '${res.body.id}' is in progress`));
   const del = await getJson(`${collector.httpUrl}/v1/runs/${res.body.id}`, { method: 'DELETE' });
-  assert.equal(del.status, 200);
-  assert.equal(del.body.state, 'cancelled');
-  assert.equal(del.body.phases[0].state, 'cancelled');
-  await waitFor('no iperf3 left', () => !/\biperf3 -[cs]\b/.test(execFileSync('ps', ['-eo', 'args']).toString()), 10_000);
+  assert.equal(del.status, 202, 'answered at once; the agents clean up in the background');
+  const ended = await runUntilEnd(res.body.id);
+  assert.equal(ended.state, 'cancelled');
+  assert.equal(ended.phases[0].state, 'cancelled');
+  await waitFor('no iperf3 left', () => !/\biperf3 -[cs]\b/.test(ownTools()), 10_000);
   for (const port of healthPorts) {
     await waitFor(`agent on ${port} idle`, async () => (await getJson(`http://127.0.0.1:${port}/healthz`)).body.runningJobs === 0, 10_000);
   }

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -36,8 +37,8 @@ function makeCa(name: string): void {
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
 }
 
-function makeLeaf(name: string, ca: string, ext: string): void {
-  openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
+function makeLeaf(name: string, ca: string, ext: string, subject = `/CN=${name}`): void {
+  openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
   writeFileSync(file(`${name}.ext`), ext);
   openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', `${name}.ext`]);
 }
@@ -47,6 +48,8 @@ before(() => {
   makeCa('other-ca');
   makeLeaf('server', 'ca', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   makeLeaf('client', 'ca', 'extendedKeyUsage=clientAuth\n');
+  // An agent's own identity: organisation cni-bench-agent, CN its node.
+  makeLeaf('mtls-a', 'ca', 'extendedKeyUsage=clientAuth\n', '/O=cni-bench-agent/CN=mtls-a');
   makeLeaf('stranger', 'other-ca', 'extendedKeyUsage=clientAuth\n');
   writeFileSync(file('token'), `${TOKEN}\n`);
 });
@@ -164,8 +167,8 @@ describe('gRPC over mutual TLS', () => {
   });
   after(() => c.close());
 
-  test('an agent with a certificate the CA signed registers', async () => {
-    const agent = await startAgent(c, 'mtls-a', ['--tls-ca-file', file('ca.crt'), '--tls-cert-file', file('client.crt'), '--tls-key-file', file('client.key'), '--tls-server-name', 'localhost']);
+  test('an agent with its node\u2019s certificate the CA signed registers', async () => {
+    const agent = await startAgent(c, 'mtls-a', ['--tls-ca-file', file('ca.crt'), '--tls-cert-file', file('mtls-a.crt'), '--tls-key-file', file('mtls-a.key'), '--tls-server-name', 'localhost']);
     await waitConnected(c, 'mtls-a', agent);
   });
 
@@ -178,6 +181,29 @@ describe('gRPC over mutual TLS', () => {
     const ok = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: file('client.crt'), tlsKeyFile: file('client.key'), tlsServerName: '' });
     assert.equal(await healthCheck(c.grpcAddress, ok.credentials, ok.options), 'SERVING');
   });
+});
+
+test('REST over TLS: the token travels encrypted, a plaintext request gets no answer', async () => {
+  const c = await collectorWith({ tlsCertFile: file('server.crt'), tlsKeyFile: file('server.key'), restTokenFile: file('token'), restTls: 'true' });
+  try {
+    assert.match(c.httpUrl, /^https:\/\//);
+    const get = (path: string, token?: string): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = httpsRequest(`${c.httpUrl}${path}`, { ca: readFileSync(file('ca.crt')), headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    assert.equal((await get('/v1/runs', TOKEN)).status, 200);
+    assert.equal((await get('/v1/runs')).status, 401);
+    assert.equal((await get('/healthz')).status, 200);
+    await assert.rejects(fetch(c.httpUrl.replace('https:', 'http:') + '/healthz', { signal: AbortSignal.timeout(5000) }));
+  } finally {
+    await c.close();
+  }
 });
 
 test('a collector whose TLS or token file cannot be read does not start, and says which field and path', async () => {

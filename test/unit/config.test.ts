@@ -30,8 +30,22 @@ test('bad agent config names the field', () => {
 test('collector config from environment, with field names in errors', () => {
   const c = loadCollectorConfig([], { CNI_BENCH_HTTP_PORT: '0', CNI_BENCH_DB: ':memory:' });
   assert.equal(c.httpPort, 0);
-  assert.equal(c.grpcListen, '0.0.0.0:7070');
+  assert.equal(c.grpcListen, '127.0.0.1:7070', 'loopback by default');
+  assert.equal(c.httpHost, '127.0.0.1');
   assert.throws(() => loadCollectorConfig(['--liveness-timeout-ms', '10'], {}), /livenessTimeoutMs/);
+});
+
+test('the collector refuses to listen beyond loopback without an operator token and TLS, unless insecure', () => {
+  assert.match(validationMessage(() => loadCollectorConfig(['--grpc-listen', '0.0.0.0:7070'], {})), /grpcListen: listening beyond loopback needs restTokenFile and tlsCertFile/);
+  assert.match(validationMessage(() => loadCollectorConfig(['--http-host', '0.0.0.0', '--rest-token-file', '/t'], {})), /httpHost: listening beyond loopback needs tlsCertFile \(or insecure=true/);
+  assert.match(validationMessage(() => loadCollectorConfig(['--grpc-listen', '[::]:7070'], {})), /grpcListen: /);
+  for (const ok of [['--grpc-listen', 'unix:/run/x.sock'], ['--grpc-listen', '[::1]:1', '--http-host', 'localhost'], ['--grpc-listen', '127.0.0.2:1']]) {
+    assert.doesNotThrow(() => loadCollectorConfig(ok, {}), ok.join(' '));
+  }
+  assert.doesNotThrow(() => loadCollectorConfig(['--grpc-listen', '0.0.0.0:7070', '--http-host', '0.0.0.0', '--rest-token-file', '/t', '--tls-cert-file', '/c', '--tls-key-file', '/k'], {}));
+  const lab = loadCollectorConfig(['--grpc-listen', '0.0.0.0:7070', '--http-host', '0.0.0.0', '--insecure', 'true'], {});
+  assert.equal(lab.insecure, true);
+  assert.match(validationMessage(() => loadCollectorConfig(['--rest-tls', 'true'], {})), /restTls: needs tlsCertFile/);
 });
 
 test('collector TLS, REST token and Kubernetes fields: defaults, environment names, flags over environment', () => {

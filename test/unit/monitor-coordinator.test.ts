@@ -40,7 +40,7 @@ function setup(run: { current: { id: string; cluster: unknown } | undefined }, n
   const coordinator = new MonitorCoordinator({ registry, services, log: createLogger({}, 'error'), activeRun: () => run.current }, { pollMs: 20, ...(nodeStatus ? { nodeStatus } : {}) });
   coordinator.start();
   const connect = (node: string, monitor = true): void => {
-    registry.register(req(node, monitor));
+    registry.register(req(node, monitor), true);
     registry.attach(node, (m: CollectorMessage) => {
       if (m.body?.$case === 'monitorPlan') plans.set(node, [...(plans.get(node) ?? []), m.body.value]);
     });
