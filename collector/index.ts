@@ -11,3 +11,5 @@ export { collectorConfig, type CollectorConfig } from './config.js';
 export { Store } from './store/store.js';
 export { DEFAULT_SCALE_STEPS, parseScenario } from './runs/scenario.js';
 export { nodeToken } from './auth/principal.js';
+export { DEFAULT_MEASUREMENTS } from './runs/scenario-defaults.js';
+export { measurementLabel } from './runs/scenario.js';

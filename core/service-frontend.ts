@@ -11,6 +11,17 @@ export interface ServiceEndpoint {
   port: number;
 }
 
+/**
+ * A further port of the same Service (same ClusterIP, same endpoint
+ * addresses): `port` on the ClusterIP, `targetPort` on the endpoints. A tool
+ * that opens a second, data connection (netperf) needs one.
+ */
+export interface ExtraServicePort {
+  name: string;
+  port: number;
+  targetPort: number;
+}
+
 export interface ServiceAddress {
   ip: string;
   port: number;
@@ -23,7 +34,7 @@ export interface ServiceFrontend {
   readonly cluster?: Partial<ClusterDescription>;
   /** Reads the cluster's description again (unless the last reading is younger than maxAgeMs); never throws. */
   refreshCluster?(maxAgeMs?: number): Promise<void>;
-  expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress>;
+  expose(name: string, port: number, endpoints: ServiceEndpoint[], extraPorts?: readonly ExtraServicePort[]): Promise<ServiceAddress>;
   remove(name: string): Promise<void>;
   /** Present when the frontend can run a Service scale sweep. */
   readonly scale?: ServiceScaler;

@@ -14,3 +14,4 @@ export type { IptablesBackend } from './proxy-iptables.js';
 export type { LabNode } from './plan.js';
 export { dummyRange } from './dummy-services.js';
 export { renderNftBase, renderNftServicesAdd } from './kube-proxy-nftables.js';
+export { onNodeCpus } from './cpu-sets.js';

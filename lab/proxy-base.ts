@@ -4,7 +4,7 @@
  * batches. A mode supplies only how to render and apply rules (LabRules).
  */
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler, SyncTarget } from '../core/service-frontend.js';
+import type { ExtraServicePort, ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler, SyncTarget } from '../core/service-frontend.js';
 import type { ClusterDescription } from '../core/cluster.js';
 import { dummyRange } from './dummy-services.js';
 import type { LabService } from './kube-proxy-iptables.js';
@@ -26,7 +26,8 @@ export abstract class LabProxyBase implements ServiceFrontend, ServiceScaler {
   /** kube-proxy's mode as the lab programs it, e.g. "iptables (legacy)". */
   protected abstract readonly proxyMode: string;
   readonly scale = this;
-  private readonly services = new Map<string, LabService>();
+  /** The run's own Services by name, one LabService per port (kube-proxy keeps one chain per Service port). */
+  private readonly services = new Map<string, LabService[]>();
   private readonly ips = new ServiceIps();
   private dummies = 0;
   private dummyEndpoints = 0;
@@ -41,19 +42,30 @@ export abstract class LabProxyBase implements ServiceFrontend, ServiceScaler {
     await this.rules.init();
   }
 
-  async expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress> {
+  async expose(name: string, port: number, endpoints: ServiceEndpoint[], extraPorts: readonly ExtraServicePort[] = []): Promise<ServiceAddress> {
     if (this.services.has(name)) throw new CniBenchError(ErrorCodes.CONFLICT, `lab service '${name}' exists`);
-    const svc: LabService = { namespace: 'cni-bench', name, portName: 'p', clusterIp: this.ips.allocate(name), port, protocol: 'tcp', endpoints };
-    await this.rules.add([svc]);
-    this.services.set(name, svc);
-    return { ip: svc.clusterIp, port };
+    const clusterIp = this.ips.allocate(name);
+    const svcs: LabService[] = [
+      { namespace: 'cni-bench', name, portName: 'p', clusterIp, port, protocol: 'tcp', endpoints },
+      ...extraPorts.map((x): LabService => ({ namespace: 'cni-bench', name, portName: x.name, clusterIp, port: x.port, protocol: 'tcp', endpoints: endpoints.map((e) => ({ ip: e.ip, port: x.targetPort })) })),
+    ];
+    await this.rules.add(svcs);
+    this.services.set(name, svcs);
+    return { ip: clusterIp, port };
   }
 
   async remove(name: string): Promise<void> {
-    const svc = this.services.get(name);
-    if (!svc) return;
+    const svcs = this.services.get(name);
+    if (!svcs) return;
     this.services.delete(name);
-    await this.rules.delete([svc]);
+    await this.rules.delete(svcs);
+  }
+
+  /** Service ports the run's own Services program (what the sync targets count beside the dummies). */
+  private get ownPorts(): number {
+    let n = 0;
+    for (const s of this.services.values()) n += s.length;
+    return n;
   }
 
   /** Removes dummies [to, from) from the top, one batch at a time; `dummies` follows what is really programmed. */
@@ -75,6 +87,6 @@ export abstract class LabProxyBase implements ServiceFrontend, ServiceScaler {
       await this.rules.add(dummyRange(this.dummies, to, endpointsPerService));
       this.dummies = to;
     }
-    return { services: count, programmingMs: Date.now() - began, expect: this.rules.expect(count + this.services.size) };
+    return { services: count, programmingMs: Date.now() - began, expect: this.rules.expect(count + this.ownPorts) };
   }
 }

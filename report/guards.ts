@@ -12,6 +12,10 @@ export interface Guard {
   /** One of GuardCodes; a string so stored results from other versions still type-check. */
   code: string;
   message: string;
+  /** The number is not a measurement of the dataplane at all: the report shows no headline value for the row. */
+  invalidates?: boolean;
+  /** The kernel counters behind the verdict (differences over the round), for the report. */
+  counters?: Record<string, number>;
 }
 
 export const GuardCodes = {
@@ -23,6 +27,8 @@ export const GuardCodes = {
   RETRANSMITS: 'retransmits',
   LINK_RATE: 'link-rate',
   FEW_SAMPLES: 'few-samples',
+  CONNECTIONS_REFUSED: 'connections-refused',
+  DISPERSION: 'dispersion',
 } as const;
 
 export type GuardCode = (typeof GuardCodes)[keyof typeof GuardCodes];
@@ -49,6 +55,14 @@ export interface GuardThresholds {
   minSamplesP999: number;
   /** Payload bytes per TCP segment, to turn bytes into segments: the MSS of a 1500-byte MTU with timestamps. */
   segmentBytes: number;
+  /**
+   * Connection-seconds spent waiting for SYN retransmissions (1 s each, the
+   * initial RTO) / connection-seconds of the round, above which the row's
+   * number measures refused and retried connections, not the dataplane (>).
+   */
+  connectStallShare: number;
+  /** Coefficient of variation of the rounds at which the interval is too wide to compare dataplanes (>=). */
+  dispersionCv: number;
 }
 
 export const DEFAULT_GUARD_THRESHOLDS: Readonly<GuardThresholds> = Object.freeze({
@@ -63,6 +77,8 @@ export const DEFAULT_GUARD_THRESHOLDS: Readonly<GuardThresholds> = Object.freeze
   minSamplesP99: 1000,
   minSamplesP999: 10000,
   segmentBytes: 1448,
+  connectStallShare: 0.01,
+  dispersionCv: 0.1,
 });
 
 export interface SamplePair {
@@ -80,9 +96,21 @@ export interface GuardInput {
   /** The server job's tool (as in ServerUsage.tool) and the cores it can use (1 for a single-threaded server). */
   serverTool?: string;
   serverCapacityCores?: number;
+  /**
+   * TCP counters (nstat names, cumulative) of the client's and the server's
+   * network namespaces at the round's boundaries (DataplaneSample.tcp_counters
+   * of the namespace each end ran in).
+   */
+  clientTcp?: CounterPair;
+  serverTcp?: CounterPair;
   /** Rounds of this measurement. */
   rounds: number;
   thresholds?: Partial<GuardThresholds>;
+}
+
+export interface CounterPair {
+  start?: Readonly<Record<string, number>>;
+  end?: Readonly<Record<string, number>>;
 }
 
 type Rule = (input: GuardInput, t: GuardThresholds) => string[];
@@ -100,6 +128,8 @@ export function evaluateGuards(input: GuardInput): Guard[] {
     const sentences = rule(input2, t);
     if (sentences.length > 0) out.push({ code, message: sentences.join(' ') });
   }
+  const refused = connectionsRefused(input2, t);
+  if (refused) out.push(refused);
   return out;
 }
 
@@ -236,6 +266,83 @@ const fewSamples: Rule = ({ result, rounds }, t) => {
   }
   return out;
 };
+
+/** Counter differences over a pair; undefined when either end or the counter is missing (a missing number is not zero). */
+function deltaOf(pair: CounterPair | undefined, name: string): number | undefined {
+  const a = pair?.start?.[name];
+  const b = pair?.end?.[name];
+  return a === undefined || b === undefined ? undefined : Math.max(0, b - a);
+}
+
+/** Connection-seconds the round offered: connections (or streams) times its duration. */
+function connectionSeconds(result: JobResult): number {
+  const k = result.measurement?.kind;
+  const wall = result.endedMs > result.startedMs ? (result.endedMs - result.startedMs) / 1000 : 0;
+  if (k?.$case === 'http') return k.value.connections * (k.value.seconds || wall);
+  if (k?.$case === 'rr') return Math.max(1, k.value.connections) * (k.value.seconds || wall);
+  if (k?.$case === 'throughput') return Math.max(1, k.value.streams) * (k.value.seconds || wall);
+  return 0;
+}
+
+const CLIENT_COUNTERS = ['TcpActiveOpens', 'TcpExtTCPSynRetrans', 'TcpExtTCPTimeouts', 'TcpAttemptFails', 'TcpExtTWRecycled'] as const;
+const SERVER_COUNTERS = ['TcpPassiveOpens', 'TcpExtPAWSTimewait', 'TcpExtListenOverflows', 'TcpExtListenDrops', 'TcpExtTCPReqQFullDrop', 'TcpExtTCPChallengeACK'] as const;
+
+/**
+ * Connections refused or retried, from the kernel's counters in both
+ * namespaces. A SYN that a TIME_WAIT socket refuses (TcpExtPAWSTimewait: the
+ * same 4-tuple reached the server before with another timestamp clock, as when
+ * one client reaches one server port both directly and through a Service) or
+ * that a full listen queue drops (ListenDrops) is sent again by the client one
+ * second later (TcpExtTCPSynRetrans): that connection then idles for a second,
+ * which at thousands of connections per second is most of the rate. Such a row
+ * measures the retries, not the dataplane: it is invalid, not merely warned.
+ * The client's retransmissions count each stall once; without client counters
+ * the server's refusals stand in.
+ */
+function connectionsRefused(input: GuardInput, t: GuardThresholds): Guard | undefined {
+  const { clientTcp, serverTcp, result } = input;
+  const synRetrans = deltaOf(clientTcp, 'TcpExtTCPSynRetrans');
+  const paws = deltaOf(serverTcp, 'TcpExtPAWSTimewait');
+  const listen = Math.max(deltaOf(serverTcp, 'TcpExtListenDrops') ?? 0, deltaOf(serverTcp, 'TcpExtListenOverflows') ?? 0);
+  const reqq = deltaOf(serverTcp, 'TcpExtTCPReqQFullDrop') ?? 0;
+  const stalls = synRetrans ?? (paws === undefined ? undefined : paws + listen + reqq);
+  const offered = connectionSeconds(result);
+  if (stalls === undefined || stalls === 0 || offered <= 0 || stalls / offered <= t.connectStallShare) return undefined;
+  const counters: Record<string, number> = {};
+  for (const [side, pair, names] of [['client', clientTcp, CLIENT_COUNTERS], ['server', serverTcp, SERVER_COUNTERS]] as const) {
+    for (const n of names) {
+      const d = deltaOf(pair, n);
+      if (d !== undefined) counters[`${side}.${n}`] = d;
+    }
+  }
+  const why: string[] = [];
+  if (paws) why.push(`the server's TIME_WAIT sockets refused ${int(paws)} SYNs (TcpExtPAWSTimewait)`);
+  if (listen) why.push(`its listen queue dropped ${int(listen)} (TcpExtListenDrops)`);
+  if (reqq) why.push(`its SYN queue dropped ${int(reqq)} (TcpExtTCPReqQFullDrop)`);
+  const retried = synRetrans !== undefined ? `the client sent ${int(synRetrans)} SYNs again (TcpExtTCPSynRetrans, 1 s each)` : `about ${int(stalls)} connections waited 1 s for a SYN retransmission`;
+  const message = `Connections were refused or retried: ${[retried, ...why].join('; ')}, ${pct(stalls / offered)} of the round's ${int(offered)} connection-seconds. The rate measures the retries, not the dataplane: no number is reported.`;
+  return { code: GuardCodes.CONNECTIONS_REFUSED, message, invalidates: true, counters };
+}
+
+/**
+ * Rounds that disagree by a CV of 10% or more give an interval too wide to
+ * tell two dataplanes apart. Says why where the evidence shows it: a
+ * saturated client or server (their guards fired in a round), or a busy
+ * machine (the nodes' load average over the phase above their CPUs).
+ * Evaluated over a row's rounds, not per round.
+ */
+export function dispersionGuard(input: { cv: number | null; n: number; fired: readonly Guard[]; loadAverage?: number; cpus?: number; thresholds?: Partial<GuardThresholds> }): Guard | undefined {
+  const t: GuardThresholds = { ...DEFAULT_GUARD_THRESHOLDS, ...input.thresholds };
+  if (input.cv === null || input.n < 2 || input.cv < t.dispersionCv) return undefined;
+  const why: string[] = [];
+  if (input.fired.some((g) => g.code === GuardCodes.CLIENT_CPU_SATURATED)) why.push('the load generator saturates its CPU, so each round measures how much CPU it got');
+  if (input.fired.some((g) => g.code === GuardCodes.SERVER_CPU_SATURATED)) why.push('the server saturates its CPU');
+  if (input.loadAverage !== undefined && input.cpus !== undefined && input.cpus > 0 && input.loadAverage > input.cpus) {
+    why.push(`the machine was busy (load average ${input.loadAverage.toFixed(1)} on ${input.cpus} CPUs): other work took CPU time from the rounds`);
+  }
+  const cause = why.length ? ` Why: ${why.join('; ')}.` : ' No saturation or machine load was seen: more or longer rounds may settle it.';
+  return { code: GuardCodes.DISPERSION, message: `The rounds spread by a CV of ${pct(input.cv)} (${t.dispersionCv * 100}% or more): the interval is too wide to compare dataplanes.${cause}` };
+}
 
 const RULES: ReadonlyArray<readonly [GuardCode, Rule]> = [
   [GuardCodes.EPHEMERAL_PORTS, ephemeralPorts],

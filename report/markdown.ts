@@ -1,4 +1,5 @@
 /** Renders a report model as the Markdown the CLI prints. */
+import { BUILTIN_TOOLS } from '../core/tools.js';
 import { mdText } from './escape.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';
@@ -19,6 +20,7 @@ function notes(r: ReportRow): string {
   if (typeof d.socketErrors === 'number' && d.socketErrors > 0) out.push(`socket errors ${d.socketErrors}`);
   if (r.dnatConnections !== null) out.push(`DNAT +${r.dnatConnections}`);
   out.push(...r.warnings.map((w) => `⚠ ${w.code}: ${w.message}`));
+  if (r.invalid) out.push(`counters over the first such round: ${Object.entries(r.invalid.counters).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (r.error) out.push(`error: ${r.error}`);
   return out.join('; ');
 }
@@ -55,10 +57,11 @@ export function renderMarkdown(report: ReportModel): string {
     '|---|---|---|---:|---|---|---|---|',
     ...report.rows.map(
       (r) =>
-        `| ${mdText(r.measurement)} | ${mdText(r.path)} | ${mdText(r.tool)}${r.toolVersion ? ` ${mdText(r.toolVersion)}` : ''} | ${r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${mdText(r.unit)} | ${dispersion(r)} | ${mdText(r.status)} | ${mdText(notes(r))} |`,
+        `| ${mdText(r.measurement)} | ${mdText(r.path)} | ${mdText(r.tool)}${r.toolVersion ? ` ${mdText(r.toolVersion)}` : ''}${BUILTIN_TOOLS.has(r.tool) ? ' (built-in)' : ''} | ${r.invalid ? `**invalid** (${mdText(r.invalid.code)})` : r.value === null ? '—' : `${r.warnings.length ? '⚠ ' : ''}${fmt(r.value, r.unit)}`} | ${mdText(r.unit)} | ${dispersion(r)} | ${mdText(r.status)} | ${mdText(notes(r))} |`,
     ),
     '',
-    'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes).',
+    'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes). **invalid**: the kernel counted connections refused or retried during the rounds, so the number measured the retries, not the dataplane, and is not shown.',
+    '(built-in): measured by cni-bench\'s own client where no native tool is installed on both ends (or none can run the measurement); not comparable with a native tool\'s numbers.',
     'DNAT +N: new connections that kube-proxy KUBE-SEP rules translated on the client node during the phase (warm-up included).',
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),
@@ -145,7 +148,11 @@ export function renderSweepComparison(c: SweepComparison): string {
     });
     lines.push('', ...s.crossovers.map((x) => `- ${mdText(x.text)}.`), '');
   }
-  lines.push('One round per step: a difference under 10% between modes counts as a tie, and changes of that size against the first step are within noise on a shared machine.');
+  const rounds = c.series.flatMap((s) => s.byRun.flatMap((r) => r.rounds.map((x) => x?.length ?? 0))).filter((n) => n > 0);
+  const n = rounds.length ? `${Math.min(...rounds)}${Math.max(...rounds) !== Math.min(...rounds) ? `-${Math.max(...rounds)}` : ''}` : '0';
+  lines.push(
+    `${n} round${n === '1' ? '' : 's'} per step; values are the medians of the rounds. One mode is ahead of another at a step only when their rounds differ significantly (Welch's t-test p < 0.05, disjoint 95% confidence intervals, and more than 3%; with one round, more than 15%); otherwise they are a tie. The changes against the first step are medians and carry no such test.`,
+  );
   return `${lines.join('\n')}\n`;
 }
 

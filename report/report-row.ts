@@ -27,6 +27,12 @@ export interface ReportRow {
   rounds: number;
   /** Every number of the row with its rounds and dispersion; metrics[0] is the headline `value`. */
   metrics: Metric[];
+  /**
+   * Set when a guard found that the number measures something else entirely
+   * (connections refused and retried): `value` is then null and `metrics`
+   * empty, so no renderer, comparison or sweep can show it as a measurement.
+   */
+  invalid?: { code: string; reason: string; counters: Record<string, number> };
   /** Dummy Services present when a sweep measured this row. */
   step?: number;
   /** Each node's dataplane over the phase, from the samples taken within it. */

@@ -6,7 +6,7 @@
  */
 import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from './records.js';
-import { evaluateGuards, type Guard, type GuardThresholds, type SamplePair } from './guards.js';
+import { dispersionGuard, evaluateGuards, type CounterPair, type Guard, type GuardThresholds, type SamplePair } from './guards.js';
 import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import { rowMetrics } from './row-metrics.js';
 import type { ClusterDescription } from '../core/cluster.js';
@@ -84,7 +84,7 @@ interface MeasureDetail {
   clientNode?: string;
   startSamples?: Record<string, string>;
   endSamples?: Record<string, string>;
-  rounds?: { round: number; serverBefore?: string; serverAfter?: string }[];
+  rounds?: { round: number; serverBefore?: string; serverAfter?: string; clientBefore?: string; clientAfter?: string }[];
 }
 
 export interface ReportContext {
@@ -110,6 +110,7 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
     const serverPhase = { start: boundary(detail.startSamples, detail.serverNode), end: boundary(detail.endSamples, detail.serverNode) };
     const serverTool = m.serverTool;
     const capacity = serverTool ? (SINGLE_THREADED_SERVERS.has(serverTool) ? 1 : (serverCpus ?? 0)) : 0;
+    const namespaces = namespacesOf(m.path);
     const guards = mergeGuards(
       res.map((r) => {
         const bracket = detail.rounds?.find((x) => x.round === r.round);
@@ -119,13 +120,27 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
           ...(observation ? { observation } : {}),
           clientSamples,
           serverSamples: bracketed(serverPhase, bracket, byJob),
+          clientTcp: tcpPair(byJob, bracket?.clientBefore, bracket?.clientAfter, namespaces.client),
+          serverTcp: tcpPair(byJob, bracket?.serverBefore, bracket?.serverAfter, namespaces.server),
           ...(serverTool ? { serverTool, serverCapacityCores: capacity } : {}),
           rounds: res.length,
           ...(scenario.guardThresholds ? { thresholds: scenario.guardThresholds } : {}),
         });
       }),
     );
-    const head = metrics[0];
+    const invalidating = guards.find((g) => g.invalidates);
+    // An invalid row has no number, so no spread to speak of.
+    const spread = dispersionGuard({
+      cv: metrics[0]?.summary?.cv ?? null,
+      n: metrics[0]?.summary?.n ?? 0,
+      fired: guards,
+      ...loadOf(detail, byJob),
+      ...(scenario.guardThresholds ? { thresholds: scenario.guardThresholds } : {}),
+    });
+    if (spread && !invalidating) guards.push(spread);
+
+    const invalid = invalidating ? { code: invalidating.code, reason: invalidating.message, counters: invalidating.counters ?? {} } : undefined;
+    const head = invalid ? undefined : metrics[0];
     return {
       id: m.id ?? `phase-${p.index}`,
       measurement: p.name,
@@ -140,7 +155,8 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
       dnatConnections: dnatDelta(clientSamples.start, clientSamples.end),
       warnings: guards,
       rounds: res.length,
-      metrics,
+      metrics: invalid ? [] : metrics,
+      ...(invalid ? { invalid } : {}),
       ...(detail.step !== undefined ? { step: detail.step } : {}),
       dataplane: p.startedMs && p.endedMs ? summarisePhase(samples, p.startedMs, p.endedMs) : [],
     };
@@ -161,6 +177,28 @@ function bracketed(phase: SamplePair, bracket: { serverBefore?: string; serverAf
   const start = bracket?.serverBefore ? byJob.get(bracket.serverBefore) : undefined;
   const end = bracket?.serverAfter ? byJob.get(bracket.serverAfter) : undefined;
   return start && end ? { start, end } : phase;
+}
+
+/** Which namespace (the agent's pod one or the node's) each end of a path runs in (collector/runs/measure-phase.ts placementOf). */
+function namespacesOf(path: string | undefined): { client: string; server: string } {
+  return { client: path === 'host-to-host' ? 'host' : 'pod', server: path === 'host-to-host' || path === 'pod-to-host' ? 'host' : 'pod' };
+}
+
+/** The highest load average the phase's round brackets saw, and the machine's CPUs as the report knows them (lab: the collector's machine). */
+function loadOf(detail: MeasureDetail, byJob: ReadonlyMap<string, DataplaneSample>): { loadAverage?: number; cpus?: number } {
+  const ids = (detail.rounds ?? []).flatMap((r) => [r.serverBefore, r.serverAfter, r.clientBefore, r.clientAfter]);
+  const samples = ids.map((id) => (id ? byJob.get(id) : undefined)).filter((s): s is DataplaneSample => s !== undefined);
+  const loads = samples.map((s) => s.loadAverage).filter((x) => x > 0);
+  const cpus = Math.max(0, ...samples.map((s) => s.machineCpus));
+  return { ...(loads.length ? { loadAverage: Math.max(...loads) } : {}), ...(cpus ? { cpus } : {}) };
+}
+
+/** One namespace's TCP counters from a round's two bracket samples. */
+function tcpPair(byJob: ReadonlyMap<string, DataplaneSample>, before: string | undefined, after: string | undefined, netns: string): CounterPair {
+  const of = (id: string | undefined) => (id ? byJob.get(id)?.tcpCounters?.find((c) => c.netns === netns)?.counters : undefined);
+  const start = of(before);
+  const end = of(after);
+  return { ...(start ? { start } : {}), ...(end ? { end } : {}) };
 }
 
 /** The agent's link speed when it read one, else the scenario's declared one. */

@@ -4,6 +4,7 @@
  * step and the change against the first step (the baseline). Across runs (one
  * per proxy mode), where one mode overtakes the other. Pure.
  */
+import { compareRounds } from './significance.js';
 import type { PhaseRecord } from './records.js';
 import type { ReportRow } from './report-row.js';
 
@@ -24,6 +25,8 @@ export interface SweepSeries {
   label: string;
   unit: string;
   values: (number | null)[];
+  /** Every measured round's value per step (what the crossovers test); null where the step has none. */
+  rounds: (number[] | null)[];
   /** Relative change against the first step: -0.59 is 59% lower. */
   change: (number | null)[];
 }
@@ -66,7 +69,7 @@ export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable
     if (d.step === undefined || !d.measurement || !row) return;
     let s = byId.get(d.measurement.id);
     if (!s) {
-      s = { id: d.measurement.id, label: row.measurement.replace(/ @ .*$/, ''), unit: row.unit, values: steps.map(() => null), change: steps.map(() => null) };
+      s = { id: d.measurement.id, label: row.measurement.replace(/ @ .*$/, ''), unit: row.unit, values: steps.map(() => null), rounds: steps.map(() => null), change: steps.map(() => null) };
       byId.set(d.measurement.id, s);
     }
     // A sweep compares rates (higher is better): TCP_CRR's connections per second, not its latency headline.
@@ -74,7 +77,11 @@ export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable
     const unit = rate?.unit ?? row.unit;
     if (unit) s.unit = unit;
     const at = steps.findIndex((st) => st.services === d.step);
-    if (at >= 0) s.values[at] = rate && Number.isFinite(rate.value) ? rate.value : row.value;
+    if (at >= 0) {
+      s.values[at] = rate && Number.isFinite(rate.value) ? rate.value : row.value;
+      const per = rate?.perRound.filter(Number.isFinite) ?? [];
+      s.rounds[at] = per.length ? per : s.values[at] === null ? null : [s.values[at] as number];
+    }
   });
   for (const s of byId.values()) {
     const base = s.values[0];
@@ -92,35 +99,50 @@ export interface Crossover {
   estimate: number | null;
 }
 
-/**
- * Differences smaller than this share of the larger value count as ties: with
- * one round per step, a few percent either way is noise on this machine.
- */
-export const CROSSOVER_TIE = 0.1;
+/** Relative difference below which two steps count as tied even when the test is significant (core/significance.ts). */
+export const CROSSOVER_NOISE_FLOOR = 0.03;
 
 type Lead = 'a' | 'b' | 'tie' | null;
 
+/** One series' rounds per step: every round's value, or null where the step has none. */
+export type StepRounds = readonly (readonly number[] | null)[];
+
 /**
- * Where one series overtakes the other for good (higher is better: buildSweep keeps rates), over the
- * same steps. Each step is 'a' ahead, 'b' ahead or a tie (within
- * CROSSOVER_TIE); the leader at the last step compared is the winner, and the
- * crossover is where it took the lead it then kept.
+ * Who leads at one step: 'a' or 'b' only when their rounds differ
+ * significantly (core/significance.ts compareRounds: Welch's t-test below
+ * 0.05, disjoint 95% intervals, and a difference above the noise floor);
+ * with one round a side only a difference over five noise floors counts.
  */
-export function crossover(steps: number[], aName: string, a: (number | null)[], bName: string, b: (number | null)[], tie = CROSSOVER_TIE): Crossover {
-  const lead: Lead[] = steps.map((_, i) => {
-    const x = a[i];
-    const y = b[i];
-    if (x == null || y == null) return null;
-    if (Math.abs(x - y) < tie * Math.max(x, y)) return 'tie';
-    return x > y ? 'a' : 'b';
-  });
+function leadAt(a: readonly number[] | null, b: readonly number[] | null, noiseFloor: number): Lead {
+  if (!a?.length || !b?.length) return null;
+  const v = compareRounds(b, a, { higherIsBetter: true, noiseFloor }).verdict;
+  return v === 'better' ? 'a' : v === 'worse' ? 'b' : 'tie';
+}
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+
+/**
+ * Where one series overtakes the other for good (higher is better: buildSweep
+ * keeps rates), over the same steps, from every round's value. Each step is
+ * 'a' ahead, 'b' ahead or a tie (not significantly different); the leader at
+ * the last step compared is the winner, and the crossover is where it took
+ * the lead it then kept. The linear estimate uses the steps' medians.
+ */
+export function crossover(steps: number[], aName: string, a: StepRounds, bName: string, b: StepRounds, noiseFloor = CROSSOVER_NOISE_FLOOR): Crossover {
+  const lead: Lead[] = steps.map((_, i) => leadAt(a[i] ?? null, b[i] ?? null, noiseFloor));
   const known = lead.map((l, i) => (l === null ? -1 : i)).filter((i) => i >= 0);
   if (!known.length) return { text: `no step has values for both ${aName} and ${bName}`, between: null, estimate: null };
   const first = known[0] as number;
   const last = known.at(-1) as number;
   const fmtN = (n: number | undefined): string => (n ?? 0).toLocaleString('en-US');
   const gaps = known.length < steps.length ? `; ${steps.length - known.length} of ${steps.length} steps lack a value for one of them` : '';
-  const tiesNote = `differences under ${Math.round(tie * 100)}% count as ties${gaps}`;
+  const n = Math.min(...known.flatMap((i) => [a[i]?.length ?? 0, b[i]?.length ?? 0]));
+  const rule = n >= 2 ? `ahead only where the rounds differ significantly: Welch p < 0.05, disjoint 95% intervals, over ${Math.round(noiseFloor * 100)}%` : `one round at some steps: ahead only by over ${Math.round(5 * noiseFloor * 100)}%`;
+  const tiesNote = `${rule}${gaps}`;
   const winner = lead[last];
   if (winner === 'tie') return { text: `${aName} and ${bName} are within noise of each other at ${fmtN(steps[last])} Services (${tiesNote})`, between: null, estimate: null };
   const [w, l] = winner === 'a' ? [aName, bName] : [bName, aName];
@@ -130,8 +152,8 @@ export function crossover(steps: number[], aName: string, a: (number | null)[], 
   if (k < 0) return { text: `${w} is ahead of ${l} at every step compared (${fmtN(steps[first])} to ${fmtN(steps[last])} Services; ${tiesNote})`, between: null, estimate: null };
   const i = known[k] as number;
   const j = known[k + 1] as number;
-  const d0 = (a[i] as number) - (b[i] as number);
-  const d1 = (a[j] as number) - (b[j] as number);
+  const d0 = median(a[i] as number[]) - median(b[i] as number[]);
+  const d1 = median(a[j] as number[]) - median(b[j] as number[]);
   const x0 = steps[i] as number;
   const x1 = steps[j] as number;
   const estimate = d0 !== d1 && Math.sign(d0) !== Math.sign(d1) ? Math.round(x0 + ((x1 - x0) * d0) / (d0 - d1)) : null;
@@ -150,7 +172,7 @@ export interface SweepComparison {
     label: string;
     unit: string;
     /** Per run (same order as `runs`): value and change against its own baseline, per step. */
-    byRun: { values: (number | null)[]; change: (number | null)[] }[];
+    byRun: { values: (number | null)[]; rounds: (number[] | null)[]; change: (number | null)[] }[];
     /** Where the second run overtakes the first (and so on for each later run against the first). */
     crossovers: Crossover[];
   }[];
@@ -167,15 +189,15 @@ export function compareSweeps(runs: { label: string; sweep: SweepTable }[]): Swe
       const per = runs.map((r) => {
         const s = r.sweep.series.find((x) => x.id === id) as SweepSeries;
         const at = (n: number) => r.sweep.steps.findIndex((st) => st.services === n);
-        return { s, values: steps.map((n) => s.values[at(n)] ?? null), change: steps.map((n) => s.change[at(n)] ?? null) };
+        return { s, values: steps.map((n) => s.values[at(n)] ?? null), rounds: steps.map((n) => s.rounds?.[at(n)] ?? (s.values[at(n)] == null ? null : [s.values[at(n)] as number])), change: steps.map((n) => s.change[at(n)] ?? null) };
       });
       const first = per[0] as (typeof per)[number];
       return {
         id,
         label: first.s.label,
         unit: first.s.unit,
-        byRun: per.map((p) => ({ values: p.values, change: p.change })),
-        crossovers: per.slice(1).map((p, i) => crossover(steps, runs[0]?.label ?? '', first.values, runs[i + 1]?.label ?? '', p.values)),
+        byRun: per.map((p) => ({ values: p.values, rounds: p.rounds, change: p.change })),
+        crossovers: per.slice(1).map((p, i) => crossover(steps, runs[0]?.label ?? '', first.rounds, runs[i + 1]?.label ?? '', p.rounds)),
       };
     }),
   };

@@ -21,7 +21,9 @@
  * - `-- -P ,PORT` fixes netserver's data port (the remote side only: a fixed
  *   local port would collide with TIME_WAIT and with TCP_CRR, whose client
  *   binds a new local port per connection). The control connection goes to
- *   `-p`. Two ports is why netperf is not chosen for the 'service' path.
+ *   `-p`; the data port is the control port + 1 (12865 -> 12866 by default),
+ *   so a server behind a Service on its own ports (collector/runs/measure-phase.ts)
+ *   gets its own data port too, which that Service fronts as a second port.
  *
  * netperf reports percentiles, not buckets: the histogram sent upstream is
  * rebuilt from its ranked points (min, p50, p90, p99, max) with the shared
@@ -53,6 +55,11 @@ type Selector = (typeof NETPERF_SELECTORS)[number];
 
 /** netserver's data port (the tool catalogue's, where Services and policies read it too). */
 export const NETPERF_DATA_PORT = netserverFacts.server.dataPort;
+const NETPERF_CONTROL_PORT = netserverFacts.server.port;
+/** The data port a client names for a control port: the same distance as the defaults' (one above). */
+export function netperfDataPort(controlPort: number): number {
+  return controlPort + (NETPERF_DATA_PORT - NETPERF_CONTROL_PORT);
+}
 /** Largest request or response accepted (the scenario's own bound). */
 export const NETPERF_MAX_MESSAGE_BYTES = 65_536;
 
@@ -190,7 +197,7 @@ export const netperf: ClientDriver = {
       '-l', String(wholeSeconds(spec.durationSeconds)),
       '--',
       '-r', `${request},${response}`,
-      '-P', `,${NETPERF_DATA_PORT}`,
+      '-P', `,${netperfDataPort(spec.targetPort)}`,
       '-k', NETPERF_SELECTORS.join(','),
     ];
   },

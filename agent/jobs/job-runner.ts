@@ -3,6 +3,7 @@
  * result and sample through the Outbox. Each job owns an AbortController; cancel
  * aborts it, and core/process.ts kills the job's process group.
  */
+import { cpus } from 'node:os';
 import { sleep } from '../../core/sleep.js';
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { netnsArgv, netnsAt } from '../../core/netns.js';
@@ -17,7 +18,7 @@ import type { Outbox } from '../outbox.js';
 import { waitForListen } from '../readiness.js';
 import { startClientObserver } from '../observe/client-observer.js';
 import { readTreeUsage } from '../observe/process-tree.js';
-import type { DataplaneSampler } from '../samplers/dataplane-sampler.js';
+import { readLoadAverage, type DataplaneSampler } from '../samplers/dataplane-sampler.js';
 
 const RAW_OUTPUT_LIMIT = 64 * 1024;
 const SERVER_READY_TIMEOUT_MS = 10_000;
@@ -211,8 +212,9 @@ export class JobRunner {
 
   /** A sample of only the servers' CPU: cheap enough to bracket every round. */
   private async sampleServers(job: Job): Promise<void> {
-    const servers = await this.serverUsage();
-    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, serversOnly: true, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
+    const errors: string[] = [];
+    const [servers, tcpCounters, loadAverage] = await Promise.all([this.serverUsage(), this.deps.sampler.tcpCounters(errors), readLoadAverage().catch(() => 0)]);
+    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, tcpCounters, loadAverage, machineCpus: cpus().length, errors, serversOnly: true, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
   }
 
   private async serverUsage(): Promise<ServerUsage[]> {

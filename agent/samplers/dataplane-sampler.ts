@@ -11,10 +11,12 @@
  * sample's `errors`, never reported as zero.
  */
 import { readFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { asCniBenchError } from '../../core/errors.js';
+import { asCniBenchError, parseError } from '../../core/errors.js';
 import { netnsAt, runInNetns } from '../../core/netns.js';
-import { DataplaneSample, type BpfMapTotals } from '../../gen/cnibench/v1/agent.js';
+import { DataplaneSample, type BpfMapTotals, type NetnsTcpCounters } from '../../gen/cnibench/v1/agent.js';
+import { readTcpCounters } from '../observe/tcp-counters.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
 import { parseNfConntrackStat, parseSysctlNumber } from './conntrack.js';
@@ -77,6 +79,17 @@ export interface DataplaneSamplerOptions {
 export interface SampleOptions {
   /** Read rules and maps now whatever the cadence says (one-shot samples: phase boundaries, sync checks). */
   fresh?: boolean;
+}
+
+/** The 1-minute load average: the first number of /proc/loadavg (host-wide). */
+export function parseLoadAverage(text: string): number {
+  const m = /^(\d+\.\d+) \d+\.\d+ \d+\.\d+ /.exec(text);
+  if (!m) throw parseError('/proc/loadavg', text, 'expected three load averages');
+  return Number(m[1]);
+}
+
+export async function readLoadAverage(): Promise<number> {
+  return parseLoadAverage(await readFile('/proc/loadavg', 'utf8'));
 }
 
 export class DataplaneSampler {
@@ -148,6 +161,20 @@ export class DataplaneSampler {
     if (max !== undefined) out.conntrackMax = max;
   }
 
+  /**
+   * TCP counters of the agent's own namespace ("pod", where its pod-network
+   * servers and clients run) and of the node's ("host"): two small file reads
+   * each, cheap enough for every round's brackets. A failed read is an error of
+   * the sample, never zeros.
+   */
+  async tcpCounters(errors: string[]): Promise<NetnsTcpCounters[]> {
+    const fail = failInto(errors);
+    const places: [string, Promise<string>][] = [['pod', Promise.resolve('/proc/self/net')]];
+    if (this.opts.hostNetns) places.push(['host', this.netns.dir()]);
+    const read = await Promise.all(places.map(async ([netns, dir]) => ({ netns, counters: await dir.then(readTcpCounters).catch(fail(`tcp-counters ${netns}`)) })));
+    return read.filter((r): r is NetnsTcpCounters => r.counters !== undefined);
+  }
+
   /** Rules and maps through the tools; the part of a sample that costs. */
   private async readRules(signal?: AbortSignal): Promise<RulesRead> {
     const atMs = Date.now();
@@ -190,7 +217,10 @@ export class DataplaneSampler {
     const out: SampleBody = { ...base, errors };
     const fail = failInto(errors);
     const due = opts.fresh || rulesReadDue(this.lastRules, Date.now(), this.opts.rulesCadence ?? DEFAULT_RULES_CADENCE);
-    const [rules, , procs] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample()]);
+    const [rules, , procs, tcp] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample(), this.tcpCounters(errors)]);
+    out.tcpCounters = tcp;
+    out.loadAverage = await readLoadAverage().catch(() => 0);
+    out.machineCpus = cpus().length;
     if (due) this.lastRules = rules;
     Object.assign(out, rules.fields);
     out.rulesTimeMs = rules.atMs;

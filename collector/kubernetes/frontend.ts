@@ -12,7 +12,7 @@ import { CoreV1Api, DiscoveryV1Api, VersionApi, type KubeConfig } from '@kuberne
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { ClusterDescription } from '../../core/cluster.js';
-import type { ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler } from '../../core/service-frontend.js';
+import type { ExtraServicePort, ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler } from '../../core/service-frontend.js';
 import { CiliumConfig } from './cilium-config.js';
 import type { ClusterDescriber } from './cluster-describer.js';
 import { ALL_MANAGED, dummyPair, runSelector, servicePair, type ServicePair } from './objects.js';
@@ -80,8 +80,8 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     await this.describer?.refresh(maxAgeMs);
   }
 
-  async expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress> {
-    const pair = servicePair(this.opts.namespace, `cni-bench-${name}`, port, endpoints, this.runId, 'frontend');
+  async expose(name: string, port: number, endpoints: ServiceEndpoint[], extraPorts: readonly ExtraServicePort[] = []): Promise<ServiceAddress> {
+    const pair = servicePair(this.opts.namespace, `cni-bench-${name}`, port, endpoints, this.runId, 'frontend', extraPorts);
     const svc = await this.create(pair);
     this.own.add(pair.service.metadata?.name ?? '');
     const ip = svc.spec?.clusterIP;

@@ -34,7 +34,7 @@ export interface EndpointAddress {
 }
 
 /** A selector-less ClusterIP Service in front of `endpoints` (all on one port, as an EndpointSlice requires). */
-export function servicePair(namespace: string, name: string, port: number, endpoints: EndpointAddress[], runId: string, role: 'frontend' | 'scale-dummy'): ServicePair {
+export function servicePair(namespace: string, name: string, port: number, endpoints: EndpointAddress[], runId: string, role: 'frontend' | 'scale-dummy', extraPorts: readonly { name: string; port: number; targetPort: number }[] = []): ServicePair {
   const targetPort = endpoints[0]?.port ?? port;
   if (endpoints.some((e) => e.port !== targetPort)) {
     throw new CniBenchError(ErrorCodes.VALIDATION, `service ${name}: endpoints listen on different ports; one EndpointSlice port fits all`, { details: { field: 'endpoints' } });
@@ -45,7 +45,7 @@ export function servicePair(namespace: string, name: string, port: number, endpo
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name, namespace, labels },
-      spec: { type: 'ClusterIP', ports: [{ name: 'p', port, protocol: 'TCP', targetPort}] },
+      spec: { type: 'ClusterIP', ports: [{ name: 'p', port, protocol: 'TCP', targetPort }, ...extraPorts.map((x) => ({ name: x.name, port: x.port, protocol: 'TCP', targetPort: x.targetPort }))] },
     },
     slice: {
       apiVersion: 'discovery.k8s.io/v1',
@@ -53,7 +53,7 @@ export function servicePair(namespace: string, name: string, port: number, endpo
       metadata: { name, namespace, labels: { ...labels, 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': SLICE_MANAGER } },
       addressType: 'IPv4',
       endpoints: endpoints.map((e) => ({ addresses: [e.ip], conditions: { ready: true, serving: true, terminating: false } })),
-      ports: [{ name: 'p', port: targetPort, protocol: 'TCP' }],
+      ports: [{ name: 'p', port: targetPort, protocol: 'TCP' }, ...extraPorts.map((x) => ({ name: x.name, port: x.targetPort, protocol: 'TCP' }))],
     },
   };
 }

@@ -10,7 +10,7 @@
  */
 import { sleep } from '../../core/sleep.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { SERVER_PORTS } from '../../core/tools.js';
+import { SERVER_DATA_PORTS, SERVER_PORTS } from '../../core/tools.js';
 import type { DataplaneSample, RunClient } from '../../gen/cnibench/v1/agent.js';
 import { JobState } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry } from '../agents/registry.js';
@@ -22,7 +22,7 @@ import { aboveBaseline, checkSync } from './sync.js';
 
 const READY_TIMEOUT_MS = 20_000;
 /** Clients are told to start this far in the future so they begin together. */
-const START_LEAD_MS = 300;
+const START_LEAD_MS = 100;
 const RESULT_SLACK_MS = 45_000;
 const SERVER_SAMPLE_TIMEOUT_MS = 5_000;
 /** How long a new Service may take to appear in the client node's dataplane (kube-proxy syncs within seconds). */
@@ -65,6 +65,9 @@ export interface RoundRecord {
   /** Servers-only sample jobs of the server's agent just before and after the round (the report finds them by id). */
   serverBefore: string;
   serverAfter: string;
+  /** The same of the client's agent: its namespaces' TCP counters over the round. */
+  clientBefore: string;
+  clientAfter: string;
 }
 
 export class MeasurePhase {
@@ -78,17 +81,23 @@ export class MeasurePhase {
   async target(ctx: RunContext, m: PlannedMeasurement, place: Placement): Promise<Target> {
     const ports = SERVER_PORTS[m.serverTool];
     if (!ports) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `no server port known for '${m.serverTool}'`);
-    await this.ensureServer(ctx, m.serverTool, ports.port, place.serverHostNetwork);
+    const port = serverPortFor(m.path, ports.port);
+    await this.ensureServer(ctx, m.serverTool, port, place.serverHostNetwork);
     const server = ctx.plan.server.info;
-    if (m.path === 'host-to-host' || m.path === 'pod-to-host') return { host: server.hostIp, port: ports.port, via: 'host IP' };
-    if (m.path !== 'service') return { host: server.podIp, port: ports.port, via: 'pod IP' };
+    if (m.path === 'host-to-host' || m.path === 'pod-to-host') return { host: server.hostIp, port, via: 'host IP' };
+    if (m.path !== 'service') return { host: server.podIp, port, via: 'pod IP' };
     if (!this.services) throw new CniBenchError(ErrorCodes.VALIDATION, `path 'service' needs a service frontend, and this collector has none`, { details: { field: 'path' } });
     const via = `Service ${this.services.description}`;
     const known = ctx.services.get(m.serverTool);
     if (known) return { host: known.ip, port: known.port, via };
     // The client node's count just before, so the wait below knows what "one more" is.
     const before = this.services.programmedLater ? await this.sender.sampleOnce(ctx, place.client, SERVICE_SYNC_SAMPLE_TIMEOUT_MS).sample : undefined;
-    const svc = await this.services.expose(serviceName(m.serverTool), ports.servicePort, [{ ip: server.podIp, port: ports.port }]);
+    // A server with a data port (netserver): the client names that port to the server and then connects to it
+    // at the ClusterIP, so both of the Service's ports equal the backend's.
+    const dataOffset = SERVER_DATA_PORTS[m.serverTool] === undefined ? undefined : (SERVER_DATA_PORTS[m.serverTool] as number) - ports.port;
+    const servicePort = dataOffset === undefined ? ports.servicePort : port;
+    const extra = dataOffset === undefined ? [] : [{ name: 'data', port: port + dataOffset, targetPort: port + dataOffset }];
+    const svc = await this.services.expose(serviceName(m.serverTool), servicePort, [{ ip: server.podIp, port }], extra);
     // Recorded before any wait, so cleanup removes it whatever happens next.
     ctx.services.set(m.serverTool, svc);
     if (!this.services.programmedLater) return { host: svc.ip, port: svc.port, via };
@@ -118,25 +127,40 @@ export class MeasurePhase {
     }
   }
 
-  /** Warm-up (unrecorded) then every round; returns what each round's brackets saw. */
-  async rounds(ctx: RunContext, index: number, m: PlannedMeasurement, place: Placement, target: Target): Promise<RoundRecord[]> {
-    if (m.warmupSeconds > 0) await this.client(ctx, index, m, place, target, m.warmupSeconds, { warmup: true });
+  /**
+   * Warm-up (unrecorded) on the first use of a tool, mode, client and target
+   * (and again at every sweep step), then every round; returns what each
+   * round's brackets saw. A server's first seconds read low (the study saw
+   * 20-25% on iperf3's first run); a second phase on the same server and path
+   * (8 streams after 1) is already warm.
+   */
+  async rounds(ctx: RunContext, index: number, m: PlannedMeasurement, place: Placement, target: Target, step?: number): Promise<RoundRecord[]> {
+    const key = warmupKey(m, place, target, step);
+    if (m.warmupSeconds > 0 && !ctx.warmed.has(key)) {
+      await this.client(ctx, index, m, place, target, m.warmupSeconds, { warmup: true });
+      ctx.warmed.add(key);
+    }
     const out: RoundRecord[] = [];
     for (let round = 0; round < m.rounds; round++) {
       if (round > 0 && ctx.scenario.roundSleepSeconds > 0) await sleep(ctx.scenario.roundSleepSeconds * 1000, ctx.signal);
       if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled between rounds');
-      const before = this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true);
-      await before.sample;
+      const before = this.bracket(ctx, place);
+      await Promise.all([before.server.sample, before.client.sample]);
       await this.client(ctx, index, m, place, target, m.durationSeconds, { round });
-      const after = this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true);
-      await after.sample;
-      out.push({ round, serverBefore: before.jobId, serverAfter: after.jobId });
+      const after = this.bracket(ctx, place);
+      await Promise.all([after.server.sample, after.client.sample]);
+      out.push({ round, serverBefore: before.server.jobId, serverAfter: after.server.jobId, clientBefore: before.client.jobId, clientAfter: after.client.jobId });
     }
     return out;
   }
 
+  /** Servers-only samples of both ends (server CPU, both namespaces' TCP counters), taken together. */
+  private bracket(ctx: RunContext, place: Placement): { server: ReturnType<JobSender['sampleOnce']>; client: ReturnType<JobSender['sampleOnce']> } {
+    return { server: this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true), client: this.sender.sampleOnce(ctx, place.client, SERVER_SAMPLE_TIMEOUT_MS, true) };
+  }
+
   private async ensureServer(ctx: RunContext, tool: string, port: number, hostNetwork: boolean): Promise<void> {
-    const key = serverKey(tool, hostNetwork);
+    const key = serverKey(tool, hostNetwork, port);
     if (ctx.servers.has(key)) return;
     const jobId = this.sender.send(ctx, ctx.plan.server, { $case: 'startServer', value: { tool, port, hostNetwork } });
     ctx.servers.set(key, jobId);
@@ -164,11 +188,36 @@ export class MeasurePhase {
   }
 }
 
+/**
+ * Server ports behind a Service are the tool's port plus this: a server port is
+ * reached through one destination only. When one client reached the same
+ * server port both at the pod IP and through the ClusterIP, the server saw the
+ * same 4-tuples with two timestamp clocks (the client's TCP timestamp offset
+ * follows the destination address it connects to), its TIME_WAIT sockets from
+ * the earlier phase refused the later phase's SYNs (TcpExtPAWSTimewait), and
+ * every refused SYN cost a one-second retransmission; waiting it out takes
+ * more than 65 s (TIME_WAIT plus timer slack). See
+ * docs/findings/service-short-connection-artifact.md.
+ */
+export const SERVICE_BACKEND_PORT_OFFSET = 100;
+
+/** The port a measurement's server listens on: its own for direct paths, offset behind a Service. Pure. */
+export function serverPortFor(path: PlannedMeasurement['path'], port: number): number {
+  return path === 'service' ? port + SERVICE_BACKEND_PORT_OFFSET : port;
+}
+
+/** What a warm-up warms: a tool in one mode from one client to one target, at one sweep step. Pure. */
+export function warmupKey(m: PlannedMeasurement, place: Pick<Placement, 'client' | 'clientHostNetwork'>, target: Pick<Target, 'host' | 'port'>, step?: number): string {
+  // TCP_RR warms the server and path for TCP_CRR (netperf's CRR spends 4 s past its duration on every run: warm it once).
+  const mode = m.kind === 'throughput' ? m.protocol : m.kind === 'http' ? `${m.mode}${m.qps > 0 ? '-qps' : ''}` : 'rr';
+  return [m.kind, m.tool, mode, place.client.id, place.clientHostNetwork ? 'host' : 'pod', `${target.host}:${target.port}`, step ?? ''].join('|');
+}
+
 /** One Service per server tool, under a stable name (runs are exclusive, see RunsApi.create). */
 export function serviceName(tool: string): string {
   return `cni-bench-${tool}`;
 }
 
-function serverKey(tool: string, hostNetwork: boolean): string {
-  return `${tool}@${hostNetwork ? 'host' : 'pod'}`;
+function serverKey(tool: string, hostNetwork: boolean, port: number): string {
+  return `${tool}@${hostNetwork ? 'host' : 'pod'}:${port}`;
 }

@@ -93,7 +93,7 @@ export class Orchestrator {
   private async execute(runId: string, scenario: Scenario, plan: RunPlan, signal: AbortSignal): Promise<void> {
     const { store, metrics, log } = this.deps;
     const began = Date.now();
-    const ctx: RunContext = { runId, scenario, plan, signal, servers: new Map(), services: new Map(), jobs: [], jobSeq: 0, scaled: false };
+    const ctx: RunContext = { runId, scenario, plan, signal, servers: new Map(), services: new Map(), jobs: [], jobSeq: 0, scaled: false, warmed: new Set() };
     const phases = phasesOf(scenario, scenario.measurements.filter((m) => plan.measurements.some((x) => x.id === m.id)));
     // The cluster as it is when the run starts (Kubernetes frontends only: the lab knows its own).
     if (this.deps.services?.refreshCluster) await this.deps.services.refreshCluster().catch(() => undefined);
@@ -183,7 +183,7 @@ export class Orchestrator {
       const target = await this.measure.target(ctx, m, place);
       const detail: Record<string, unknown> = { ...specDetail(spec), measurement: m, serverNode: ctx.plan.server.id, clientNode: place.client.id, target, startSamples };
       store.upsertPhase({ ...base, detail });
-      detail.rounds = await this.measure.rounds(ctx, index, m, place, target);
+      detail.rounds = await this.measure.rounds(ctx, index, m, place, target, spec.step);
       detail.endSamples = await this.boundarySample(ctx);
       // Ended after its end samples, so the phase's window holds both boundaries.
       store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });

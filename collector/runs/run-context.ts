@@ -23,6 +23,8 @@ export interface RunContext {
   jobSeq: number;
   /** A sweep put dummy Services in place; cleanup removes them. */
   scaled: boolean;
+  /** Warm-ups done (measure-phase.ts warmupKey): a phase on a warm server and path skips its own. */
+  warmed: Set<string>;
   /** Each node's service-proxy counts before the sweep's first step (frontends with relative targets). */
   scaleBaseline?: Map<string, SyncTarget>;
 }

@@ -70,6 +70,8 @@ export const scenarioSchema = z
   .strictObject({
     name: z.string().min(1).max(200).default('default'),
     durationSeconds: duration.default(10),
+    /** Rounds of throughput measurements (iperf3 takes whole seconds) when shorter or longer than durationSeconds; default: durationSeconds. */
+    throughputDurationSeconds: duration.optional(),
     warmupSeconds: z.number().min(0).max(600).default(2),
     /** Measured rounds per measurement (the warm-up runs once before them); 3 gives a confidence interval. */
     rounds: z.number().int().min(1).max(100).default(3),
@@ -212,7 +214,8 @@ export function parseScenario(input: unknown, env: Readonly<Record<string, strin
     used.set(id, n + 1);
     if (!m.id && n > 0) id = `${id}-${n + 1}`;
     const envDuration = m.kind === 'throughput' ? o.throughputDurationSeconds : o.loadDurationSeconds;
-    return { ...m, id, durationSeconds: envDuration ?? m.durationSeconds ?? s.durationSeconds, warmupSeconds: m.warmupSeconds ?? s.warmupSeconds, rounds: o.rounds ?? m.rounds ?? s.rounds };
+    const scenarioDuration = m.kind === 'throughput' ? (s.throughputDurationSeconds ?? s.durationSeconds) : s.durationSeconds;
+    return { ...m, id, durationSeconds: envDuration ?? m.durationSeconds ?? scenarioDuration, warmupSeconds: m.warmupSeconds ?? s.warmupSeconds, rounds: o.rounds ?? m.rounds ?? s.rounds };
   });
   return Object.freeze({ ...s, rounds: o.rounds ?? s.rounds, roundSleepSeconds: o.roundSleepSeconds ?? s.roundSleepSeconds, measurements, measurementsDefaulted: !s.measurements });
 }

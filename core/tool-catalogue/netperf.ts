@@ -1,7 +1,8 @@
 /**
  * netperf: the reference study's TCP_RR and TCP_CRR client, one connection at
- * a time, against netserver. Its data connection on a second port is why it is
- * not used through a (one-port) Service. Built from source
+ * a time, against netserver. Its data connection goes to a second port
+ * (control + 1), which a run's Service fronts as a second named port
+ * (collector/runs/measure-phase.ts), so it runs through a Service too. Built from source
  * (scripts/build-netperf.sh; the Dockerfile's netperf stage).
  */
 import { toolFacts } from './tool-facts.js';
@@ -19,5 +20,5 @@ export const netperf = toolFacts({
     why: 'TCP_RR and TCP_CRR as the reference study measured them (else sockperf, and the built-in tcp-rr for TCP_CRR)',
     announced: true,
   },
-  client: { kind: 'rr', serverTool: 'netserver', autoRank: 1, crr: true, fixedRate: false, maxRate: true, maxConnections: 1, throughService: false },
+  client: { kind: 'rr', serverTool: 'netserver', autoRank: 1, crr: true, fixedRate: false, maxRate: true, maxConnections: 1, throughService: true },
 });

@@ -23,7 +23,7 @@ import { notRoot } from '../helpers/root.js';
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('lab sweep: iptables and nftables modes, steps verified on every node, compared', { skip: notRoot, timeout: 600_000 }, async (t) => {
+test('lab sweep: iptables and nftables modes, steps verified on every node, compared', { skip: notRoot, timeout: 900_000 }, async (t) => {
   const links = rootLinks();
   const rules = rootRules();
   const steps = [0, 3000, 6000];

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_GUARD_THRESHOLDS, evaluateGuards, type Guard, type GuardInput } from '../../report/guards.js';
+import { DEFAULT_GUARD_THRESHOLDS, dispersionGuard, evaluateGuards, type Guard, type GuardInput } from '../../report/guards.js';
+import { parseLoadAverage } from '../../agent/samplers/dataplane-sampler.js';
+import { fixture } from '../helpers/fixtures.js';
 import type { ClientObservation, DataplaneSample, HttpLoadResult, JobResult, Measurement, RequestResponseResult, ThroughputResult } from '../../gen/cnibench/v1/agent.js';
 
 // The evaluator is pure arithmetic over proto messages, so its inputs are built
@@ -25,7 +27,7 @@ const tput = (t: Partial<ThroughputResult> = {}): Measurement['kind'] => ({
   value: { protocol: 'tcp', streams: 1, seconds: 10, bytes: 1448e6, bitsPerSecond: 1e9, senderBitsPerSecond: 1e9, retransmits: 0, jitterMs: 0, lostPackets: 0, packets: 0, targetBitsPerSecond: 0, ...t },
 });
 const sample = (s: Partial<DataplaneSample> = {}): DataplaneSample => ({
-  runId: 'r', samplingJobId: 's', timeMs: 0, iptablesRules: 0, kubeServicesRules: 0, conntrackCount: 0, conntrackMax: 262144, chains: [], errors: [], iptablesBackend: 'nft', iptablesTableRules: {}, nftSets: [], processes: [], bpf: undefined, notes: [], servers: [], serversOnly: false, rulesTimeMs: 0, conntrackDrops: 0, ...s,
+  runId: 'r', samplingJobId: 's', timeMs: 0, iptablesRules: 0, kubeServicesRules: 0, conntrackCount: 0, conntrackMax: 262144, chains: [], errors: [], iptablesBackend: 'nft', iptablesTableRules: {}, nftSets: [], processes: [], bpf: undefined, notes: [], servers: [], serversOnly: false, rulesTimeMs: 0, conntrackDrops: 0, tcpCounters: [], loadAverage: 0, machineCpus: 0, ...s,
 });
 
 const run = (input: Partial<GuardInput> & { result: JobResult }): Guard[] => evaluateGuards({ rounds: 5, ...input });
@@ -169,4 +171,55 @@ test('observation comes from the result unless given, and guards come in a fixed
   const r = result(tput({ bitsPerSecond: 9.5e9, retransmits: 5000 }), obs({ linkSpeedMbps: 10_000, cpuCores: 2, cpuCapacityCores: 2 }));
   assert.deepEqual(codes(run({ result: r, rounds: 1 })), ['client-cpu-saturated', 'retransmits', 'link-rate', 'few-samples']);
   assert.deepEqual(codes(run({ result: r, rounds: 3, observation: obs() })), ['retransmits']);
+});
+
+// connections-refused: 64 connections x 2 s = 128 connection-seconds; each SYN retransmission stalls one for 1 s.
+const counters = (start: Record<string, number>, end: Record<string, number>) => ({ start, end });
+const sc = http({ connections: 64, keepalive: false, seconds: 2 });
+
+test('connections-refused: SYN retransmissions over 1% of the connection-seconds invalidate the row, with the counters', () => {
+  const g = run({
+    result: result(sc),
+    clientTcp: counters({ TcpExtTCPSynRetrans: 10, TcpActiveOpens: 100 }, { TcpExtTCPSynRetrans: 12, TcpActiveOpens: 30_100 }),
+    serverTcp: counters({ TcpExtPAWSTimewait: 5 }, { TcpExtPAWSTimewait: 7 }),
+  });
+  const refused = g.find((x) => x.code === 'connections-refused');
+  assert.ok(refused, 'fires at 2 stalls of 128 connection-seconds (1.6%)');
+  assert.equal(refused.invalidates, true);
+  assert.deepEqual(refused.counters, { 'client.TcpActiveOpens': 30_000, 'client.TcpExtTCPSynRetrans': 2, 'server.TcpExtPAWSTimewait': 2 });
+  assert.match(refused.message, /sent 2 SYNs again.*TIME_WAIT sockets refused 2 SYNs \(TcpExtPAWSTimewait\)/);
+});
+
+test('connections-refused: one stall in 128 connection-seconds (0.8%) is silent, as are missing counters', () => {
+  assert.deepEqual(codes(run({ result: result(sc), clientTcp: counters({ TcpExtTCPSynRetrans: 0 }, { TcpExtTCPSynRetrans: 1 }) })), []);
+  assert.deepEqual(codes(run({ result: result(sc), clientTcp: { start: { TcpExtTCPSynRetrans: 0 } } })), []);
+  assert.deepEqual(codes(run({ result: result(sc), clientTcp: counters({}, {}) })), []);
+});
+
+test('connections-refused: without client counters the server refusals and listen drops stand in', () => {
+  const g = run({ result: result(sc), serverTcp: counters({ TcpExtPAWSTimewait: 0, TcpExtListenDrops: 0 }, { TcpExtPAWSTimewait: 1, TcpExtListenDrops: 2 }) });
+  assert.deepEqual(codes(g), ['connections-refused']);
+  assert.match(g[0]?.message ?? '', /about 3 connections waited 1 s/);
+});
+
+test('connections-refused: a single-connection TCP_CRR round with one SYN retransmission is invalid', () => {
+  const g = run({ result: result(rr({ connectPerTransaction: true, connections: 1, seconds: 2 })), clientTcp: counters({ TcpExtTCPSynRetrans: 3 }, { TcpExtTCPSynRetrans: 4 }) });
+  assert.deepEqual(codes(g), ['connections-refused']);
+});
+
+test('dispersion: rounds at CV 10% or more fire, naming a saturated client or a busy machine; under 10% or one round is silent', () => {
+  assert.equal(dispersionGuard({ cv: 0.099, n: 3, fired: [] }), undefined);
+  assert.equal(dispersionGuard({ cv: 0.5, n: 1, fired: [] }), undefined);
+  assert.equal(dispersionGuard({ cv: null, n: 0, fired: [] }), undefined);
+  const plain = dispersionGuard({ cv: 0.1, n: 3, fired: [] });
+  assert.equal(plain?.code, 'dispersion');
+  assert.match(plain?.message ?? '', /CV of 10% .*No saturation or machine load was seen/);
+  const busy = dispersionGuard({ cv: 0.25, n: 3, fired: [{ code: 'client-cpu-saturated', message: '' }], loadAverage: 7.5, cpus: 2 });
+  assert.match(busy?.message ?? '', /load generator saturates its CPU.*load average 7\.5 on 2 CPUs/);
+  assert.doesNotMatch(dispersionGuard({ cv: 0.25, n: 3, fired: [], loadAverage: 1.5, cpus: 2 })?.message ?? '', /busy/);
+});
+
+test('the load average parser reads a real /proc/loadavg and refuses a cut one', () => {
+  assert.ok(parseLoadAverage(fixture('observe/proc-loadavg.txt')) > 0);
+  assert.throws(() => parseLoadAverage('0.5'), /\/proc\/loadavg/);
 });

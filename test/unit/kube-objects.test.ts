@@ -43,6 +43,12 @@ test('a fronting Service needs one port for all its endpoints', () => {
   assert.throws(() => servicePair('ns', 'x', 80, [{ ip: '198.18.16.10', port: 1 }, { ip: '198.18.16.11', port: 2 }], 'r', 'frontend'), /endpoints/);
 });
 
+test('a fronting Service for netserver carries its data port as a second named port, in the Service and the EndpointSlice', () => {
+  const p = servicePair('ns', 'cni-bench-netserver', 12965, [{ ip: '198.18.16.10', port: 12965 }], 'r', 'frontend', [{ name: 'data', port: 12966, targetPort: 12966 }]);
+  assert.deepEqual(p.service.spec?.ports?.map((x) => [x.name, x.port, x.targetPort]), [['p', 12965, 12965], ['data', 12966, 12966]]);
+  assert.deepEqual(p.slice.ports?.map((x) => [x.name, x.port]), [['p', 12965], ['data', 12966]]);
+});
+
 test('the Kubernetes API source: auto prefers in-cluster, then a kubeconfig, else none', () => {
   assert.equal(kubeSource({ kubernetes: 'auto', kubeconfig: '' }, {}), 'none');
   assert.equal(kubeSource({ kubernetes: 'auto', kubeconfig: '/k' }, {}), 'kubeconfig');

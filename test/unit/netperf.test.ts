@@ -152,6 +152,9 @@ test('registered, with netserver as its server on a known port and a data port, 
   assert.equal(SERVER_TOOL_OF.netperf, 'netserver');
   assert.deepEqual(SERVER_PORTS.netserver, { port: 12865, servicePort: 12865 });
   assert.equal(SERVER_DATA_PORTS.netserver, 12866);
+  // The data port follows the control port, so a netserver behind a Service on its own ports has its own data port.
+  assert.deepEqual(netperf.buildClientArgs({ ...spec, targetPort: 12865 }).slice(-3, -2), [',12866']);
+  assert.deepEqual(netperf.buildClientArgs({ ...spec, targetPort: 12965 }).slice(-3, -2), [',12966']);
   for (const [tool, file] of [['netperf', 'netperf-version.txt'], ['netserver', 'netperf-netserver-version.txt']] as const) {
     assert.equal(versionProbes.find((p) => p.tool === tool)?.parse(fixture(file)), '2.7.0', tool);
   }
@@ -181,8 +184,8 @@ test('plan without netperf (CI): the choices of before, sockperf for TCP_RR and 
   assert.deepEqual(tools([]), { rr: 'tcp-rr/tcp-echo', crr: 'tcp-rr/tcp-echo', 'rr-c4': 'tcp-rr/tcp-echo', 'crr-svc': 'tcp-rr/tcp-echo', 'rr-svc': 'tcp-rr/tcp-echo' });
 });
 
-test('plan with netperf on both ends: netperf for one-connection TCP_RR and TCP_CRR, not through a Service', () => {
-  assert.deepEqual(tools(['sockperf', 'netperf', 'netserver']), { rr: 'netperf/netserver', crr: 'netperf/netserver', 'rr-c4': 'tcp-rr/tcp-echo', 'crr-svc': 'tcp-rr/tcp-echo', 'rr-svc': 'sockperf/sockperf' });
+test('plan with netperf on both ends: netperf for one-connection TCP_RR and TCP_CRR, through a Service too', () => {
+  assert.deepEqual(tools(['sockperf', 'netperf', 'netserver']), { rr: 'netperf/netserver', crr: 'netperf/netserver', 'rr-c4': 'tcp-rr/tcp-echo', 'crr-svc': 'netperf/netserver', 'rr-svc': 'netperf/netserver' });
   // netperf on the client but no netserver on the server: today's order.
   assert.deepEqual(tools(['sockperf', 'netperf'], ['sockperf', 'netperf']).crr, 'tcp-rr/tcp-echo');
 });

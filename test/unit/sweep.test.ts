@@ -34,37 +34,50 @@ test('a plain scenario still lays out one phase per measurement', () => {
   assert.ok(phasesOf(s).every((p) => p.kind === 'measure'));
 });
 
+const one = (xs: (number | null)[]) => xs.map((x) => (x === null ? null : [x]));
+
 // Values of the reference study's table measured on this machine (../shared/reference.md, section 4):
-// iptables 13.4k/5.5k/3.8k/2.1k/1.5k, nftables 11.5k/11.9k/-/11.7k/-. Worked by hand: at 0 iptables
-// leads by 14% (over the 10% tie), from 5,000 on nftables leads; the difference goes from +1.9k to
-// -6.4k, so the linear estimate is 0 + 5000 * 1.9 / 8.3 = 1,145.
+// iptables 13.4k/5.5k/3.8k/2.1k/1.5k, nftables 11.5k/11.9k/-/11.7k/-, one round each. Worked by hand:
+// at 0 iptables leads by 16.5% (over the 15% a single round needs), from 5,000 on nftables leads; the
+// difference goes from +1.9k to -6.4k, so the linear estimate is 0 + 5000 * 1.9 / 8.3 = 1,145.
 test('crossover: where nftables overtakes iptables for good, with a linear estimate', () => {
   const steps = [0, 5000, 10_000, 20_000, 30_000];
-  const x = crossover(steps, 'iptables', [13.4, 5.5, 3.8, 2.1, 1.5], 'nftables', [11.5, 11.9, null, 11.7, null]);
+  const x = crossover(steps, 'iptables', one([13.4, 5.5, 3.8, 2.1, 1.5]), 'nftables', one([11.5, 11.9, null, 11.7, null]));
   assert.deepEqual(x.between, [0, 5000]);
   assert.equal(x.estimate, 1145);
-  assert.equal(x.text, 'nftables overtakes iptables between 0 and 5,000 Services (linear estimate 1,145) and stays ahead (differences under 10% count as ties; 2 of 5 steps lack a value for one of them)');
+  assert.equal(x.text, 'nftables overtakes iptables between 0 and 5,000 Services (linear estimate 1,145) and stays ahead (one round at some steps: ahead only by over 15%; 2 of 5 steps lack a value for one of them)');
 });
 
 // The lab sweep of this session (short connections, req/s): iptables 4,370/4,764/3,999/2,770/1,667,
-// nftables 4,729/4,585/5,254/5,405/5,218. Steps 0 and 5,000 are ties (8% and 4%), so an early flip
+// nftables 4,729/4,585/5,254/5,405/5,218, one round each. Steps 0 and 5,000 are ties (8% and 4%), so an early flip
 // of noise must not count: nftables takes the lead it keeps between 5,000 and 10,000. Differences
 // +179 and -1,255 give 5000 + 5000 * 179 / 1434 = 5,624.
 test('crossover: ties at the start do not count, the lasting lead does', () => {
   const steps = [0, 5000, 10_000, 20_000, 30_000];
-  const x = crossover(steps, 'iptables', [4370, 4764, 3999, 2770, 1667], 'nftables', [4729, 4585, 5254, 5405, 5218]);
+  const x = crossover(steps, 'iptables', one([4370, 4764, 3999, 2770, 1667]), 'nftables', one([4729, 4585, 5254, 5405, 5218]));
   assert.deepEqual(x.between, [5000, 10_000]);
   assert.equal(x.estimate, 5624);
 });
 
 test('crossover: a lead held at every step, a tie at the end, and no data', () => {
   const steps = [0, 10, 20, 30];
-  assert.equal(crossover(steps, 'a', [5, 5, 5, 5], 'b', [1, 2, 3, 4]).text, 'a is ahead of b at every step compared (0 to 30 Services; differences under 10% count as ties)');
-  assert.match(crossover(steps, 'a', [5, 5, 5, 5], 'b', [1, 2, 3, 4.9]).text, /within noise of each other at 30 Services/);
-  const x = crossover(steps, 'a', [10, 8, null, 4], 'b', [5, 6, 7, 8]);
+  assert.equal(crossover(steps, 'a', one([5, 5, 5, 5]), 'b', one([1, 2, 3, 4])).text, 'a is ahead of b at every step compared (0 to 30 Services; one round at some steps: ahead only by over 15%)');
+  assert.match(crossover(steps, 'a', one([5, 5, 5, 5]), 'b', one([1, 2, 3, 4.9])).text, /within noise of each other at 30 Services/);
+  const x = crossover(steps, 'a', one([10, 8, null, 4]), 'b', one([5, 6, 7, 8]));
   assert.deepEqual(x.between, [10, 30]);
   assert.equal(x.estimate, 10 + Math.round((20 * 2) / 6));
-  assert.equal(crossover(steps, 'a', [null, null, null, null], 'b', [1, 2, 3, 4]).between, null);
+  assert.equal(crossover(steps, 'a', one([null, null, null, null]), 'b', one([1, 2, 3, 4])).between, null);
+});
+
+// With rounds, a lead needs a significant difference, not a large one: medians 12% apart whose rounds
+// scatter (intervals overlap) are a tie; 12% apart with tight rounds is a lead.
+test('crossover: with rounds, only a significant difference is a lead', () => {
+  const steps = [0, 10];
+  const noisy = crossover(steps, 'a', [[100, 130, 70], [100, 130, 70]], 'b', [[88, 90, 86], [88, 90, 86]]);
+  assert.match(noisy.text, /^a and b are within noise of each other at 10 Services \(ahead only where the rounds differ significantly: Welch p < 0\.05, disjoint 95% intervals, over 3%\)$/);
+  const tight = crossover(steps, 'a', [[88, 90, 86], [100, 101, 99]], 'b', [[88, 89, 87], [88, 89, 87]]);
+  assert.deepEqual(tight.between, [0, 10]);
+  assert.match(tight.text, /^a overtakes b between 0 and 10 Services/);
 });
 
 function phase(index: number, detail: unknown, state: PhaseRecord['state'] = 'succeeded'): PhaseRecord {
@@ -92,10 +105,11 @@ test('the sweep table takes steps from scale phases and values from the measurem
   assert.deepEqual(t.series[0]?.change.map((c) => (c === null ? null : Math.round(c * 100))), [0, -60]);
   assert.equal(buildSweep([phase(0, { measurement: m })], [row('x', 1)]), undefined);
 
-  const other = { steps: t.steps, series: [{ ...t.series[0]!, values: [900, 880], change: [0, -880 / 900 + 0] }] };
+  assert.deepEqual(t.series[0]?.rounds, [[1000], [400]], 'rows without metrics give their value as one round');
+  const other = { steps: t.steps, series: [{ ...t.series[0]!, values: [900, 880], rounds: [[900], [880]], change: [0, -880 / 900 + 0] }] };
   const c = compareSweeps([{ label: 'iptables', sweep: t }, { label: 'nftables', sweep: other }]);
   assert.deepEqual(c.steps, [0, 100]);
-  assert.equal(c.series[0]?.crossovers[0]?.text, 'nftables overtakes iptables between 0 and 100 Services (linear estimate 17) and stays ahead (differences under 10% count as ties)');
+  assert.equal(c.series[0]?.crossovers[0]?.text, 'nftables overtakes iptables between 0 and 100 Services (linear estimate 17) and stays ahead (one round at some steps: ahead only by over 15%)');
 });
 
 test('sync: a node is caught up only when its sample shows the expected count and the read worked', () => {

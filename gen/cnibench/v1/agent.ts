@@ -377,9 +377,37 @@ export interface DataplaneSample {
    * be added (drop + early_drop of /proc/net/stat/nf_conntrack, all CPUs).
    */
   conntrackDrops: number;
+  /**
+   * TCP counters of the agent's own namespace ("pod") and the node's ("host"),
+   * read on every sample, servers-only ones included: the connection-refusal
+   * guard compares them at a round's boundaries (core/guards.ts).
+   */
+  tcpCounters: NetnsTcpCounters[];
+  /**
+   * The machine's 1-minute load average (/proc/loadavg, host-wide): a busy
+   * machine explains rounds that disagree (the dispersion guard says so).
+   */
+  loadAverage: number;
+  /** CPUs of the machine (not the agent's share), what load_average compares with. */
+  machineCpus: number;
 }
 
 export interface DataplaneSample_IptablesTableRulesEntry {
+  key: string;
+  value: number;
+}
+
+/**
+ * Selected Tcp (/proc/net/snmp) and TcpExt (/proc/net/netstat) counters of one
+ * network namespace, by their nstat names (TcpActiveOpens, TcpExtTCPSynRetrans, ...).
+ */
+export interface NetnsTcpCounters {
+  /** "pod" (the agent's own namespace) or "host". */
+  netns: string;
+  counters: { [key: string]: number };
+}
+
+export interface NetnsTcpCounters_CountersEntry {
   key: string;
   value: number;
 }
@@ -4018,6 +4046,9 @@ function createBaseDataplaneSample(): DataplaneSample {
     serversOnly: false,
     rulesTimeMs: 0,
     conntrackDrops: 0,
+    tcpCounters: [],
+    loadAverage: 0,
+    machineCpus: 0,
   };
 }
 
@@ -4085,6 +4116,15 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     if (message.conntrackDrops !== 0) {
       writer.uint32(168).uint64(message.conntrackDrops);
+    }
+    for (const v of message.tcpCounters) {
+      NetnsTcpCounters.encode(v!, writer.uint32(178).fork()).join();
+    }
+    if (message.loadAverage !== 0) {
+      writer.uint32(185).double(message.loadAverage);
+    }
+    if (message.machineCpus !== 0) {
+      writer.uint32(192).uint32(message.machineCpus);
     }
     return writer;
   },
@@ -4273,6 +4313,30 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.conntrackDrops = longToNumber(reader.uint64());
             continue;
           }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.tcpCounters.push(NetnsTcpCounters.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 23: {
+            if (tag !== 185) {
+              break;
+            }
+
+            message.loadAverage = reader.double();
+            continue;
+          }
+          case 24: {
+            if (tag !== 192) {
+              break;
+            }
+
+            message.machineCpus = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4400,6 +4464,21 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
         : isSet(object.conntrack_drops)
         ? globalThis.Number(object.conntrack_drops)
         : 0,
+      tcpCounters: globalThis.Array.isArray(object?.tcpCounters)
+        ? object.tcpCounters.map((e: any) => NetnsTcpCounters.fromJSON(e))
+        : globalThis.Array.isArray(object?.tcp_counters)
+        ? object.tcp_counters.map((e: any) => NetnsTcpCounters.fromJSON(e))
+        : [],
+      loadAverage: isSet(object.loadAverage)
+        ? globalThis.Number(object.loadAverage)
+        : isSet(object.load_average)
+        ? globalThis.Number(object.load_average)
+        : 0,
+      machineCpus: isSet(object.machineCpus)
+        ? globalThis.Number(object.machineCpus)
+        : isSet(object.machine_cpus)
+        ? globalThis.Number(object.machine_cpus)
+        : 0,
     };
   },
 
@@ -4474,6 +4553,15 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.conntrackDrops !== 0) {
       obj.conntrackDrops = Math.round(message.conntrackDrops);
     }
+    if (message.tcpCounters?.length) {
+      obj.tcpCounters = message.tcpCounters.map((e) => NetnsTcpCounters.toJSON(e));
+    }
+    if (message.loadAverage !== 0) {
+      obj.loadAverage = floatToJson(message.loadAverage);
+    }
+    if (message.machineCpus !== 0) {
+      obj.machineCpus = Math.round(message.machineCpus);
+    }
     return obj;
   },
 
@@ -4509,6 +4597,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     message.serversOnly = object.serversOnly ?? false;
     message.rulesTimeMs = object.rulesTimeMs ?? 0;
     message.conntrackDrops = object.conntrackDrops ?? 0;
+    message.tcpCounters = object.tcpCounters?.map((e) => NetnsTcpCounters.fromPartial(e)) || [];
+    message.loadAverage = object.loadAverage ?? 0;
+    message.machineCpus = object.machineCpus ?? 0;
     return message;
   },
 };
@@ -4596,6 +4687,208 @@ export const DataplaneSample_IptablesTableRulesEntry: MessageFns<DataplaneSample
     object: I,
   ): DataplaneSample_IptablesTableRulesEntry {
     const message = createBaseDataplaneSample_IptablesTableRulesEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseNetnsTcpCounters(): NetnsTcpCounters {
+  return { netns: "", counters: {} };
+}
+
+export const NetnsTcpCounters: MessageFns<NetnsTcpCounters> = {
+  encode(message: NetnsTcpCounters, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.netns !== "") {
+      writer.uint32(10).string(message.netns);
+    }
+    globalThis.Object.entries(message.counters).forEach(([key, value]: [string, number]) => {
+      NetnsTcpCounters_CountersEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): NetnsTcpCounters {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseNetnsTcpCounters();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.netns = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = NetnsTcpCounters_CountersEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.counters[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): NetnsTcpCounters {
+    return {
+      netns: isSet(object.netns) ? globalThis.String(object.netns) : "",
+      counters: isObject(object.counters)
+        ? (globalThis.Object.entries(object.counters) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: NetnsTcpCounters): unknown {
+    const obj: any = {};
+    if (message.netns !== "") {
+      obj.netns = message.netns;
+    }
+    if (message.counters) {
+      const entries = globalThis.Object.entries(message.counters) as [string, number][];
+      if (entries.length > 0) {
+        obj.counters = {};
+        entries.forEach(([k, v]) => {
+          obj.counters[k] = Math.round(v);
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<NetnsTcpCounters>, I>>(base?: I): NetnsTcpCounters {
+    return NetnsTcpCounters.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<NetnsTcpCounters>, I>>(object: I): NetnsTcpCounters {
+    const message = createBaseNetnsTcpCounters();
+    message.netns = object.netns ?? "";
+    message.counters = (globalThis.Object.entries(object.counters ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseNetnsTcpCounters_CountersEntry(): NetnsTcpCounters_CountersEntry {
+  return { key: "", value: 0 };
+}
+
+export const NetnsTcpCounters_CountersEntry: MessageFns<NetnsTcpCounters_CountersEntry> = {
+  encode(message: NetnsTcpCounters_CountersEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).uint64(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): NetnsTcpCounters_CountersEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseNetnsTcpCounters_CountersEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): NetnsTcpCounters_CountersEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: NetnsTcpCounters_CountersEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<NetnsTcpCounters_CountersEntry>, I>>(base?: I): NetnsTcpCounters_CountersEntry {
+    return NetnsTcpCounters_CountersEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<NetnsTcpCounters_CountersEntry>, I>>(
+    object: I,
+  ): NetnsTcpCounters_CountersEntry {
+    const message = createBaseNetnsTcpCounters_CountersEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? 0;
     return message;
