@@ -12,7 +12,7 @@ import { AgentMessage } from '../gen/cnibench/v1/agent.js';
 export type SequencedBody = NonNullable<AgentMessage['body']>;
 
 /** Writes one message; false: the stream is full, wait for resume(). */
-export type OutboxSend = (m: AgentMessage) => boolean | void;
+export type OutboxSend = (m: AgentMessage) => boolean | undefined;
 
 /** Default byte bound: a few thousand samples of a busy node, well inside the agent's memory budget. */
 export const DEFAULT_OUTBOX_BYTES = 16 * 1024 * 1024;

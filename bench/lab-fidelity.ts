@@ -80,7 +80,7 @@ try {
   };
   const byHand = async (i: number): Promise<number> => {
     const m = parsed[i];
-    if (!m || m.kind !== 'http') return NaN;
+    if (m?.kind !== 'http') return NaN;
     const tool = m.qps > 0 ? (m.tool === 'auto' ? 'fortio' : m.tool) : 'wrk';
     const driver = clientDrivers.get(tool);
     if (!driver || tool === 'http-open-loop') {

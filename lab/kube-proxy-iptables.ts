@@ -54,7 +54,7 @@ export function svcChain(s: LabService): string {
 }
 
 export function sepChain(s: LabService, ep: { ip: string; port: number }): string {
-  return `KUBE-SEP-${hash16(servicePortName(s) + s.protocol + `${ep.ip}:${ep.port}`)}`;
+  return `KUBE-SEP-${hash16(`${servicePortName(s)}${s.protocol}${ep.ip}:${ep.port}`)}`;
 }
 
 /**

@@ -98,7 +98,7 @@ export class Lab {
     const id = opts.id ?? randomBytes(4).toString('hex');
     const plan = planLab(id, opts.nodes, PODS_PER_NODE);
     const cpuSets = opts.shareCpus ? undefined : nodeCpuSets(plan.nodes.length, await allowedCpus());
-    if (cpuSets) plan.nodes.forEach((n, i) => (n.cpus = cpuSets[i]));
+    if (cpuSets) for (const [i, n] of plan.nodes.entries()) n.cpus = cpuSets[i];
     await removeLeftovers(opts.log);
     await writeLabState(id);
     await mkdir(labRunDir(id), { recursive: true });

@@ -170,7 +170,7 @@ export function renderSweep(sweep: SweepTable): string[] {
 
 /** Several sweeps (one per proxy mode) side by side, like the study's table, with where one mode overtakes another. */
 export function renderSweepComparison(c: SweepComparison): string {
-  const lines: string[] = ['# Service scale sweep: ' + c.runs.join(' vs '), ''];
+  const lines: string[] = [`# Service scale sweep: ${c.runs.join(' vs ')}`, ''];
   for (const s of c.series) {
     const head = ['dummy Services ahead of the target', ...c.runs];
     lines.push(`## ${mdText(s.label)} (${mdText(s.unit)})`, '', `| ${head.map(mdText).join(' | ')} |`, `|${head.map(() => '---:').join('|')}|`);

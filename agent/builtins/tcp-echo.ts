@@ -25,7 +25,10 @@ const responses = new Map<number, Buffer>();
 
 function response(bytes: number): Buffer {
   let b = responses.get(bytes);
-  if (!b) responses.set(bytes, (b = Buffer.alloc(bytes, 0x72)));
+  if (!b) {
+    b = Buffer.alloc(bytes, 0x72);
+    responses.set(bytes, b);
+  }
   return b;
 }
 

@@ -48,7 +48,7 @@ export function parseFortioHttpJson(stdout: string): HttpLoadResult {
 }
 
 function httpPath(spec: ClientSpec): string {
-  return spec.path && spec.path.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
+  return spec.path?.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
 }
 
 /** The ports `fortio server` would open besides -http-port, all turned off. */

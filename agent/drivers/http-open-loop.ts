@@ -127,7 +127,7 @@ function targetQps(spec: ClientSpec): number {
 }
 
 function httpPath(spec: ClientSpec): string {
-  return spec.path && spec.path.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
+  return spec.path?.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
 }
 
 const clientScript = fileURLToPath(new URL('../builtins/http-open-loop.js', import.meta.url));

@@ -36,7 +36,8 @@ export const SOCKPERF_MAX_MESSAGE_BYTES = 65507;
 /** Request/response fields of ClientSpec this driver reads. */
 type RrClientSpec = ClientSpec;
 
-const ANSI = /\x1b\[[0-9;]*m/g;
+/** ANSI colour codes (ESC [ ... m); ESC written as a code so the pattern holds no raw control character. */
+const ANSI = new RegExp(`${String.fromCharCode(0x1b)}\\[[0-9;]*m`, 'g');
 const NUM = '(\\d+(?:\\.\\d+)?)';
 
 function match(text: string, re: RegExp, stdout: string, what: string): RegExpExecArray {

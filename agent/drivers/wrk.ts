@@ -100,7 +100,7 @@ export const wrk: ClientDriver = {
   buildClientArgs(spec: ClientSpec): string[] {
     const connections = spec.connections ?? 64;
     const threads = Math.min(spec.threads ?? 2, connections);
-    const path = spec.path && spec.path.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
+    const path = spec.path?.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
     return [
       '-t', String(threads),
       '-c', String(connections),

@@ -10,7 +10,7 @@ import { netnsArgv, netnsAt } from '../../core/netns.js';
 import { run, spawnLongRunning } from '../../core/process.js';
 import type { Logger } from '../../core/log.js';
 import { VERSION } from '../../core/version.js';
-import { DataplaneSample, JobState, type ClientObservation, type Job, type RunClient, type ServerUsage, type StartServer } from '../../gen/cnibench/v1/agent.js';
+import { DataplaneSample, JobState, type ClientObservation, type Job, type Measurement, type RunClient, type ServerUsage, type StartServer } from '../../gen/cnibench/v1/agent.js';
 import type { ClientSpec } from '../drivers/driver.js';
 import { executableOf, findTool } from '../../core/tool-catalogue/index.js';
 import { clientDrivers, serverDrivers } from '../drivers/registry.js';
@@ -176,7 +176,7 @@ export class JobRunner {
       seen = await observer?.stop();
     }
     for (const note of seen?.notes ?? []) this.deps.log.debug('client observer', { jobId: job.jobId, note });
-    let measurement;
+    let measurement: Measurement;
     try {
       measurement = driver.parse(r.stdout, cs);
     } catch (err) {

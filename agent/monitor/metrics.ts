@@ -140,7 +140,10 @@ export class AgentMetrics {
 
   private track(target: string, kind: 'h' | 'e' | 'u', labels: Record<string, string>): void {
     let keys = this.targetSeries.get(target);
-    if (!keys) this.targetSeries.set(target, (keys = new Set()));
+    if (!keys) {
+      keys = new Set();
+      this.targetSeries.set(target, keys);
+    }
     keys.add(`${kind}${JSON.stringify(labels)}`);
   }
 }

@@ -150,7 +150,10 @@ export class Monitor {
   private keptConnection(t: ProbeTask): KeptConnection {
     const key = connectionKey(t);
     let c = this.kept.get(key);
-    if (!c) this.kept.set(key, (c = new KeptConnection({ host: t.host, port: t.port, node: t.target }, this.opts.node)));
+    if (!c) {
+      c = new KeptConnection({ host: t.host, port: t.port, node: t.target }, this.opts.node);
+      this.kept.set(key, c);
+    }
     return c;
   }
 

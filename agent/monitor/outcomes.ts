@@ -23,7 +23,10 @@ export class RoundOutcomes {
   private get(type: ProbeType, target: string): Acc {
     const key = `${type}\u0000${target}`;
     let a = this.acc.get(key);
-    if (!a) this.acc.set(key, (a = { type, target, ok: 0, failed: 0, reason: '', latency: new LatencyHistogram(), answeredBy: new Set() }));
+    if (!a) {
+      a = { type, target, ok: 0, failed: 0, reason: '', latency: new LatencyHistogram(), answeredBy: new Set() };
+      this.acc.set(key, a);
+    }
     return a;
   }
 

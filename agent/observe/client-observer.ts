@@ -85,10 +85,11 @@ export class ClientObserver {
 
   /** Never rejects, even when the generator is long gone: what was seen before it exited is what counts. */
   stop(): Promise<ClientObserverResult> {
-    return (this.result ??= this.finish().catch((err: unknown) => {
+    this.result ??= this.finish().catch((err: unknown) => {
       this.note('observer', err);
       return { observation: emptyObservation(this.opts), notes: [...this.notes] };
-    }));
+    });
+    return this.result;
   }
 
   private readonly note = (what: string, err: unknown): void => void this.notes.add(`${what}: ${asCniBenchError(err).message}`);

@@ -151,7 +151,7 @@ export function parseLinkSpeed(text: string): number {
 
 /** The `dev` of the first route in `ip -j route get|show` output; undefined when there is no route. */
 export function parseRouteDev(json: string): string | undefined {
-  const routes = parseJsonArray('ip -j route', json);
+  const routes = parseJsonArray<{ dev?: unknown }>('ip -j route', json);
   for (const r of routes) if (typeof r?.dev === 'string') return r.dev;
   if (routes.length > 0) throw parseError('ip -j route', json, 'routes without a "dev"');
   return undefined;
@@ -168,14 +168,14 @@ export interface IpLink {
 
 /** `ip -j -d link show`: one entry per interface. */
 export function parseIpLinks(json: string): IpLink[] {
-  return parseJsonArray('ip -j -d link show', json).map((l) => {
+  return parseJsonArray<{ ifindex?: unknown; ifname?: unknown; linkinfo?: { info_kind?: unknown }; parentbus?: unknown }>('ip -j -d link show', json).map((l) => {
     if (typeof l?.ifindex !== 'number' || typeof l?.ifname !== 'string') throw parseError('ip -j -d link show', json, 'an entry without ifindex and ifname');
     const kind = l.linkinfo?.info_kind;
     return { ifindex: l.ifindex, ifname: l.ifname, kind: typeof kind === 'string' ? kind : undefined, parentBus: typeof l.parentbus === 'string' ? l.parentbus : undefined };
   });
 }
 
-function parseJsonArray(tool: string, json: string): any[] {
+function parseJsonArray<T>(tool: string, json: string): (T | null | undefined)[] {
   let v: unknown;
   try {
     v = JSON.parse(json);
@@ -183,7 +183,7 @@ function parseJsonArray(tool: string, json: string): any[] {
     throw parseError(tool, json, 'not JSON (truncated?)');
   }
   if (!Array.isArray(v)) throw parseError(tool, json, 'not a JSON array');
-  return v;
+  return v as (T | null | undefined)[];
 }
 
 /** Where a read looks: a live pid's namespace, a namespace file (nsenter), or (neither) the agent's own. */

@@ -15,7 +15,7 @@ interface AuthCall {
 
 export function principalOf(auth: Authenticator, call: AuthCall): Promise<Principal> {
   const header = call.metadata.get('authorization')[0];
-  let cert;
+  let cert: import('node:tls').PeerCertificate | undefined;
   try {
     cert = call.getAuthContext?.()?.sslPeerCertificate;
   } catch {

@@ -124,7 +124,7 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     // What really exists now: a failed create leaves a gap, so count the objects rather than trust the arithmetic.
     const failed = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
     this.dummies = failed.length ? await this.countDummies() : count;
-    if (failed.length) throw new CniBenchError(ErrorCodes.KUBERNETES, `${failed.length} of ${indexes.length} dummy Service changes failed; first: ${(failed[0]?.reason as Error).message}`, { cause: failed[0]?.reason });
+    if (failed.length) throw new CniBenchError(ErrorCodes.KUBERNETES, `${failed.length} of ${indexes.length} dummy Service changes failed; first: ${(failed[0]?.reason as Error | undefined)?.message}`, { cause: failed[0]?.reason });
   }
 
   private async countDummies(): Promise<number> {

@@ -48,7 +48,7 @@ export function eligibleTargets(inputs: Pick<PlanInputs, 'agents' | 'nodeStatus'
     if (!a.podIp || !a.capability.probePort) return false;
     if (!inputs.nodeStatus) return true;
     const s = inputs.nodeStatus.get(a.node);
-    return s !== undefined && s.ready && s.schedulable;
+    return s?.ready === true && s.schedulable;
   });
 }
 

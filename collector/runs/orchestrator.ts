@@ -99,7 +99,7 @@ export class Orchestrator {
     if (this.deps.services?.refreshCluster) await this.deps.services.refreshCluster().catch(() => undefined);
     store.updateRun(runId, { state: 'running', startedMs: began, cluster: this.describe(plan) });
     metrics.runStarted();
-    phases.forEach((p, index) => store.upsertPhase({ runId, index, name: p.name, state: 'pending', error: '', startedMs: 0, endedMs: 0, detail: specDetail(p) }));
+    for (const [index, p] of phases.entries()) store.upsertPhase({ runId, index, name: p.name, state: 'pending', error: '', startedMs: 0, endedMs: 0, detail: specDetail(p) });
     let failed = 0;
     let fatal: Error | undefined;
     try {

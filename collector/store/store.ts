@@ -3,7 +3,7 @@
  * samples, in SQLite (node:sqlite, no native add-on). Raw tool output is kept
  * with every result so any number in a report can be audited later.
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
@@ -46,7 +46,7 @@ function makeParents(path: string): void {
   const missing: string[] = [];
   let dir = dirname(path);
   for (;;) {
-    let st;
+    let st: Stats;
     try {
       st = statSync(dir);
     } catch {

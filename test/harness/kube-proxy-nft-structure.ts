@@ -39,7 +39,8 @@ export function parseNftTables(json: string): Record<string, NftTable> {
   const tables: Record<string, NftTable> = {};
   const tableOf = (b: Obj): NftTable => {
     const key = `${b.family} ${b.table ?? b.name}`;
-    return (tables[key] ??= { chains: {}, sets: {} });
+    tables[key] ??= { chains: {}, sets: {} };
+    return tables[key];
   };
   for (const item of items) {
     const [kind, body] = Object.entries(item)[0] ?? [];

@@ -37,7 +37,7 @@ export function hostileString(r: Rand, max = 4096): string {
     () => '| a | b |\n|---|',
     () => '${process.exit(1)}',
     () => '=HYPERLINK("http://e")',
-    () => 'A'.repeat(int(r, 1, 8)) + '\r\n\r\nGET / HTTP/1.1',
+    () => `${'A'.repeat(int(r, 1, 8))}\r\n\r\nGET / HTTP/1.1`,
     () => String(int(r, -1e9, 1e9)),
     () => '1e309',
     () => 'NaN',

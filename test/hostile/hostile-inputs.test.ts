@@ -85,7 +85,7 @@ describe('REST', () => {
   test('arbitrary JSON bodies, bodies that are not JSON, and a body over the cap', async () => {
     const r = rng(SEED + 1);
     for (let i = 0; i < 15; i++) await rest(`json body #${i}`, '/v1/runs', { method: 'POST', body: JSON.stringify(hostileJson(r, 4, 6)) });
-    for (const body of ['{', '[', 'null', '"x"', '\u0000', '{"a":' + '['.repeat(5000) + ']'.repeat(5000) + '}', '{"name":"' + 'x'.repeat(2 * 1024 * 1024) + '"}']) await rest(`raw body ${body.slice(0, 10)}`, '/v1/runs', { method: 'POST', body });
+    for (const body of ['{', '[', 'null', '"x"', '\u0000', `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`, `{"name":"${'x'.repeat(2 * 1024 * 1024)}"}`]) await rest(`raw body ${body.slice(0, 10)}`, '/v1/runs', { method: 'POST', body });
     alive();
   });
 
@@ -97,7 +97,7 @@ describe('REST', () => {
       const runs = Array.from({ length: int(r, 0, 40) }, () => hostileString(r, 40)).join(',');
       await rest(`compare #${i}`, `/v1/compare?runs=${enc(runs)}&format=${encodeURIComponent(pick(r, ['md', 'csv', 'xml', '']))}&noiseFloor=${encodeURIComponent(pick(r, ['0.03', '-1', 'NaN', '1e9']))}`);
     }
-    for (const id of ['x'.repeat(5000), 'a-b-c', '0', 'r' + '9'.repeat(100)]) {
+    for (const id of ['x'.repeat(5000), 'a-b-c', '0', `r${'9'.repeat(100)}`]) {
       await rest(`get ${id.slice(0, 8)}`, `/v1/runs/${id}`);
       await rest(`delete ${id.slice(0, 8)}`, `/v1/runs/${id}`, { method: 'DELETE' });
     }
@@ -109,8 +109,8 @@ describe('REST', () => {
       'GET // HTTP/1.1\r\nHost: x\r\n\r\n',
       'GET http://evil/v1/runs HTTP/1.1\r\nHost: x\r\n\r\n',
       'BREW /v1/runs HTTP/1.1\r\nHost: x\r\n\r\n',
-      'GET /v1/runs HTTP/1.1\r\nHost: x\r\n' + 'X-A: b\r\n'.repeat(3000) + '\r\n',
-      'GET /v1/runs HTTP/1.1\r\nHost: x\r\nX-Big: ' + 'a'.repeat(20_000) + '\r\n\r\n',
+      `GET /v1/runs HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(3000)}\r\n`,
+      `GET /v1/runs HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
       'POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n',
       'POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
       'GET /\u00ff\u00fe HTTP/1.1\r\nHost: x\r\n\r\n',

@@ -25,7 +25,7 @@ import { isServiceError, SimAgent } from '../helpers/sim-agent.js';
 const dir = mkdtempSync(join(tmpdir(), 'cnib-ident-'));
 const file = (n: string): string => join(dir, n);
 const OPERATOR = 'operator-token-for-identity-tests';
-const KEY = 'k'.repeat(16) + 'identity-test-agent-key-0123456789';
+const KEY = `${'k'.repeat(16)}identity-test-agent-key-0123456789`;
 const log = createLogger({ test: 'identity' }, 'error');
 const procs: Proc[] = [];
 
@@ -156,7 +156,7 @@ for (const mode of MODES) {
       });
     });
     after(async () => {
-      sims.forEach((s) => s.close());
+      for (const s of sims) s.close();
       await c.close();
     });
 

@@ -89,7 +89,7 @@ describe('cancel answers at once while the agents do not', () => {
     await waitFor('two agents', async () => (await getJson(`${c.http}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length === 2, 120_000);
   });
   after(async () => {
-    sims.forEach((s) => s.close());
+    for (const s of sims) s.close();
     await stop(c.proc);
   });
 

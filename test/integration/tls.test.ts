@@ -200,7 +200,7 @@ test('REST over TLS: the token travels encrypted, a plaintext request gets no an
     assert.equal((await get('/v1/runs', TOKEN)).status, 200);
     assert.equal((await get('/v1/runs')).status, 401);
     assert.equal((await get('/healthz')).status, 200);
-    await assert.rejects(fetch(c.httpUrl.replace('https:', 'http:') + '/healthz', { signal: AbortSignal.timeout(5000) }));
+    await assert.rejects(fetch(`${c.httpUrl.replace('https:', 'http:')}/healthz`, { signal: AbortSignal.timeout(5000) }));
   } finally {
     await c.close();
   }

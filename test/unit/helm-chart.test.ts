@@ -469,7 +469,10 @@ test('values.schema.json closes every object with properties and types every map
   const schema = JSON.parse(readFileSync(join(chart, 'values.schema.json'), 'utf8')) as Obj;
   assert.equal(schema.$schema, 'http://json-schema.org/draft-07/schema#');
   const walk = (node: unknown, path: string): void => {
-    if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${path}[${i}]`));
+    if (Array.isArray(node)) {
+      for (const [i, n] of node.entries()) walk(n, `${path}[${i}]`);
+      return;
+    }
     if (!node || typeof node !== 'object') return;
     const n = node as Obj;
     if (n.type === 'object' && path !== '/properties/global') {

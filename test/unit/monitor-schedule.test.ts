@@ -27,7 +27,10 @@ const plan: MonitorPlan = {
 /** A deterministic random source. */
 function lcg(seed = 1): () => number {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
 }
 
 test('a round probes every type of every peer not paused, host types only where the peer has a host responder, and the Service once', () => {
@@ -44,7 +47,7 @@ test('a round probes every type of every peer not paused, host types only where 
 
 test('probe starts are spread one per slot over the spread window; rounds are jittered within bounds', () => {
   const offsets = spreadOffsets(10, 1000, lcg());
-  offsets.forEach((o, i) => assert.ok(o >= i * 100 && o < (i + 1) * 100, `offset ${i}: ${o}`));
+  for (const [i, o] of offsets.entries()) assert.ok(o >= i * 100 && o < (i + 1) * 100, `offset ${i}: ${o}`);
   assert.deepEqual(spreadOffsets(0, 1000, lcg()), []);
   const r = lcg(7);
   for (let i = 0; i < 1000; i++) {

@@ -90,7 +90,7 @@ test('a netserver killed mid-run leaves no output (exit 1, its reason on stderr)
 
 test('truncated output is a parse error naming netperf, whether cut mid-line or at a line end', () => {
   const full = fixture('netperf-tcp-rr.txt');
-  const atLineEnd = full.split('\n').slice(0, 10).join('\n') + '\n';
+  const atLineEnd = `${full.split('\n').slice(0, 10).join('\n')}\n`;
   for (const text of [fixture('netperf-truncated.txt'), atLineEnd]) {
     assert.throws(() => parseNetperfOutput(text), (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('netperf: cannot parse output') && err.message.includes('cut short'));
   }
