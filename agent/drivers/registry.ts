@@ -1,7 +1,7 @@
 /**
  * Which drivers exist, by tool name. Adding a tool means its catalogue entry
  * (core/tool-catalogue/), its driver file and one line here;
- * test/unit/tool-catalogue.test.ts fails while the two lists disagree.
+ * test/unit/core/tool-catalogue.test.ts fails while the two lists disagree.
  */
 import type { ClientDriver, ServerDriver } from './driver.js';
 import { fortio } from './fortio.js';

@@ -18,10 +18,10 @@ import { nodeToken } from '../../collector/auth/principal.js';
 import { isCniBenchError } from '../../core/errors.js';
 import { MonitorServiceClient } from '../../gen/cnibench/v1/monitor.js';
 import { RunServiceClient } from '../../gen/cnibench/v1/run.js';
-import { rawHttp, rawStatus, startCollectorMain, type CollectorMain } from '../helpers/collector-main.js';
-import { fixture } from '../helpers/fixtures.js';
-import { CLI_MAIN, COLLECTOR_MAIN, startNode, stop, waitFor } from '../helpers/procs.js';
-import { isServiceError, SimAgent } from '../helpers/sim-agent.js';
+import { rawHttp, rawStatus, startCollectorMain, type CollectorMain } from '../support/helpers/collector-main.js';
+import { fixture } from '../support/helpers/fixtures.js';
+import { CLI_MAIN, COLLECTOR_MAIN, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { isServiceError, SimAgent } from '../support/helpers/sim-agent.js';
 import { brokenScenario, hostileJson, hostileString, int, pick, rng, type Rand } from './gen.js';
 
 const SEED = Number(process.env.HOSTILE_SEED ?? 20_261_206);

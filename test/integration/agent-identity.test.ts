@@ -1,6 +1,6 @@
 /**
  * The attacks of issue 20 against the real collector on port 0, with real
- * agent processes beside a scripted attacker (test/helpers/sim-agent.ts), once
+ * agent processes beside a scripted attacker (test/support/helpers/sim-agent.ts), once
  * with node tokens over plaintext gRPC and once with per-node certificates over
  * mutual TLS: impersonating a node (register and session), forging results and
  * samples, poisoning sequence numbers, and driving RunService/MonitorService
@@ -19,8 +19,8 @@ import { collectorConfig } from '../../collector/config.js';
 import { createLogger } from '../../core/log.js';
 import { MonitorServiceClient } from '../../gen/cnibench/v1/monitor.js';
 import { RunServiceClient } from '../../gen/cnibench/v1/run.js';
-import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
-import { isServiceError, SimAgent } from '../helpers/sim-agent.js';
+import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../support/helpers/procs.js';
+import { isServiceError, SimAgent } from '../support/helpers/sim-agent.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cnib-ident-'));
 const file = (n: string): string => join(dir, n);

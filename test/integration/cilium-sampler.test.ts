@@ -1,7 +1,7 @@
 /**
  * The agent's sampler and the collector's sync decision against a REAL
  * cilium-agent (v1.20.2, kube-proxy replacement with socket LB) on one
- * throwaway node (test/harness/cilium-node.ts) with a real apiserver:
+ * throwaway node (test/support/harness/cilium-node.ts) with a real apiserver:
  *
  *  - the sampler finds the node's own cilium-agent, reads its bpffs through
  *    its mount namespace, decodes the LB maps into frontends with backends,
@@ -25,13 +25,13 @@ import { DataplaneSampler, type SampleBody } from '../../agent/samplers/dataplan
 import { socketLbDelta } from '../../report/report.js';
 import { checkSync, serviceSyncTarget } from '../../collector/runs/sync.js';
 import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
-import { kubeConfigFrom } from '../harness/apply.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { ciliumMissing, startCiliumNode, type CiliumNode } from '../harness/cilium-node.js';
-import { repoRoot } from '../helpers/fixtures.js';
-import { DIST, waitFor } from '../helpers/procs.js';
+import { kubeConfigFrom } from '../support/harness/apply.js';
+import { startControlPlane, type ControlPlane } from '../support/harness/control-plane.js';
+import { ciliumMissing, startCiliumNode, type CiliumNode } from '../support/harness/cilium-node.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
+import { DIST, waitFor } from '../support/helpers/procs.js';
 import { run } from '../../core/process.js';
-import { notRoot } from '../helpers/root.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const skip = notRoot || ciliumMissing();
 const NODE_IP = '198.18.0.10';

@@ -9,9 +9,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { rawHttp, rawStatus, startCollectorMain, type CollectorMain } from '../helpers/collector-main.js';
-import { COLLECTOR_MAIN, getJson, startNode, stop, waitFor } from '../helpers/procs.js';
-import { SimAgent } from '../helpers/sim-agent.js';
+import { rawHttp, rawStatus, startCollectorMain, type CollectorMain } from '../support/helpers/collector-main.js';
+import { COLLECTOR_MAIN, getJson, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { SimAgent } from '../support/helpers/sim-agent.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-defects-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../support/helpers/procs.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-restart-'));
 const procs: Proc[] = [];

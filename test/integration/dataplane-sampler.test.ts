@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DataplaneSampler } from '../../agent/samplers/dataplane-sampler.js';
 import { run } from '../../core/process.js';
-import { DIST } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { DIST } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const NS = `cnibtest-dps-${process.pid}`;
 const ip = (...args: string[]) => run('ip', args, { tool: 'ip' });
@@ -43,7 +43,7 @@ test('sampler: conntrack from /proc without tools, rules fresh on demand and reu
     assert.equal(first.iptablesTableRules.filter, 1);
     assert.ok(first.rulesTimeMs >= first.timeMs - 50 && first.rulesTimeMs <= Date.now());
 
-    const fill = await run('ip', ['netns', 'exec', NS, process.execPath, `${DIST}test/helpers/conntrack-fill.js`, '--target', '198.18.250.2', '--count', '40'], { tool: 'conntrack-fill' });
+    const fill = await run('ip', ['netns', 'exec', NS, process.execPath, `${DIST}test/support/helpers/conntrack-fill.js`, '--target', '198.18.250.2', '--count', '40'], { tool: 'conntrack-fill' });
     assert.equal(fill.stdout.trim(), '40');
     await inNs('iptables-legacy', '-A', 'OUTPUT', '-j', 'ACCEPT');
     const counted = Number((await inNs('conntrack', '-C')).stdout.trim());

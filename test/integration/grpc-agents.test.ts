@@ -14,7 +14,7 @@ import { startCollector, type Collector } from '../../collector/index.js';
 import { collectorConfig } from '../../collector/config.js';
 import { createLogger } from '../../core/log.js';
 import { RunServiceClient, type Run } from '../../gen/cnibench/v1/run.js';
-import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../support/helpers/procs.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-grpc-'));
 let collector: Collector;

@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { findOnPath, run } from '../../core/process.js';
 import { VERSION } from '../../core/version.js';
-import { repoRoot } from '../helpers/fixtures.js';
-import { waitFor } from '../helpers/procs.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
+import { waitFor } from '../support/helpers/procs.js';
 
 const IMAGE = `localhost/cni-bench:${VERSION}`;
 const VARIANT = `localhost/cni-bench:test-no-fortio`;

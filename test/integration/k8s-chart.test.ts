@@ -23,10 +23,10 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { COLLECTOR_API_CALLS, type ApiCall } from '../../collector/kubernetes/permissions.js';
-import { createAll, ensureNamespace, helm, kubeConfigFrom, renderChart } from '../harness/apply.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { addKwokNodes } from '../harness/kwok-nodes.js';
-import { waitFor } from '../helpers/procs.js';
+import { createAll, ensureNamespace, helm, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
+import { startControlPlane, type ControlPlane } from '../support/harness/control-plane.js';
+import { addKwokNodes } from '../support/harness/kwok-nodes.js';
+import { waitFor } from '../support/helpers/procs.js';
 
 const VALUES_DIR = fileURLToPath(new URL('../../../test/fixtures/helm-values/', import.meta.url));
 const NS = 'cni-bench';

@@ -11,11 +11,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig, type KubernetesObject, type V1ConfigMap, type V1Node } from '@kubernetes/client-node';
-import { createAll, installCollectorIdentity, kubeConfigFrom, renderChart } from '../harness/apply.js';
-import { startCollectorProcess } from '../harness/collector-process.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { fixture } from '../helpers/fixtures.js';
-import { getJson, stop, waitFor } from '../helpers/procs.js';
+import { createAll, installCollectorIdentity, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
+import { startCollectorProcess } from '../support/harness/collector-process.js';
+import { startControlPlane, type ControlPlane } from '../support/harness/control-plane.js';
+import { fixture } from '../support/helpers/fixtures.js';
+import { getJson, stop, waitFor } from '../support/helpers/procs.js';
 
 const NS = 'cni-bench';
 const RELEASE = 'cni-bench-agent';

@@ -14,10 +14,10 @@ import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.j
 import { ClusterInventory } from '../../collector/kubernetes/inventory.js';
 import { ALL_MANAGED, dummyPair } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
-import { installCollectorIdentity, kubeConfigFrom, renderChart } from '../harness/apply.js';
-import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { startCollectorProcess as startCollectorProcessAs } from '../harness/collector-process.js';
-import { getJson, stop, waitFor, type Proc } from '../helpers/procs.js';
+import { installCollectorIdentity, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
+import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../support/harness/control-plane.js';
+import { startCollectorProcess as startCollectorProcessAs } from '../support/harness/collector-process.js';
+import { getJson, stop, waitFor, type Proc } from '../support/helpers/procs.js';
 
 const NS = 'cni-bench';
 const RELEASE = 'cni-bench-agent';

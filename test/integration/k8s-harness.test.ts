@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { startControlPlane, HARNESS_POD_CIDR, type ControlPlane } from '../harness/control-plane.js';
-import { addKwokNodes } from '../harness/kwok-nodes.js';
-import { removeLeftoverHarnesses } from '../harness/leftovers.js';
-import { kubeConfigFrom } from '../harness/apply.js';
-import { waitFor } from '../helpers/procs.js';
+import { startControlPlane, HARNESS_POD_CIDR, type ControlPlane } from '../support/harness/control-plane.js';
+import { addKwokNodes } from '../support/harness/kwok-nodes.js';
+import { removeLeftoverHarnesses } from '../support/harness/leftovers.js';
+import { kubeConfigFrom } from '../support/harness/apply.js';
+import { waitFor } from '../support/helpers/procs.js';
 
 let cp: ControlPlane;
 
@@ -69,7 +69,7 @@ test('kwok nodes turn Ready and a DaemonSet runs a pod on every one, with an IP 
 test('a harness whose owner was SIGKILLed is removed by the next start', async () => {
   // A child process starts a bare harness (etcd + apiserver), reports its directory, and is killed.
   const script = `
-    import('${new URL('../harness/control-plane.js', import.meta.url).href}').then(async (m) => {
+    import('${new URL('../support/harness/control-plane.js', import.meta.url).href}').then(async (m) => {
       const cp = await m.startControlPlane({});
       process.stdout.write(cp.dir + '\\n');
       setInterval(() => {}, 1000);

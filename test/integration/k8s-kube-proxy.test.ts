@@ -42,17 +42,17 @@ import { parseNftRuleset } from '../../agent/samplers/nft.js';
 import { sepChain, svcChain, type LabService } from '../../lab/kube-proxy-iptables.js';
 import { nftServiceChain } from '../../lab/kube-proxy-nftables.js';
 import { listNamespaces, namespacePids } from '../../lab/netns.js';
-import { createAll, ensureNamespace, kubeConfigFrom } from '../harness/apply.js';
-import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { KP_CLUSTER_CIDR, KP_USER, startKubeProxy, type KubeProxyMode, type RealKubeProxy } from '../harness/kube-proxy.js';
-import { chainsDiffering, chainsOnlyIn, IPTABLES_NORMALIZATIONS, normalizeTables, parseSave, serviceView } from '../harness/kube-proxy-iptables-structure.js';
-import { KP_NETNS_PREFIX, createThrowawayNetns, removeLeftoverNetns, type ThrowawayNetns } from '../harness/kube-proxy-netns.js';
-import { NFT_NORMALIZATIONS, normalizeNftTable, nftObjectsOnlyIn, nftServiceView, parseNftTables } from '../harness/kube-proxy-nft-structure.js';
-import { COMPARED_SERVICES, serviceObjects } from '../harness/kube-proxy-objects.js';
-import { applyEmulation, backendOf, listNftRuleset, saveIptables, type IptablesBackend } from '../harness/kube-proxy-rules.js';
-import { repoRoot } from '../helpers/fixtures.js';
-import { waitFor } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { createAll, ensureNamespace, kubeConfigFrom } from '../support/harness/apply.js';
+import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../support/harness/control-plane.js';
+import { KP_CLUSTER_CIDR, KP_USER, startKubeProxy, type KubeProxyMode, type RealKubeProxy } from '../support/harness/kube-proxy.js';
+import { chainsDiffering, chainsOnlyIn, IPTABLES_NORMALIZATIONS, normalizeTables, parseSave, serviceView } from '../support/harness/kube-proxy-iptables-structure.js';
+import { KP_NETNS_PREFIX, createThrowawayNetns, removeLeftoverNetns, type ThrowawayNetns } from '../support/harness/kube-proxy-netns.js';
+import { NFT_NORMALIZATIONS, normalizeNftTable, nftObjectsOnlyIn, nftServiceView, parseNftTables } from '../support/harness/kube-proxy-nft-structure.js';
+import { COMPARED_SERVICES, serviceObjects } from '../support/harness/kube-proxy-objects.js';
+import { applyEmulation, backendOf, listNftRuleset, saveIptables, type IptablesBackend } from '../support/harness/kube-proxy-rules.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
+import { waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const NODE_IP = '198.18.0.1';
 const SERVICES = COMPARED_SERVICES;
@@ -224,7 +224,7 @@ test('nftables: the emulation writes the service-ips map, service chains and num
 
 test('a namespace whose owner was SIGKILLed, and what runs in it, is removed by the next create', { skip: notRoot, timeout: 60_000 }, async () => {
   const script = `
-    import('${new URL('../harness/kube-proxy-netns.js', import.meta.url).href}').then(async (m) => {
+    import('${new URL('../support/harness/kube-proxy-netns.js', import.meta.url).href}').then(async (m) => {
       const ns = await m.createThrowawayNetns();
       process.stdout.write(ns.name + '\\n');
       setInterval(() => {}, 1000);

@@ -15,10 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ciliumBuild } from '../../lab/k8s/tools.js';
-import { agentSocket, attachedPrograms, ciliumLeftovers, labIdOfPid, liveProgramIds, NOTHING_LEFT } from '../helpers/cilium-state.js';
-import { rootLinks } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode, waitFor } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { agentSocket, attachedPrograms, ciliumLeftovers, labIdOfPid, liveProgramIds, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
+import { rootLinks } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode, waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-cilium-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

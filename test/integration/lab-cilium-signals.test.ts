@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { attachedPrograms, ciliumLeftovers, labIdOfPid, labIdProcesses, liveProgramIds, NOTHING_LEFT } from '../helpers/cilium-state.js';
-import { rootLinks } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode, waitFor, type Proc } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { attachedPrograms, ciliumLeftovers, labIdOfPid, labIdProcesses, liveProgramIds, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
+import { rootLinks } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode, waitFor, type Proc } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-cilium-sig-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

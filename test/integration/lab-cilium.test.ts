@@ -17,10 +17,10 @@ import { run, spawnLongRunning } from '../../core/process.js';
 import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { ciliumBuild } from '../../lab/k8s/tools.js';
 import { inCgroup, Lab } from '../../lab/lab.js';
-import { attachedPrograms, ciliumLeftovers, labIdProcesses, liveProgramIds, machineSysctls, NOTHING_LEFT } from '../helpers/cilium-state.js';
-import { rootLinks } from '../helpers/host-state.js';
-import { waitFor } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { attachedPrograms, ciliumLeftovers, labIdProcesses, liveProgramIds, machineSysctls, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
+import { rootLinks } from '../support/helpers/host-state.js';
+import { waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const log = createLogger({ test: 'lab-cilium' }, 'warn');
 const SERVER = "require('http').createServer((q,s)=>s.end('pod '+process.argv[1])).listen(8080,'0.0.0.0')";

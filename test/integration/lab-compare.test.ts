@@ -17,9 +17,9 @@ import { runInLab } from '../../lab/session.js';
 import { trapInterrupts } from '../../core/interrupts.js';
 import { createLogger } from '../../core/log.js';
 import type { ProxyMode } from '../../lab/proxy.js';
-import { labNamespaces } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { labNamespaces } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-compare-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -19,9 +19,9 @@ import { runInLab } from '../../lab/session.js';
 import { trapInterrupts } from '../../core/interrupts.js';
 import { createLogger } from '../../core/log.js';
 import type { ReportRow } from '../../report/report.js';
-import { labNamespaces } from '../helpers/host-state.js';
-import { DIST } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { labNamespaces } from '../support/helpers/host-state.js';
+import { DIST } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-guards-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -63,7 +63,7 @@ test('every methodology guard fires in the lab on the measurement that provokes 
           // A 512-port range without TIME_WAIT reuse: short connections run out within a second.
           execFileSync('ip', ['netns', 'exec', pod.ns, 'sysctl', '-q', '-w', 'net.ipv4.ip_local_port_range=40000 40511', 'net.ipv4.tcp_tw_reuse=0']);
           // 93% of the table in unreplied UDP flows to the server's pod (they expire after 30 s).
-          execFileSync('ip', ['netns', 'exec', client.ns, process.execPath, `${DIST}test/helpers/conntrack-fill.js`, '--target', server.pods[0]?.ip ?? '', '--count', String(Math.ceil(ctMax * 0.93))]);
+          execFileSync('ip', ['netns', 'exec', client.ns, process.execPath, `${DIST}test/support/helpers/conntrack-fill.js`, '--target', server.pods[0]?.ip ?? '', '--count', String(Math.ceil(ctMax * 0.93))]);
         },
       },
       scenario,

@@ -22,10 +22,10 @@ import { startMonitorLab, type MonitorLab } from '../../lab/monitor-session.js';
 import { createLogger } from '../../core/log.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import type { LabNode } from '../../lab/plan.js';
-import { labNamespaces, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
-import { DIST, getJson, waitFor } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
-import { assertValidExposition, requirePromtool } from '../unit/monitor-support.js';
+import { labNamespaces, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { DIST, getJson, waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
+import { assertValidExposition, requirePromtool } from '../support/helpers/monitor-support.js';
 
 const INTERVAL_MS = 2000;
 const CT_MAX = '/proc/sys/net/netfilter/nf_conntrack_max';
@@ -136,7 +136,7 @@ async function conntrackFault(t: TestContext, m: MonitorLab): Promise<void> {
   if (!perNetns) writeFileSync(CT_MAX, '16384');
   try {
     // Unreplied UDP flows from the node to its own pod: only this node's table fills (they expire after 30 s).
-    execFileSync('ip', ['netns', 'exec', node.ns, process.execPath, `${DIST}test/helpers/conntrack-fill.js`, '--target', node.pods[0]?.ip ?? '', '--count', String(Math.ceil(16384 * 0.9))]);
+    execFileSync('ip', ['netns', 'exec', node.ns, process.execPath, `${DIST}test/support/helpers/conntrack-fill.js`, '--target', node.pods[0]?.ip ?? '', '--count', String(Math.ceil(16384 * 0.9))]);
     const text = await waitFor(`${node.name} conntrack fill above 0.8`, () => {
       const x = agentMetrics(node);
       return metric(x, 'cni_bench_conntrack_fill_ratio', { node: node.name }) > 0.8 ? x : undefined;

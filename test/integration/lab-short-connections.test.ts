@@ -24,8 +24,8 @@ import { SERVICE_BACKEND_PORT_OFFSET } from '../../collector/runs/measure-phase.
 import { createLogger } from '../../core/log.js';
 import { run, spawnLongRunning } from '../../core/process.js';
 import { SERVER_PORTS } from '../../core/tools.js';
-import { labNamespaces } from '../helpers/host-state.js';
-import { notRoot } from '../helpers/root.js';
+import { labNamespaces } from '../support/helpers/host-state.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sc-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { compareRounds, type Comparison } from '../../report/significance.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

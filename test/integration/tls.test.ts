@@ -18,7 +18,7 @@ import { linkCredentials } from '../../agent/link-credentials.js';
 import { startCollector, type Collector } from '../../collector/index.js';
 import { collectorConfig } from '../../collector/config.js';
 import { createLogger } from '../../core/log.js';
-import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../support/helpers/procs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cnib-tls-'));
 const file = (name: string): string => join(dir, name);

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix, relative, resolve } from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../helpers/fixtures.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
 
 const FLOOR = ['core', 'gen', 'report'];
 const ENTRIES = { agent: 'agent/index.ts', collector: 'collector/index.ts', lab: 'lab/index.ts' } as const;

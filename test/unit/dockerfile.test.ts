@@ -10,8 +10,8 @@ import { posix } from 'node:path';
 import { test } from 'node:test';
 import { requirements } from '../../agent/tools/requirements.js';
 import { findOnPath, run } from '../../core/process.js';
-import { repoRoot } from '../helpers/fixtures.js';
-import { aptPackages, copiedFromStages, parseDockerfile, type Stage } from './dockerfile-parse.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
+import { aptPackages, copiedFromStages, parseDockerfile, type Stage } from '../support/helpers/dockerfile-parse.js';
 
 const DOCKERFILE = `${repoRoot}Dockerfile`;
 const BAD = `${repoRoot}test/fixtures/dockerfile/bad.Dockerfile`;

@@ -17,7 +17,7 @@ import { AGENT_ENV, loadAgentConfig } from '../../agent/config.js';
 import { AGENT_NODE_FLAGS } from '../../agent/node-flags.js';
 import { COLLECTOR_ENV, loadCollectorConfig } from '../../collector/config.js';
 import { COLLECTOR_API_CALLS, type ApiCall, type Scope } from '../../collector/kubernetes/permissions.js';
-import { repoRoot } from '../helpers/fixtures.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
 
 type Obj = Record<string, any>;
 interface Doc { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels: Record<string, string> }; [k: string]: any }

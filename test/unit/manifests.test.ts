@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { AGENT_NODE_FLAGS } from '../../agent/node-flags.js';
 import { AGENT_ENV, loadAgentConfig } from '../../agent/config.js';
 import { COLLECTOR_ENV, loadCollectorConfig } from '../../collector/config.js';
-import { repoRoot } from '../helpers/fixtures.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
 
 interface EnvVar { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }
 interface Container { name: string; args: string[]; env: EnvVar[]; ports: { name: string; containerPort: number }[] }
