@@ -51,7 +51,10 @@ export function parseIperf3Json(stdout: string): ThroughputResult {
   const protocol = String(doc?.start?.test_start?.protocol ?? 'TCP').toLowerCase();
   // UDP: loss and jitter are measured by the receiver and reported in end.sum.
   const udp = protocol === 'udp' ? doc?.end?.sum : undefined;
-  if (udp && (num(udp.jitter_ms) === undefined || num(udp.lost_packets) === undefined || num(udp.packets) === undefined)) {
+  if (
+    udp &&
+    (num(udp.jitter_ms) === undefined || num(udp.lost_packets) === undefined || num(udp.packets) === undefined)
+  ) {
     throw parseError('iperf3', stdout, 'UDP result without end.sum jitter_ms, lost_packets and packets');
   }
   return {
@@ -76,13 +79,20 @@ export const iperf3: ClientDriver & ServerDriver = {
   okExitCodes: [0, 1],
   buildClientArgs(spec: ClientSpec): string[] {
     return [
-      '-c', spec.targetHost,
-      '-p', String(spec.targetPort),
-      '-t', String(wholeSeconds(spec.durationSeconds)),
-      '-P', String(spec.streams ?? 1),
-      ...(spec.protocol === 'udp' ? ['-u', '-b', String(Math.max(1, Math.round((spec.targetBitsPerSecond || 1e6) / (spec.streams ?? 1))))] : []),
+      '-c',
+      spec.targetHost,
+      '-p',
+      String(spec.targetPort),
+      '-t',
+      String(wholeSeconds(spec.durationSeconds)),
+      '-P',
+      String(spec.streams ?? 1),
+      ...(spec.protocol === 'udp'
+        ? ['-u', '-b', String(Math.max(1, Math.round((spec.targetBitsPerSecond || 1e6) / (spec.streams ?? 1))))]
+        : []),
       '-J',
-      '--connect-timeout', '3000',
+      '--connect-timeout',
+      '3000',
     ];
   },
   buildServerArgs(spec: ServerSpec): string[] {

@@ -10,12 +10,13 @@
  * has SAN IP:127.0.0.1, so `https://127.0.0.1:6443` with the harness CA
  * verifies inside the namespace. No traffic leaves the machine.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
+
 import { rmSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startComponent, type Component } from './component.js';
+import { fileURLToPath } from 'node:url';
+import { type Component, startComponent } from './component.js';
 
 /** The port the forwarder listens on inside the namespace (the apiserver's usual one). */
 export const BRIDGE_PORT = 6443;
@@ -41,12 +42,17 @@ export interface ApiBridge {
 
 function apiPort(apiserver: string): number {
   const u = new URL(apiserver);
-  if (u.hostname !== '127.0.0.1' || !u.port) throw new Error(`api-bridge: expected an apiserver on https://127.0.0.1:<port>, got ${apiserver}`);
+  if (u.hostname !== '127.0.0.1' || !u.port)
+    throw new Error(`api-bridge: expected an apiserver on https://127.0.0.1:<port>, got ${apiserver}`);
   return Number(u.port);
 }
 
 /** The root-namespace half: every connection on the unix socket piped to 127.0.0.1:port. */
-async function listenUnix(socketPath: string, port: number, onConnection: () => void): Promise<{ server: Server; open: Set<Socket> }> {
+async function listenUnix(
+  socketPath: string,
+  port: number,
+  onConnection: () => void,
+): Promise<{ server: Server; open: Set<Socket> }> {
   const open = new Set<Socket>();
   const server = createServer((client) => {
     onConnection();
@@ -90,7 +96,15 @@ export async function startApiBridge(opts: ApiBridgeOptions): Promise<ApiBridge>
   const socketPath = join(opts.dir, `api-${opts.netns}.sock`);
   let count = 0;
   const { server, open } = await listenUnix(socketPath, apiPort(opts.apiserver), () => count++);
-  const forwarder = startComponent(opts.dir, `api-forwarder-${opts.netns}`, 'ip', ['netns', 'exec', opts.netns, process.execPath, FORWARDER, socketPath, String(port)]);
+  const forwarder = startComponent(opts.dir, `api-forwarder-${opts.netns}`, 'ip', [
+    'netns',
+    'exec',
+    opts.netns,
+    process.execPath,
+    FORWARDER,
+    socketPath,
+    String(port),
+  ]);
   const stop = async (): Promise<void> => {
     await forwarder.stop();
     for (const s of open) s.destroy();

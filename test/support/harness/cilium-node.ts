@@ -19,12 +19,12 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { run } from '../../../core/process.js';
+import { type ApiBridge, startApiBridge } from './api-bridge.js';
 import { kubeConfigFrom } from './apply.js';
-import { startApiBridge, type ApiBridge } from './api-bridge.js';
-import { startComponent, type Component } from './component.js';
+import { type Component, startComponent } from './component.js';
 import type { ControlPlane } from './control-plane.js';
 import { ensureNode } from './kube-proxy.js';
 import { createThrowawayNetns, type ThrowawayNetns } from './kube-proxy-netns.js';
@@ -44,7 +44,9 @@ const CGROUP_PREFIX = 'cnibench-cilium-';
 
 /** Why Cilium tests cannot run here, or false: the build's marker is missing. */
 export function ciliumMissing(): string | false {
-  return existsSync(join(CILIUM_DIR, '.complete')) ? false : `real Cilium is not built: run 'bash scripts/build-cilium.sh' (${CILIUM_DIR}/.complete missing)`;
+  return existsSync(join(CILIUM_DIR, '.complete'))
+    ? false
+    : `real Cilium is not built: run 'bash scripts/build-cilium.sh' (${CILIUM_DIR}/.complete missing)`;
 }
 
 export interface CiliumNodeOptions {
@@ -110,7 +112,9 @@ const ENTRY = [
 async function applyCrds(cp: ControlPlane): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(kubeConfigFrom(cp.adminKubeconfig));
   const dir = join(CILIUM_DIR, 'crds');
-  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml')).sort();
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
   if (!files.length) throw new Error(`cilium harness: no CRDs under ${dir}`);
   for (const f of files) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
@@ -129,11 +133,15 @@ async function setPodCidr(cp: ControlPlane, name: string, cidr: string): Promise
   node.spec = { ...node.spec, podCIDR: cidr, podCIDRs: [cidr] };
   await core.replaceNode({ name, body: node });
   // The agent's pods namespace needs its default ServiceAccount (no controller-manager here).
-  await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'default' } } }).catch(() => undefined);
+  await core
+    .createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'default' } } })
+    .catch(() => undefined);
 }
 
 function bridgedAdminKubeconfig(cp: ControlPlane, server: string, netns: string): string {
-  const config = JSON.parse(readFileSync(cp.adminKubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] };
+  const config = JSON.parse(readFileSync(cp.adminKubeconfig, 'utf8')) as {
+    clusters: { cluster: { server: string } }[];
+  };
   for (const c of config.clusters) c.cluster.server = server;
   const path = join(cp.dir, `cilium-${netns}.kubeconfig`);
   writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
@@ -143,7 +151,8 @@ function bridgedAdminKubeconfig(cp: ControlPlane, server: string, netns: string)
 /** Kills every process in the subtree and removes it (children first). */
 export async function removeCgroup(path: string): Promise<void> {
   if (!existsSync(path)) return;
-  for (const d of readdirSync(path, { withFileTypes: true })) if (d.isDirectory()) await removeCgroup(join(path, d.name));
+  for (const d of readdirSync(path, { withFileTypes: true }))
+    if (d.isDirectory()) await removeCgroup(join(path, d.name));
   if (existsSync(join(path, 'cgroup.kill'))) writeFileSync(join(path, 'cgroup.kill'), '1');
   for (let i = 0; i < 50; i++) {
     try {
@@ -177,7 +186,8 @@ export async function removeLeftoverCgroups(): Promise<void> {
 async function waitReady(agent: Component, dbg: (args: string[]) => Promise<string>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (agent.exitCode() !== undefined) throw new Error(`cilium-agent exited with ${agent.exitCode()}:\n${agent.tail(30)}`);
+    if (agent.exitCode() !== undefined)
+      throw new Error(`cilium-agent exited with ${agent.exitCode()}:\n${agent.tail(30)}`);
     if (agent.tail(400).includes('Daemon initialization completed')) {
       const status = await dbg(['status', '--brief']).catch(() => '');
       if (/OK/.test(status)) return;
@@ -213,11 +223,33 @@ export async function startCiliumNode(cp: ControlPlane, opts: CiliumNodeOptions)
     bridge = await startApiBridge({ dir: cp.dir, apiserver: cp.server, netns: netns.name });
     const kubeconfig = bridgedAdminKubeconfig(cp, bridge.server, netns.name);
     const binary = join(CILIUM_DIR, 'cilium-agent');
-    const env = ['env', `PATH=/usr/lib/llvm-19/bin:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`, `K8S_NODE_NAME=${opts.nodeName}`];
-    agent = startComponent(cp.dir, `cilium-agent-${netns.name}`, 'ip', ['netns', 'exec', netns.name, 'sh', '-c', ENTRY, 'sh', cgName, ...env, binary, ...ciliumAgentArgs({ kubeconfig, libDir, nativeCidr: '198.18.0.0/15' })]);
+    const env = [
+      'env',
+      `PATH=/usr/lib/llvm-19/bin:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
+      `K8S_NODE_NAME=${opts.nodeName}`,
+    ];
+    agent = startComponent(cp.dir, `cilium-agent-${netns.name}`, 'ip', [
+      'netns',
+      'exec',
+      netns.name,
+      'sh',
+      '-c',
+      ENTRY,
+      'sh',
+      cgName,
+      ...env,
+      binary,
+      ...ciliumAgentArgs({ kubeconfig, libDir, nativeCidr: '198.18.0.0/15' }),
+    ]);
     const pid = agent.pid;
     const dbg = async (args: string[]): Promise<string> =>
-      (await run('nsenter', [`--mount=/proc/${pid}/ns/mnt`, `--net=/proc/${pid}/ns/net`, '--', join(CILIUM_DIR, 'cilium-dbg'), ...args], { tool: 'cilium-dbg', timeoutMs: 30_000 })).stdout;
+      (
+        await run(
+          'nsenter',
+          [`--mount=/proc/${pid}/ns/mnt`, `--net=/proc/${pid}/ns/net`, '--', join(CILIUM_DIR, 'cilium-dbg'), ...args],
+          { tool: 'cilium-dbg', timeoutMs: 30_000 },
+        )
+      ).stdout;
     await waitReady(agent, dbg, 180_000);
     const a = agent;
     return { netns, netnsPath: `/run/netns/${netns.name}`, pid, cgroup, tail: (n) => a.tail(n), dbg, stop };

@@ -15,11 +15,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../helpers/procs.js';
-import { HARNESS_PREFIX, registerHarness, removeLeftoverHarnesses, unregisterHarness } from './leftovers.js';
-import { createClientCert, createPki, type ClientCert, type Pki } from './pki.js';
-import { startComponent, type Component } from './component.js';
-import { kwokStages, toolPath } from './tools.js';
+import { type Component, startComponent } from './component.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import { HARNESS_PREFIX, registerHarness, removeLeftoverHarnesses, unregisterHarness } from './leftovers.js';
+import { type ClientCert, createClientCert, createPki, type Pki } from './pki.js';
+import { kwokStages, toolPath } from './tools.js';
 
 /** The apiserver's Service range: the lab's (198.19.0.0/16), inside the benchmarking range. */
 export const HARNESS_SERVICE_CIDR = '198.19.0.0/16';
@@ -69,16 +69,37 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const adminKubeconfig = writeKubeconfig(join(dir, 'admin.kubeconfig'), server, pki.caCert, admin);
 
     components.push(startComponent(dir, 'etcd', toolPath('etcd'), etcdArgs(dir, etcdClient, etcdPeer)));
-    components.push(startComponent(dir, 'kube-apiserver', toolPath('kube-apiserver'), apiserverArgs(dir, pki, etcdClient, apiPort)));
+    components.push(
+      startComponent(dir, 'kube-apiserver', toolPath('kube-apiserver'), apiserverArgs(dir, pki, etcdClient, apiPort)),
+    );
     const get = (path: string): Promise<unknown> => adminGet(server, pki, admin, path);
-    await waitUntil('kube-apiserver /readyz', components, async () => (await adminGetText(server, pki, admin, '/readyz')) === 'ok', 60_000);
+    await waitUntil(
+      'kube-apiserver /readyz',
+      components,
+      async () => (await adminGetText(server, pki, admin, '/readyz')) === 'ok',
+      60_000,
+    );
 
     if (opts.controllers) {
       const [kcmPort, schedPort] = await Promise.all([freePort(), freePort()]);
-      components.push(startComponent(dir, 'kube-controller-manager', toolPath('kube-controller-manager'), kcmArgs(pki, adminKubeconfig, kcmPort)));
-      components.push(startComponent(dir, 'kube-scheduler', toolPath('kube-scheduler'), schedulerArgs(adminKubeconfig, schedPort)));
+      components.push(
+        startComponent(
+          dir,
+          'kube-controller-manager',
+          toolPath('kube-controller-manager'),
+          kcmArgs(pki, adminKubeconfig, kcmPort),
+        ),
+      );
+      components.push(
+        startComponent(dir, 'kube-scheduler', toolPath('kube-scheduler'), schedulerArgs(adminKubeconfig, schedPort)),
+      );
       // The service-account controller creating "default" in kube-system shows the controllers are up.
-      await waitUntil('kube-controller-manager', components, async () => Boolean(await get('/api/v1/namespaces/kube-system/serviceaccounts/default')), 60_000);
+      await waitUntil(
+        'kube-controller-manager',
+        components,
+        async () => Boolean(await get('/api/v1/namespaces/kube-system/serviceaccounts/default')),
+        60_000,
+      );
     }
     if (opts.kwok) {
       const kwokPort = await freePort();
@@ -93,7 +114,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       startMs: Date.now() - started,
       kubeconfigFor: (user, groups = []) => {
         const name = `user-${user.replace(/[^a-z0-9-]/gi, '-')}`;
-        return writeKubeconfig(join(dir, `${name}.kubeconfig`), server, pki.caCert, createClientCert(pki, name, user, groups));
+        return writeKubeconfig(
+          join(dir, `${name}.kubeconfig`),
+          server,
+          pki.caCert,
+          createClientCert(pki, name, user, groups),
+        );
       },
       get,
       stop,
@@ -178,7 +204,12 @@ function kwokArgs(kubeconfig: string, port: number): string[] {
   ];
 }
 
-async function waitUntil(what: string, components: Component[], ok: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function waitUntil(
+  what: string,
+  components: Component[],
+  ok: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
@@ -202,7 +233,11 @@ function adminGetText(server: string, pki: Pki, admin: ClientCert, path: string)
       (res) => {
         let body = '';
         res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`))));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(body)
+            : reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`)),
+        );
       },
     );
     req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out`)));

@@ -40,7 +40,9 @@ server.on('error', (err) => {
   process.exit(1);
 });
 
-server.listen(port, '127.0.0.1', () => process.stdout.write(`forwarder: listening on 127.0.0.1:${port} -> ${socketPath}\n`));
+server.listen(port, '127.0.0.1', () =>
+  process.stdout.write(`forwarder: listening on 127.0.0.1:${port} -> ${socketPath}\n`),
+);
 
 const shutdown = (): void => {
   server.close();

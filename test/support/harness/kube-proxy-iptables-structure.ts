@@ -32,14 +32,18 @@ export function parseSave(text: string): IptablesTables {
 
 /** What is normalized away before two rulesets are compared whole, and why it does not change packet handling. */
 export const IPTABLES_NORMALIZATIONS = [
-  'chain KUBE-PROXY-CANARY (mangle, nat, filter; real only): kube-proxy\'s flush monitor, empty and never jumped to',
-  'chain KUBE-IPTABLES-HINT (mangle; emulation only): kubelet\'s backend hint, which the lab writes in kubelet\'s place; empty and never jumped to',
+  "chain KUBE-PROXY-CANARY (mangle, nat, filter; real only): kube-proxy's flush monitor, empty and never jumped to",
+  "chain KUBE-IPTABLES-HINT (mangle; emulation only): kubelet's backend hint, which the lab writes in kubelet's place; empty and never jumped to",
   '"-m nfacct --nfacct-name <counter>" (real only, KUBE-FORWARD INVALID rule): an accounting match reached only by packets already matched INVALID and dropped',
-  'rules for Services other than the compared ones (the harness apiserver\'s own default/kubernetes, which has no endpoints: a REJECT in filter KUBE-SERVICES)',
+  "rules for Services other than the compared ones (the harness apiserver's own default/kubernetes, which has no endpoints: a REJECT in filter KUBE-SERVICES)",
   'order of the per-Service rules in nat KUBE-SERVICES (the nodeports rule stays last): kube-proxy writes them in Go map order, which is random per sync',
 ] as const;
 
-const IGNORED_CHAINS: Record<string, string[]> = { mangle: ['KUBE-PROXY-CANARY', 'KUBE-IPTABLES-HINT'], nat: ['KUBE-PROXY-CANARY'], filter: ['KUBE-PROXY-CANARY'] };
+const IGNORED_CHAINS: Record<string, string[]> = {
+  mangle: ['KUBE-PROXY-CANARY', 'KUBE-IPTABLES-HINT'],
+  nat: ['KUBE-PROXY-CANARY'],
+  filter: ['KUBE-PROXY-CANARY'],
+};
 const NFACCT = / -m nfacct --nfacct-name +\S+/;
 const NODEPORTS_RULE = /kubernetes service nodeports; NOTE: this must be the last rule/;
 
@@ -86,7 +90,8 @@ export function serviceView(t: IptablesTables, clusterIps: readonly string[]): I
   const nat = t.nat ?? {};
   const ours = new Set(clusterIps);
   const kubeServices = (nat['KUBE-SERVICES'] ?? []).filter((r) => ours.has(/-d (\S+)\/32 /.exec(r)?.[1] ?? '')).sort();
-  const jumpTargets = (rules: string[], prefix: string): string[] => rules.map((r) => / -j (\S+)$/.exec(r)?.[1] ?? '').filter((c) => c.startsWith(prefix));
+  const jumpTargets = (rules: string[], prefix: string): string[] =>
+    rules.map((r) => / -j (\S+)$/.exec(r)?.[1] ?? '').filter((c) => c.startsWith(prefix));
   const svc: Record<string, string[]> = {};
   const sep: Record<string, string[]> = {};
   for (const s of jumpTargets(kubeServices, 'KUBE-SVC-')) {
@@ -98,7 +103,11 @@ export function serviceView(t: IptablesTables, clusterIps: readonly string[]): I
 
 /** `table/chain` names in `a` but not in `b`. */
 export function chainsOnlyIn(a: IptablesTables, b: IptablesTables): string[] {
-  return Object.entries(a).flatMap(([table, chains]) => Object.keys(chains).filter((c) => !(c in (b[table] ?? {}))).map((c) => `${table}/${c}`));
+  return Object.entries(a).flatMap(([table, chains]) =>
+    Object.keys(chains)
+      .filter((c) => !(c in (b[table] ?? {})))
+      .map((c) => `${table}/${c}`),
+  );
 }
 
 /** `table/chain` names present in both whose rules differ. */

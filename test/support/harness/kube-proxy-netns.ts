@@ -32,7 +32,11 @@ let hookInstalled = false;
 function deleteSync(name: string): void {
   try {
     const pids = execFileSync('ip', ['netns', 'pids', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    for (const pid of pids.split('\n').map(Number).filter((n) => n > 0)) process.kill(pid, 'SIGKILL');
+    for (const pid of pids
+      .split('\n')
+      .map(Number)
+      .filter((n) => n > 0))
+      process.kill(pid, 'SIGKILL');
   } catch {
     // Gone already.
   }
@@ -70,7 +74,13 @@ export async function createThrowawayNetns(nodeIp = '198.18.0.1'): Promise<Throw
   };
   try {
     // A veth pair with both ends inside (the kernel may lack the dummy driver), as a lab node's uplink.
-    const lines = ['link set lo up', 'link add eth0 type veth peer name eth0-peer', `addr add ${nodeIp}/24 dev eth0`, 'link set eth0-peer up', 'link set eth0 up'];
+    const lines = [
+      'link set lo up',
+      'link add eth0 type veth peer name eth0-peer',
+      `addr add ${nodeIp}/24 dev eth0`,
+      'link set eth0-peer up',
+      'link set eth0 up',
+    ];
     await run('ip', ['-n', name, '-batch', '-'], { input: `${lines.join('\n')}\n`, tool: 'ip', timeoutMs: 10_000 });
   } catch (err) {
     await remove();

@@ -50,7 +50,11 @@ export function parseNftTables(json: string): Record<string, NftTable> {
       if (typeof b.comment === 'string') t.comment = b.comment;
     } else if (kind === 'chain') {
       const base = b.hook ? [b.type, b.hook, b.prio, b.policy].join(' ') : '';
-      tableOf(b).chains[b.name as string] = { base, ...(typeof b.comment === 'string' ? { comment: b.comment } : {}), rules: [] };
+      tableOf(b).chains[b.name as string] = {
+        base,
+        ...(typeof b.comment === 'string' ? { comment: b.comment } : {}),
+        rules: [],
+      };
     } else if (kind === 'rule') {
       const chain = tableOf(b).chains[b.chain as string];
       if (!chain) throw new Error(`nft: rule for unknown chain ${String(b.chain)}`);
@@ -58,7 +62,12 @@ export function parseNftTables(json: string): Record<string, NftTable> {
     } else if (kind === 'set' || kind === 'map') {
       const type = [b.type, b.map].flat().filter(Boolean).join(' . ');
       const elements = ((b.elem as unknown[] | undefined) ?? []).map((e) => JSON.stringify(e)).sort();
-      tableOf(b).sets[b.name as string] = { kind, type, ...(typeof b.comment === 'string' ? { comment: b.comment } : {}), elements };
+      tableOf(b).sets[b.name as string] = {
+        kind,
+        type,
+        ...(typeof b.comment === 'string' ? { comment: b.comment } : {}),
+        elements,
+      };
     }
   }
   return tables;
@@ -66,7 +75,7 @@ export function parseNftTables(json: string): Record<string, NftTable> {
 
 export const NFT_NORMALIZATIONS = [
   'table ip6 kube-proxy (real only; kube-proxy runs dual-stack when the namespace has IPv6): IPv4 packets never pass ip6-family hooks, and the lab is IPv4 only',
-  'set and map elements for Services other than the compared ones (the harness apiserver\'s own default/kubernetes, which has no endpoints: a cluster-ips element and a no-endpoint-services element pointing at reject-chain)',
+  "set and map elements for Services other than the compared ones (the harness apiserver's own default/kubernetes, which has no endpoints: a cluster-ips element and a no-endpoint-services element pointing at reject-chain)",
   'element order in sets and maps: a set is unordered',
 ] as const;
 
@@ -117,7 +126,11 @@ export function nftServiceView(t: NftTable, clusterIps: readonly string[]): NftS
 /** Chain and set names in `a` but not in `b`. */
 export function nftObjectsOnlyIn(a: NftTable, b: NftTable): string[] {
   return [
-    ...Object.keys(a.chains).filter((c) => !(c in b.chains)).map((c) => `chain ${c}`),
-    ...Object.keys(a.sets).filter((s) => !(s in b.sets)).map((s) => `${a.sets[s]?.kind} ${s}`),
+    ...Object.keys(a.chains)
+      .filter((c) => !(c in b.chains))
+      .map((c) => `chain ${c}`),
+    ...Object.keys(a.sets)
+      .filter((s) => !(s in b.sets))
+      .map((s) => `${a.sets[s]?.kind} ${s}`),
   ];
 }

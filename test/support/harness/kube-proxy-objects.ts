@@ -16,15 +16,17 @@ import type { LabService } from '../../../lab/kube-proxy-iptables.js';
  * Service (one endpoint IP on three ports, so three EndpointSlices).
  */
 export const COMPARED_SERVICES: readonly LabService[] = [
-  ...[1, 2, 4].map((n, i): LabService => ({
-    namespace: 'cni-bench-kp',
-    name: `svc-${n}ep`,
-    portName: 'p',
-    clusterIp: `198.19.129.${10 + i}`,
-    port: 80,
-    protocol: 'tcp',
-    endpoints: Array.from({ length: n }, (_, k) => ({ ip: `198.18.${200 + i}.${10 + k}`, port: 8080 })),
-  })),
+  ...[1, 2, 4].map(
+    (n, i): LabService => ({
+      namespace: 'cni-bench-kp',
+      name: `svc-${n}ep`,
+      portName: 'p',
+      clusterIp: `198.19.129.${10 + i}`,
+      port: 80,
+      protocol: 'tcp',
+      endpoints: Array.from({ length: n }, (_, k) => ({ ip: `198.18.${200 + i}.${10 + k}`, port: 8080 })),
+    }),
+  ),
   dummyService(0, 3),
 ];
 

@@ -7,14 +7,18 @@
 import { parseIptablesSave } from '../../../agent/samplers/iptables-save.js';
 import { parseServiceIpsListing } from '../../../agent/samplers/nft.js';
 import { run } from '../../../core/process.js';
-import { renderBase, renderServicesAdd, type LabService } from '../../../lab/kube-proxy-iptables.js';
+import { type LabService, renderBase, renderServicesAdd } from '../../../lab/kube-proxy-iptables.js';
 import { renderNftBase, renderNftServicesAdd } from '../../../lab/kube-proxy-nftables.js';
 import type { KubeProxyMode } from './kube-proxy.js';
 
 export type IptablesBackend = 'nft' | 'legacy';
 
 function inNs(netns: string, tool: string, args: string[], input?: string): Promise<string> {
-  return run('ip', ['netns', 'exec', netns, tool, ...args], { tool, timeoutMs: 60_000, ...(input === undefined ? {} : { input }) }).then((r) => r.stdout);
+  return run('ip', ['netns', 'exec', netns, tool, ...args], {
+    tool,
+    timeoutMs: 60_000,
+    ...(input === undefined ? {} : { input }),
+  }).then((r) => r.stdout);
 }
 
 /** `iptables-save` (the binary kube-proxy runs, or one backend's) of the IPv4 tables. */
@@ -30,7 +34,10 @@ export function backendOf(save: string): IptablesBackend {
 }
 
 export async function listNftRuleset(netns: string): Promise<{ json: string; text: string }> {
-  return { json: await inNs(netns, 'nft', ['-j', 'list', 'ruleset']), text: await inNs(netns, 'nft', ['list', 'ruleset']) };
+  return {
+    json: await inNs(netns, 'nft', ['-j', 'list', 'ruleset']),
+    text: await inNs(netns, 'nft', ['list', 'ruleset']),
+  };
 }
 
 export interface EmulationOptions {
@@ -42,13 +49,23 @@ export interface EmulationOptions {
 }
 
 /** Writes the lab's emulation of `services` into `netns`, as the lab writes it into a node. */
-export async function applyEmulation(mode: KubeProxyMode, netns: string, services: readonly LabService[], o: EmulationOptions): Promise<void> {
+export async function applyEmulation(
+  mode: KubeProxyMode,
+  netns: string,
+  services: readonly LabService[],
+  o: EmulationOptions,
+): Promise<void> {
   if (mode === 'iptables') {
     const restore = `iptables-${o.backend ?? 'nft'}-restore`;
     await inNs(netns, restore, ['--noflush'], renderBase());
     await inNs(netns, restore, ['--noflush'], renderServicesAdd(services, o.clusterCidr));
   } else {
-    await inNs(netns, 'nft', ['-f', '-'], renderNftBase({ serviceCidr: o.serviceCidr, nodeIp: o.nodeIp, clusterCidr: o.clusterCidr }));
+    await inNs(
+      netns,
+      'nft',
+      ['-f', '-'],
+      renderNftBase({ serviceCidr: o.serviceCidr, nodeIp: o.nodeIp, clusterCidr: o.clusterCidr }),
+    );
     await inNs(netns, 'nft', ['-f', '-'], renderNftServicesAdd(services));
   }
 }
@@ -59,9 +76,15 @@ export async function applyEmulation(mode: KubeProxyMode, netns: string, service
  * backend `iptables-save` picks, the one the real kube-proxy runs) and the
  * service-ips elements of table ip kube-proxy (undefined while it does not exist).
  */
-export async function serviceCounts(netns: string): Promise<{ kubeServicesRules: number; serviceIps: number | undefined; backend: IptablesBackend | undefined }> {
+export async function serviceCounts(
+  netns: string,
+): Promise<{ kubeServicesRules: number; serviceIps: number | undefined; backend: IptablesBackend | undefined }> {
   const save = await saveIptables(netns);
-  const listing = await run('ip', ['netns', 'exec', netns, 'nft', '-j', 'list', 'map', 'ip', 'kube-proxy', 'service-ips'], { tool: 'nft', timeoutMs: 60_000, okExitCodes: [0, 1] });
+  const listing = await run(
+    'ip',
+    ['netns', 'exec', netns, 'nft', '-j', 'list', 'map', 'ip', 'kube-proxy', 'service-ips'],
+    { tool: 'nft', timeoutMs: 60_000, okExitCodes: [0, 1] },
+  );
   return {
     kubeServicesRules: parseIptablesSave(save).kubeServicesRules,
     serviceIps: parseServiceIpsListing(listing),

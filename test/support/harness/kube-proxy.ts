@@ -14,9 +14,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { run } from '../../../core/process.js';
+import { type ApiBridge, startApiBridge } from './api-bridge.js';
 import { kubeConfigFrom } from './apply.js';
-import { startApiBridge, type ApiBridge } from './api-bridge.js';
-import { startComponent, type Component } from './component.js';
+import { type Component, startComponent } from './component.js';
 import type { ControlPlane } from './control-plane.js';
 import { toolPath } from './tools.js';
 
@@ -75,7 +75,9 @@ export function kubeProxyArgs(o: KubeProxyOptions & { kubeconfig: string }): str
 
 /** A kubeconfig for system:kube-proxy that points at the bridge inside the namespace. */
 function bridgedKubeconfig(cp: ControlPlane, server: string, netns: string): string {
-  const config = JSON.parse(readFileSync(cp.kubeconfigFor(KP_USER), 'utf8')) as { clusters: { cluster: { server: string } }[] };
+  const config = JSON.parse(readFileSync(cp.kubeconfigFor(KP_USER), 'utf8')) as {
+    clusters: { cluster: { server: string } }[];
+  };
   for (const c of config.clusters) c.cluster.server = server;
   const path = join(cp.dir, `kube-proxy-${netns}.kubeconfig`);
   writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
@@ -86,12 +88,20 @@ function bridgedKubeconfig(cp: ControlPlane, server: string, netns: string): str
 export async function ensureNode(cp: ControlPlane, name: string, ip: string): Promise<void> {
   const core = kubeConfigFrom(cp.adminKubeconfig).makeApiClient(CoreV1Api);
   try {
-    await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } } } });
+    await core.createNode({
+      body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } } },
+    });
   } catch (err) {
     if ((err as { code?: number }).code !== 409) throw err;
   }
   const node = await core.readNode({ name });
-  node.status = { ...node.status, addresses: [{ type: 'InternalIP', address: ip }, { type: 'Hostname', address: name }] };
+  node.status = {
+    ...node.status,
+    addresses: [
+      { type: 'InternalIP', address: ip },
+      { type: 'Hostname', address: name },
+    ],
+  };
   await core.replaceNodeStatus({ name, body: node });
 }
 
@@ -103,7 +113,13 @@ export async function startKubeProxy(cp: ControlPlane, opts: KubeProxyOptions): 
   let proc: Component;
   try {
     const kubeconfig = bridgedKubeconfig(cp, bridge.server, opts.netns);
-    proc = startComponent(cp.dir, name, 'ip', ['netns', 'exec', opts.netns, binary, ...kubeProxyArgs({ ...opts, kubeconfig })]);
+    proc = startComponent(cp.dir, name, 'ip', [
+      'netns',
+      'exec',
+      opts.netns,
+      binary,
+      ...kubeProxyArgs({ ...opts, kubeconfig }),
+    ]);
   } catch (err) {
     await bridge.stop();
     throw err;
@@ -118,7 +134,10 @@ export async function startKubeProxy(cp: ControlPlane, opts: KubeProxyOptions): 
     stop: async () => {
       try {
         await proc.stop();
-        await run('ip', ['netns', 'exec', opts.netns, binary, '--cleanup', `--proxy-mode=${opts.mode}`], { tool: 'kube-proxy --cleanup', timeoutMs: 60_000 });
+        await run('ip', ['netns', 'exec', opts.netns, binary, '--cleanup', `--proxy-mode=${opts.mode}`], {
+          tool: 'kube-proxy --cleanup',
+          timeoutMs: 60_000,
+        });
       } finally {
         await bridge.stop();
       }

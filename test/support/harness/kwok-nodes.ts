@@ -13,7 +13,12 @@ export function adminClient(kubeconfig: string): KubeConfig {
 }
 
 /** Creates `count` fake nodes named <prefix>-0.. and waits until kwok reports them Ready. */
-export async function addKwokNodes(kubeconfig: string, count: number, prefix = 'kwok-node', timeoutMs = 30_000): Promise<string[]> {
+export async function addKwokNodes(
+  kubeconfig: string,
+  count: number,
+  prefix = 'kwok-node',
+  timeoutMs = 30_000,
+): Promise<string[]> {
   const core = adminClient(kubeconfig).makeApiClient(CoreV1Api);
   const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
   for (const name of names) {
@@ -22,7 +27,12 @@ export async function addKwokNodes(kubeconfig: string, count: number, prefix = '
         metadata: {
           name,
           annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-          labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+          labels: {
+            'kubernetes.io/hostname': name,
+            'kubernetes.io/os': 'linux',
+            'kubernetes.io/arch': 'amd64',
+            type: 'kwok',
+          },
         },
       },
     });
@@ -30,9 +40,14 @@ export async function addKwokNodes(kubeconfig: string, count: number, prefix = '
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const list = await core.listNode({ labelSelector: 'type=kwok' });
-    const ready = list.items.filter((n) => names.includes(n.metadata?.name ?? '') && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    const ready = list.items.filter(
+      (n) =>
+        names.includes(n.metadata?.name ?? '') &&
+        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
     if (ready.length === count) return names;
-    if (Date.now() > deadline) throw new Error(`harness: ${ready.length} of ${count} kwok nodes Ready after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`harness: ${ready.length} of ${count} kwok nodes Ready after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }

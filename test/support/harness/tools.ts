@@ -8,14 +8,24 @@ import { dirname, join } from 'node:path';
 
 export const TOOLS_DIR = process.env.CNI_BENCH_TOOLS_DIR ?? '/var/cache/cni-bench/tools';
 
-export type HarnessTool = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kube-proxy' | 'kwok' | 'helm' | 'promtool';
+export type HarnessTool =
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kube-proxy'
+  | 'kwok'
+  | 'helm'
+  | 'promtool';
 
 export function toolPath(name: HarnessTool): string {
   const path = join(TOOLS_DIR, 'bin', name);
   try {
     accessSync(path, constants.X_OK);
   } catch {
-    throw new Error(`harness: ${path} is missing; build it with 'bash scripts/build-control-plane.sh' (CNI_BENCH_TOOLS_DIR=${TOOLS_DIR})`);
+    throw new Error(
+      `harness: ${path} is missing; build it with 'bash scripts/build-control-plane.sh' (CNI_BENCH_TOOLS_DIR=${TOOLS_DIR})`,
+    );
   }
   return path;
 }

@@ -6,7 +6,7 @@
  * Cilium attached to the nodes' devices and cgroups (by id: gone once freed).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cgroup2Root, labCgroupDir, nodeCgroupDir } from '../../../lab/cilium/cgroups.js';
 import { labNamespaces } from './host-state.js';
@@ -37,7 +37,10 @@ export function labIdProcesses(labId: string): string[] {
   return execFileSync('ps', ['-eo', 'pid,args'])
     .toString()
     .split('\n')
-    .filter((l) => l.includes(`/run/cni-bench/${labId}`) || l.includes(`cnib-${labId}-`) || l.includes(`/cni-bench/${labId}/`));
+    .filter(
+      (l) =>
+        l.includes(`/run/cni-bench/${labId}`) || l.includes(`cnib-${labId}-`) || l.includes(`/cni-bench/${labId}/`),
+    );
 }
 
 /** Mount points anywhere on the machine under the lab's run directory (any process's mount namespace). */
@@ -45,7 +48,8 @@ export function labMounts(labId: string): string[] {
   const out = new Set<string>();
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
-      for (const line of readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n')) if (line.includes(`/cni-bench/${labId}`)) out.add(line.split(' ')[4] ?? line);
+      for (const line of readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n'))
+        if (line.includes(`/cni-bench/${labId}`)) out.add(line.split(' ')[4] ?? line);
     } catch {
       // exited
     }
@@ -55,7 +59,9 @@ export function labMounts(labId: string): string[] {
 
 function bpftoolJson(args: string[]): unknown {
   try {
-    return JSON.parse(execFileSync('bpftool', ['-j', ...args], { stdio: ['ignore', 'pipe', 'ignore'] }).toString() || '[]');
+    return JSON.parse(
+      execFileSync('bpftool', ['-j', ...args], { stdio: ['ignore', 'pipe', 'ignore'] }).toString() || '[]',
+    );
   } catch {
     return [];
   }
@@ -120,5 +126,7 @@ export const NOTHING_LEFT = { namespaces: [], processes: [], mounts: [], cgroup:
 /** Machine-wide sysctls Cilium would change if it could (pkg/datapath/loader/base.go): the lab must leave them alone. */
 export function machineSysctls(): Record<string, string> {
   const read = (k: string): string => readFileSync(`/proc/sys/${k.replace(/\./g, '/')}`, 'utf8').trim();
-  return Object.fromEntries(['kernel.unprivileged_bpf_disabled', 'kernel.timer_migration', 'net.core.bpf_jit_enable'].map((k) => [k, read(k)]));
+  return Object.fromEntries(
+    ['kernel.unprivileged_bpf_disabled', 'kernel.timer_migration', 'net.core.bpf_jit_enable'].map((k) => [k, read(k)]),
+  );
 }

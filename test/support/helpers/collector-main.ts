@@ -4,7 +4,7 @@
  * requests fetch() would normalise away (`//`, bare `*`, header floods).
  */
 import { connect } from 'node:net';
-import { COLLECTOR_MAIN, startNode, waitFor, type Proc } from './procs.js';
+import { COLLECTOR_MAIN, type Proc, startNode, waitFor } from './procs.js';
 
 export interface CollectorMain {
   proc: Proc;
@@ -14,7 +14,18 @@ export interface CollectorMain {
 
 /** Starts the collector with `args` (plus port-0 listeners on loopback unless given) and waits for it to listen. */
 export async function startCollectorMain(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CollectorMain> {
-  const defaults = ['--grpc-listen', '127.0.0.1:0', '--http-host', '127.0.0.1', '--http-port', '0', '--kubernetes', 'off', '--db', ':memory:'];
+  const defaults = [
+    '--grpc-listen',
+    '127.0.0.1:0',
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    '0',
+    '--kubernetes',
+    'off',
+    '--db',
+    ':memory:',
+  ];
   const given = new Set(args.filter((a) => a.startsWith('--')));
   const base: string[] = [];
   for (let i = 0; i < defaults.length; i += 2) if (!given.has(defaults[i]!)) base.push(defaults[i]!, defaults[i + 1]!);
@@ -23,7 +34,10 @@ export async function startCollectorMain(args: string[], env: NodeJS.ProcessEnv 
     'the collector to listen',
     () => {
       if (proc.child.exitCode !== null) throw new Error(`collector exited ${proc.child.exitCode}: ${proc.output()}`);
-      return proc.output().split('\n').find((l) => l.includes('"collector listening"'));
+      return proc
+        .output()
+        .split('\n')
+        .find((l) => l.includes('"collector listening"'));
     },
     // Generous: on a shared machine at load 25 Node itself takes over a minute to start.
     180_000,

@@ -69,7 +69,12 @@ export function parseDockerfile(text: string): Stage[] {
 function words(args: string): string[] {
   const flags = /^(?:--\S+\s+)*/.exec(args)![0];
   const rest = args.slice(flags.length);
-  const tail = rest.startsWith('[') ? (JSON.parse(rest) as string[]) : rest.split(/\s+/).filter(Boolean).map((w) => w.replace(/^["']|["']$/g, ''));
+  const tail = rest.startsWith('[')
+    ? (JSON.parse(rest) as string[])
+    : rest
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((w) => w.replace(/^["']|["']$/g, ''));
   return [...flags.split(/\s+/).filter(Boolean), ...tail];
 }
 
@@ -84,7 +89,12 @@ export function aptPackages(stage: Stage): string[] {
       if (w[0] !== 'apt-get' && w[0] !== 'apt') continue;
       const install = w.indexOf('install');
       if (install < 0) continue;
-      out.push(...w.slice(install + 1).filter((x) => !x.startsWith('-')).map((x) => x.replace(/[=:].*$/, '')));
+      out.push(
+        ...w
+          .slice(install + 1)
+          .filter((x) => !x.startsWith('-'))
+          .map((x) => x.replace(/[=:].*$/, '')),
+      );
     }
   }
   return out;

@@ -30,7 +30,10 @@ export function rootRules(): string {
   const out: string[] = [];
   const read = (file: string, args: string[]): string => {
     try {
-      return execFileSync(file, args, { stdio: ['ignore', 'pipe', 'ignore'] }).toString().replace(/^#.*$/gm, '').replace(/\[\d+:\d+\]/g, '');
+      return execFileSync(file, args, { stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .replace(/^#.*$/gm, '')
+        .replace(/\[\d+:\d+\]/g, '');
     } catch {
       return `${file} ${args.join(' ')}: unreadable`;
     }
@@ -46,7 +49,9 @@ export function labProcesses(): string[] {
   return execFileSync('ps', ['-eo', 'pid,args'])
     .toString()
     .split('\n')
-    .filter((l) => /agent\/main\.js|builtins\/(?:http-echo|tcp-echo|tcp-rr|http-open-loop)\.js|\biperf3 -[cs]\b|\bwrk -t/.test(l));
+    .filter((l) =>
+      /agent\/main\.js|builtins\/(?:http-echo|tcp-echo|tcp-rr|http-open-loop)\.js|\biperf3 -[cs]\b|\bwrk -t/.test(l),
+    );
 }
 
 /** Live-lab state files; with `labId`, only that lab's. */

@@ -13,13 +13,16 @@ import { parseBpftoolMapShow } from '../../../agent/samplers/bpftool.js';
 import { parseConntrackCount } from '../../../agent/samplers/conntrack.js';
 import { parseIptablesSave } from '../../../agent/samplers/iptables-save.js';
 import { parseNftRuleset } from '../../../agent/samplers/nft.js';
-import { DataplaneSample, type BpfMapState } from '../../../gen/cnibench/v1/agent.js';
+import { type BpfMapState, DataplaneSample } from '../../../gen/cnibench/v1/agent.js';
 import { fixture } from './fixtures.js';
 
 export const PROMTOOL = join(process.env.CNI_BENCH_TOOLS_DIR ?? '/var/cache/cni-bench/tools', 'bin', 'promtool');
 
 export function requirePromtool(): string {
-  assert.ok(existsSync(PROMTOOL), `promtool not found at ${PROMTOOL}: build it with scripts/build-control-plane.sh (CNI_BENCH_CP_TOOLS=promtool bash scripts/build-control-plane.sh)`);
+  assert.ok(
+    existsSync(PROMTOOL),
+    `promtool not found at ${PROMTOOL}: build it with scripts/build-control-plane.sh (CNI_BENCH_CP_TOOLS=promtool bash scripts/build-control-plane.sh)`,
+  );
   return PROMTOOL;
 }
 
@@ -44,13 +47,18 @@ export function fixtureSample(): DataplaneSample {
     timeMs: 10_000,
     iptablesRules: ipt.totalRules,
     kubeServicesRules: ipt.kubeServicesRules,
-    iptablesTableRules: Object.fromEntries(Object.entries(ipt.tables).map(([t, v]) => [t, Object.values(v.chains).reduce((n, c) => n + c.rules, 0)])),
+    iptablesTableRules: Object.fromEntries(
+      Object.entries(ipt.tables).map(([t, v]) => [t, Object.values(v.chains).reduce((n, c) => n + c.rules, 0)]),
+    ),
     nftRules: nft.rules,
     nftSets: nft.sets,
     nftServiceIps: nft.serviceIps,
     conntrackCount: parseConntrackCount(fixture('conntrack-count.txt')),
     conntrackMax: 262144,
-    processes: [{ name: 'kube-proxy', pids: [41], cpuMillicores: 12, rssBytes: 50_000_000, threads: 9 }, { name: 'cilium-agent', pids: [], rssBytes: 0, threads: 0 }],
+    processes: [
+      { name: 'kube-proxy', pids: [41], cpuMillicores: 12, rssBytes: 50_000_000, threads: 9 },
+      { name: 'cilium-agent', pids: [], rssBytes: 0, threads: 0 },
+    ],
   });
 }
 

@@ -2,10 +2,10 @@
  * Test support: start the real binaries (collector, agents, CLI) as child
  * processes from dist/, find free ports, and wait for conditions with a deadline.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 
 export const DIST = fileURLToPath(new URL('../../../', import.meta.url));
 export const AGENT_MAIN = `${DIST}agent/main.js`;
@@ -22,7 +22,10 @@ export interface Proc {
 
 /** Starts `node <script> args` and keeps its stdout+stderr for assertions and failure messages. */
 export function startNode(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-  const child = spawn(process.execPath, ['--enable-source-maps', script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let stdout = '';
   child.stdout?.on('data', (d: Buffer) => {
@@ -30,7 +33,9 @@ export function startNode(script: string, args: string[], env: NodeJS.ProcessEnv
     stdout += d.toString();
   });
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig ? 128 : null))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code, sig) => resolve(code ?? (sig ? 128 : null))),
+  );
   return { child, output: () => out, stdout: () => stdout, exited };
 }
 
@@ -45,7 +50,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -57,7 +67,9 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     }
     await sleep(everyMs);
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`,
+  );
 }
 
 export async function stop(p: Proc | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

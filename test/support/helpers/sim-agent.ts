@@ -5,8 +5,20 @@
  * records what the collector sends back. Not a substitute for the agent: the
  * real agent process is what every functional test runs.
  */
-import { credentials, Metadata, type ChannelCredentials, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
-import { AgentMessage, AgentServiceClient, RegisterRequest, type CollectorMessage, type RegisterResponse } from '../../../gen/cnibench/v1/agent.js';
+import {
+  type ChannelCredentials,
+  type ClientDuplexStream,
+  credentials,
+  Metadata,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import {
+  AgentMessage,
+  AgentServiceClient,
+  type CollectorMessage,
+  RegisterRequest,
+  type RegisterResponse,
+} from '../../../gen/cnibench/v1/agent.js';
 
 export interface SimAgentOptions {
   address: string;
@@ -35,7 +47,9 @@ export class SimAgent {
   /** Register; resolves with the response or the error the collector answered with. */
   register(req: Partial<RegisterRequest>): Promise<RegisterResponse | ServiceError> {
     const full = RegisterRequest.fromPartial({ podIp: '127.0.0.1', instanceId: 'sim', agentVersion: 'sim', ...req });
-    return new Promise((resolve) => this.client.register(full, this.md(), { deadline: Date.now() + 60_000 }, (err, res) => resolve(err ?? res)));
+    return new Promise((resolve) =>
+      this.client.register(full, this.md(), { deadline: Date.now() + 60_000 }, (err, res) => resolve(err ?? res)),
+    );
   }
 
   /** Opens a Session and says hello as `agentId`. */
@@ -55,7 +69,12 @@ export class SimAgent {
 
   /** Highest cumulative ack received so far. */
   lastAck(): number {
-    return Math.max(0, ...this.received.filter((m) => m.body?.$case === 'ack').map((m) => (m.body as { value: { seq: number } }).value.seq));
+    return Math.max(
+      0,
+      ...this.received
+        .filter((m) => m.body?.$case === 'ack')
+        .map((m) => (m.body as { value: { seq: number } }).value.seq),
+    );
   }
 
   jobs(): CollectorMessage[] {

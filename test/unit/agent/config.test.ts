@@ -11,7 +11,11 @@ import { loadRestToken } from '../../../collector/rest/auth.js';
 import { validationMessage } from '../../support/helpers/errors.js';
 
 test('agent flags win over environment, defaults fill the rest, and the result is frozen', () => {
-  const c = loadAgentConfig(['--collector', 'unix:/run/x.sock', '--label', 'zone=a'], { CNI_BENCH_COLLECTOR: 'ignored:1', NODE_NAME: 'n1', POD_IP: '198.18.16.10' });
+  const c = loadAgentConfig(['--collector', 'unix:/run/x.sock', '--label', 'zone=a'], {
+    CNI_BENCH_COLLECTOR: 'ignored:1',
+    NODE_NAME: 'n1',
+    POD_IP: '198.18.16.10',
+  });
   assert.equal(c.collector, 'unix:/run/x.sock');
   assert.equal(c.nodeName, 'n1');
   assert.equal(c.podIp, '198.18.16.10');
@@ -23,7 +27,10 @@ test('agent flags win over environment, defaults fill the rest, and the result i
 test('bad agent config names the field', () => {
   assert.throws(() => loadAgentConfig([], {}), /invalid agent config: collector/);
   assert.throws(() => loadAgentConfig(['--collector', 'x:1', '--health-port', '70000'], {}), /healthPort/);
-  assert.throws(() => loadAgentConfig(['--collector', 'x:1', '--label', 'nokey'], {}), /labels: 'nokey' is not key=value/);
+  assert.throws(
+    () => loadAgentConfig(['--collector', 'x:1', '--label', 'nokey'], {}),
+    /labels: 'nokey' is not key=value/,
+  );
   assert.throws(() => loadAgentConfig(['--bogus'], {}), /bogus/);
 });
 
@@ -36,22 +43,67 @@ test('collector config from environment, with field names in errors', () => {
 });
 
 test('the collector refuses to listen beyond loopback without an operator token and TLS, unless insecure', () => {
-  assert.match(validationMessage(() => loadCollectorConfig(['--grpc-listen', '0.0.0.0:7070'], {})), /grpcListen: listening beyond loopback needs restTokenFile and tlsCertFile/);
-  assert.match(validationMessage(() => loadCollectorConfig(['--http-host', '0.0.0.0', '--rest-token-file', '/t'], {})), /httpHost: listening beyond loopback needs tlsCertFile \(or insecure=true/);
-  assert.match(validationMessage(() => loadCollectorConfig(['--grpc-listen', '[::]:7070'], {})), /grpcListen: /);
-  for (const ok of [['--grpc-listen', 'unix:/run/x.sock'], ['--grpc-listen', '[::1]:1', '--http-host', 'localhost'], ['--grpc-listen', '127.0.0.2:1']]) {
+  assert.match(
+    validationMessage(() => loadCollectorConfig(['--grpc-listen', '0.0.0.0:7070'], {})),
+    /grpcListen: listening beyond loopback needs restTokenFile and tlsCertFile/,
+  );
+  assert.match(
+    validationMessage(() => loadCollectorConfig(['--http-host', '0.0.0.0', '--rest-token-file', '/t'], {})),
+    /httpHost: listening beyond loopback needs tlsCertFile \(or insecure=true/,
+  );
+  assert.match(
+    validationMessage(() => loadCollectorConfig(['--grpc-listen', '[::]:7070'], {})),
+    /grpcListen: /,
+  );
+  for (const ok of [
+    ['--grpc-listen', 'unix:/run/x.sock'],
+    ['--grpc-listen', '[::1]:1', '--http-host', 'localhost'],
+    ['--grpc-listen', '127.0.0.2:1'],
+  ]) {
     assert.doesNotThrow(() => loadCollectorConfig(ok, {}), ok.join(' '));
   }
-  assert.doesNotThrow(() => loadCollectorConfig(['--grpc-listen', '0.0.0.0:7070', '--http-host', '0.0.0.0', '--rest-token-file', '/t', '--tls-cert-file', '/c', '--tls-key-file', '/k'], {}));
-  const lab = loadCollectorConfig(['--grpc-listen', '0.0.0.0:7070', '--http-host', '0.0.0.0', '--insecure', 'true'], {});
+  assert.doesNotThrow(() =>
+    loadCollectorConfig(
+      [
+        '--grpc-listen',
+        '0.0.0.0:7070',
+        '--http-host',
+        '0.0.0.0',
+        '--rest-token-file',
+        '/t',
+        '--tls-cert-file',
+        '/c',
+        '--tls-key-file',
+        '/k',
+      ],
+      {},
+    ),
+  );
+  const lab = loadCollectorConfig(
+    ['--grpc-listen', '0.0.0.0:7070', '--http-host', '0.0.0.0', '--insecure', 'true'],
+    {},
+  );
   assert.equal(lab.insecure, true);
-  assert.match(validationMessage(() => loadCollectorConfig(['--rest-tls', 'true'], {})), /restTls: needs tlsCertFile/);
+  assert.match(
+    validationMessage(() => loadCollectorConfig(['--rest-tls', 'true'], {})),
+    /restTls: needs tlsCertFile/,
+  );
 });
 
 test('collector TLS, REST token and Kubernetes fields: defaults, environment names, flags over environment', () => {
   const d = loadCollectorConfig([], {});
   assert.deepEqual(
-    [d.tlsCertFile, d.tlsKeyFile, d.tlsCaFile, d.restTokenFile, d.kubeconfig, d.namespace, d.sweepNamespace, d.agentSelector, d.kubernetes],
+    [
+      d.tlsCertFile,
+      d.tlsKeyFile,
+      d.tlsCaFile,
+      d.restTokenFile,
+      d.kubeconfig,
+      d.namespace,
+      d.sweepNamespace,
+      d.agentSelector,
+      d.kubernetes,
+    ],
     ['', '', '', '', '', 'cni-bench', 'cni-bench-sweep', 'app.kubernetes.io/name=cni-bench-agent', 'auto'],
   );
   const c = loadCollectorConfig(['--namespace', 'bench-a', '--kubernetes', 'off'], {
@@ -75,20 +127,59 @@ test('collector TLS, REST token and Kubernetes fields: defaults, environment nam
   assert.equal(c.agentSelector, 'app=agent');
   assert.equal(c.kubernetes, 'off');
   const f = loadCollectorConfig(
-    ['--tls-cert-file', 'c', '--tls-key-file', 'k', '--tls-ca-file', 'a', '--rest-token-file', 't', '--kubeconfig', 'kc', '--sweep-namespace', 's', '--agent-selector', 'x=y'],
+    [
+      '--tls-cert-file',
+      'c',
+      '--tls-key-file',
+      'k',
+      '--tls-ca-file',
+      'a',
+      '--rest-token-file',
+      't',
+      '--kubeconfig',
+      'kc',
+      '--sweep-namespace',
+      's',
+      '--agent-selector',
+      'x=y',
+    ],
     {},
   );
-  assert.deepEqual([f.tlsCertFile, f.tlsKeyFile, f.tlsCaFile, f.restTokenFile, f.kubeconfig, f.sweepNamespace, f.agentSelector], ['c', 'k', 'a', 't', 'kc', 's', 'x=y']);
+  assert.deepEqual(
+    [f.tlsCertFile, f.tlsKeyFile, f.tlsCaFile, f.restTokenFile, f.kubeconfig, f.sweepNamespace, f.agentSelector],
+    ['c', 'k', 'a', 't', 'kc', 's', 'x=y'],
+  );
 });
 
 test('collector TLS files must pair, and bad Kubernetes settings name the field', () => {
-  assert.match(validationMessage(() => loadCollectorConfig([], { CNI_BENCH_TLS_CERT_FILE: '/c' })), /tlsKeyFile: required when tlsCertFile is set/);
-  assert.match(validationMessage(() => loadCollectorConfig(['--tls-key-file', '/k'], {})), /tlsCertFile: required when tlsKeyFile is set/);
-  assert.match(validationMessage(() => loadCollectorConfig([], { CNI_BENCH_TLS_CA_FILE: '/ca' })), /tlsCaFile: .*set tlsCertFile and tlsKeyFile/);
-  assert.match(validationMessage(() => loadCollectorConfig([], { CNI_BENCH_KUBERNETES: 'sometimes' })), /kubernetes:/);
-  assert.match(validationMessage(() => loadCollectorConfig([], { CNI_BENCH_NAMESPACE: 'Not_A_Namespace' })), /namespace: must be a lowercase RFC 1123 label/);
-  assert.match(validationMessage(() => loadCollectorConfig(['--sweep-namespace', 'sweep.'], {})), /sweepNamespace:/);
-  assert.match(validationMessage(() => loadCollectorConfig([], { CNI_BENCH_AGENT_SELECTOR: '' })), /agentSelector:/);
+  assert.match(
+    validationMessage(() => loadCollectorConfig([], { CNI_BENCH_TLS_CERT_FILE: '/c' })),
+    /tlsKeyFile: required when tlsCertFile is set/,
+  );
+  assert.match(
+    validationMessage(() => loadCollectorConfig(['--tls-key-file', '/k'], {})),
+    /tlsCertFile: required when tlsKeyFile is set/,
+  );
+  assert.match(
+    validationMessage(() => loadCollectorConfig([], { CNI_BENCH_TLS_CA_FILE: '/ca' })),
+    /tlsCaFile: .*set tlsCertFile and tlsKeyFile/,
+  );
+  assert.match(
+    validationMessage(() => loadCollectorConfig([], { CNI_BENCH_KUBERNETES: 'sometimes' })),
+    /kubernetes:/,
+  );
+  assert.match(
+    validationMessage(() => loadCollectorConfig([], { CNI_BENCH_NAMESPACE: 'Not_A_Namespace' })),
+    /namespace: must be a lowercase RFC 1123 label/,
+  );
+  assert.match(
+    validationMessage(() => loadCollectorConfig(['--sweep-namespace', 'sweep.'], {})),
+    /sweepNamespace:/,
+  );
+  assert.match(
+    validationMessage(() => loadCollectorConfig([], { CNI_BENCH_AGENT_SELECTOR: '' })),
+    /agentSelector:/,
+  );
 });
 
 test('agent TLS fields: defaults, environment names, and the pairing errors name the field', () => {
@@ -102,12 +193,27 @@ test('agent TLS fields: defaults, environment names, and the pairing errors name
     CNI_BENCH_TLS_KEY_FILE: '/tls/tls.key',
     CNI_BENCH_TLS_SERVER_NAME: 'ignored',
   });
-  assert.deepEqual([c.tlsCaFile, c.tlsCertFile, c.tlsKeyFile, c.tlsServerName], ['/tls/ca.crt', '/tls/tls.crt', '/tls/tls.key', 'collector.example']);
+  assert.deepEqual(
+    [c.tlsCaFile, c.tlsCertFile, c.tlsKeyFile, c.tlsServerName],
+    ['/tls/ca.crt', '/tls/tls.crt', '/tls/tls.key', 'collector.example'],
+  );
   const ca = { ...base, CNI_BENCH_TLS_CA_FILE: '/ca' };
-  assert.match(validationMessage(() => loadAgentConfig(['--tls-cert-file', '/c'], ca)), /tlsKeyFile: required when tlsCertFile is set/);
-  assert.match(validationMessage(() => loadAgentConfig(['--tls-key-file', '/k'], ca)), /tlsCertFile: required when tlsKeyFile is set/);
-  assert.match(validationMessage(() => loadAgentConfig(['--tls-cert-file', '/c', '--tls-key-file', '/k'], base)), /tlsCaFile: required when tlsCertFile is set/);
-  assert.match(validationMessage(() => loadAgentConfig(['--tls-server-name', 'x'], base)), /tlsCaFile: required when tlsServerName is set/);
+  assert.match(
+    validationMessage(() => loadAgentConfig(['--tls-cert-file', '/c'], ca)),
+    /tlsKeyFile: required when tlsCertFile is set/,
+  );
+  assert.match(
+    validationMessage(() => loadAgentConfig(['--tls-key-file', '/k'], ca)),
+    /tlsCertFile: required when tlsKeyFile is set/,
+  );
+  assert.match(
+    validationMessage(() => loadAgentConfig(['--tls-cert-file', '/c', '--tls-key-file', '/k'], base)),
+    /tlsCaFile: required when tlsCertFile is set/,
+  );
+  assert.match(
+    validationMessage(() => loadAgentConfig(['--tls-server-name', 'x'], base)),
+    /tlsCaFile: required when tlsServerName is set/,
+  );
 });
 
 test('files named by config are read at start-up; missing or empty ones are coded errors naming field and path', () => {
@@ -116,12 +222,27 @@ test('files named by config are read at start-up; missing or empty ones are code
     const missing = join(dir, 'missing.pem');
     const empty = join(dir, 'empty');
     writeFileSync(empty, ' \n');
-    assert.ok(validationMessage(() => serverCredentials({ tlsCertFile: missing, tlsKeyFile: missing, tlsCaFile: '' })).includes(`tlsCertFile: cannot read '${missing}'`));
-    assert.ok(validationMessage(() => serverCredentials({ tlsCertFile: empty, tlsKeyFile: missing, tlsCaFile: '' })).includes(`tlsKeyFile: cannot read '${missing}'`));
+    assert.ok(
+      validationMessage(() => serverCredentials({ tlsCertFile: missing, tlsKeyFile: missing, tlsCaFile: '' })).includes(
+        `tlsCertFile: cannot read '${missing}'`,
+      ),
+    );
+    assert.ok(
+      validationMessage(() => serverCredentials({ tlsCertFile: empty, tlsKeyFile: missing, tlsCaFile: '' })).includes(
+        `tlsKeyFile: cannot read '${missing}'`,
+      ),
+    );
     assert.ok(validationMessage(() => loadRestToken(missing)).includes(`restTokenFile: cannot read '${missing}'`));
     assert.ok(validationMessage(() => loadRestToken(empty)).includes(`restTokenFile: '${empty}' is empty`));
-    assert.ok(validationMessage(() => linkCredentials({ tlsCaFile: missing, tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' })).includes(`tlsCaFile: cannot read '${missing}'`));
-    assert.equal(linkCredentials({ tlsCaFile: '', tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' }).mode, 'insecure');
+    assert.ok(
+      validationMessage(() =>
+        linkCredentials({ tlsCaFile: missing, tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' }),
+      ).includes(`tlsCaFile: cannot read '${missing}'`),
+    );
+    assert.equal(
+      linkCredentials({ tlsCaFile: '', tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' }).mode,
+      'insecure',
+    );
     assert.equal(serverCredentials({ tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '' }).mode, 'insecure');
   } finally {
     rmSync(dir, { recursive: true, force: true });

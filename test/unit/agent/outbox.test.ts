@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DataplaneSample, type AgentMessage } from '../../../gen/cnibench/v1/agent.js';
 import { Outbox } from '../../../agent/outbox.js';
+import { type AgentMessage, DataplaneSample } from '../../../gen/cnibench/v1/agent.js';
 
-const sample = (t: number) => ({ $case: 'sample' as const, value: DataplaneSample.fromPartial({ runId: 'r', samplingJobId: 'j', timeMs: t }) });
+const sample = (t: number) => ({
+  $case: 'sample' as const,
+  value: DataplaneSample.fromPartial({ runId: 'r', samplingJobId: 'j', timeMs: t }),
+});
 
 test('numbers messages from 1 and replays everything unacknowledged on attach', () => {
   const box = new Outbox(10);
@@ -13,9 +16,15 @@ test('numbers messages from 1 and replays everything unacknowledged on attach', 
   box.ack(1);
   const sent: AgentMessage[] = [];
   box.attach((m) => void sent.push(m));
-  assert.deepEqual(sent.map((m) => m.seq), [2, 3]);
+  assert.deepEqual(
+    sent.map((m) => m.seq),
+    [2, 3],
+  );
   box.push(sample(4));
-  assert.deepEqual(sent.map((m) => m.seq), [2, 3, 4]);
+  assert.deepEqual(
+    sent.map((m) => m.seq),
+    [2, 3, 4],
+  );
   box.detach();
   box.push(sample(5));
   assert.equal(sent.length, 3);
@@ -47,7 +56,10 @@ test('a limit below one is refused', () => {
 
 test('the byte bound drops the oldest too, and counts it', () => {
   const box = new Outbox(1000, 4096);
-  const big = (t: number) => ({ $case: 'sample' as const, value: DataplaneSample.fromPartial({ runId: 'r', samplingJobId: 'j', timeMs: t, errors: ['x'.repeat(1000)] }) });
+  const big = (t: number) => ({
+    $case: 'sample' as const,
+    value: DataplaneSample.fromPartial({ runId: 'r', samplingJobId: 'j', timeMs: t, errors: ['x'.repeat(1000)] }),
+  });
   for (let i = 0; i < 10; i++) box.push(big(i));
   assert.ok(box.bytes <= 4096, String(box.bytes));
   assert.ok(box.size >= 3 && box.size <= 4, String(box.size));

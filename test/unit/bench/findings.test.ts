@@ -11,7 +11,11 @@ test('a benchmark writes docs/findings/<date>-<bench>.md with the command, the m
   assert.equal(FINDINGS_DIR, join(repoRoot, 'docs', 'findings/'));
   const dir = await mkdtemp(join(tmpdir(), 'cni-bench-findings-'));
   try {
-    const path = await writeFindings({ bench: 'demo-cost', title: 'Demo cost', body: '| a | b |\n|---|---|\n| 1 | 2 |\n' }, new Date('2026-12-06T03:04:05Z'), dir);
+    const path = await writeFindings(
+      { bench: 'demo-cost', title: 'Demo cost', body: '| a | b |\n|---|---|\n| 1 | 2 |\n' },
+      new Date('2026-12-06T03:04:05Z'),
+      dir,
+    );
     assert.equal(path, join(dir, '2026-12-06-demo-cost.md'));
     const text = await readFile(path as string, 'utf8');
     assert.match(text, /^# Demo cost \(2026-12-06\)\n/);

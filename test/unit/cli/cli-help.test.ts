@@ -8,24 +8,26 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { AGENT_ENV } from '../../../agent/config.js';
 import { command as cleanup } from '../../../cli/cleanup-command.js';
 import { command as compare } from '../../../cli/compare-command.js';
 import { command as doctor } from '../../../cli/doctor-command.js';
 import { command as lab } from '../../../cli/lab-command.js';
 import { command as monitor } from '../../../cli/monitor-command.js';
 import { command as sweep } from '../../../cli/sweep-command.js';
-import { helpText, numberFlag, parseFlags, stringFlag, switchFlag, type CommandSpec } from '../../../core/flags.js';
-import { isCniBenchError } from '../../../core/errors.js';
-import { VERSION } from '../../../core/version.js';
-import { AGENT_ENV } from '../../../agent/config.js';
 import { COLLECTOR_ENV } from '../../../collector/config.js';
+import { isCniBenchError } from '../../../core/errors.js';
+import { type CommandSpec, helpText, numberFlag, parseFlags, stringFlag, switchFlag } from '../../../core/flags.js';
+import { VERSION } from '../../../core/version.js';
 import { AGENT_MAIN, CLI_MAIN, COLLECTOR_MAIN } from '../../support/helpers/procs.js';
 
 const run = promisify(execFile);
 
 async function cli(args: string[], main = CLI_MAIN): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [main, ...args], { env: { ...process.env, CNI_BENCH_LOG_LEVEL: 'error' } });
+    const { stdout, stderr } = await run(process.execPath, [main, ...args], {
+      env: { ...process.env, CNI_BENCH_LOG_LEVEL: 'error' },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -77,7 +79,10 @@ test('a bad value or a missing one exits 2 and names the flag; so does an unknow
     [['lab', '--nodes'], /^cni-bench: --nodes: needs a value/],
     [['lab', '--proxy-mode', 'ipvs'], /^cni-bench: --proxy-mode: must be one of iptables, nftables, got 'ipvs'/],
     [['lab', 'sweep', '--steps', '0,,5'], /^cni-bench: --steps: must be a comma-separated list/],
-    [['lab', 'sweep', '--modes', 'iptables,ipvs'], /^cni-bench: --modes: must be one of iptables, nftables, got 'ipvs'/],
+    [
+      ['lab', 'sweep', '--modes', 'iptables,ipvs'],
+      /^cni-bench: --modes: must be one of iptables, nftables, got 'ipvs'/,
+    ],
     [['lab', 'monitor', '--interval', '0.1'], /^cni-bench: --interval: must be a number >= 0.5/],
     [['compare', 'a.json', 'b.json', '--noise-floor', 'lots'], /^cni-bench: --noise-floor: /],
     [['lab', 'stray'], /^cni-bench: stray: unexpected argument/],
@@ -101,7 +106,8 @@ for (const [name, main, env] of [
       assert.deepEqual([r.code, r.stderr], [0, '']);
       assert.ok(r.stdout.startsWith(`usage: ${name} [FLAGS]`), r.stdout);
       assert.match(r.stdout, /\nexamples?:\n {2}/);
-      for (const variable of Object.values(env)) assert.ok(r.stdout.includes(`env ${variable})`), `${name} --help lacks ${variable}`);
+      for (const variable of Object.values(env))
+        assert.ok(r.stdout.includes(`env ${variable})`), `${name} --help lacks ${variable}`);
     }
     const v = await cli(['--version'], main);
     assert.deepEqual([v.code, v.stderr], [0, '']);
@@ -130,10 +136,19 @@ test('parseFlags: defaults, environment under flags, frozen values, errors namin
   assert.ok(Object.isFrozen(d.values));
   assert.equal(parseFlags(spec, [], { DEMO_DB: '/env.db' }).values.db, '/env.db');
   assert.equal(parseFlags(spec, ['--db', '/flag.db'], { DEMO_DB: '/env.db' }).values.db, '/flag.db');
-  assert.deepEqual({ ...parseFlags(spec, ['--count=7', '--verbose']).values }, { count: 7, db: '/default.db', verbose: true });
+  assert.deepEqual(
+    { ...parseFlags(spec, ['--count=7', '--verbose']).values },
+    { count: 7, db: '/default.db', verbose: true },
+  );
   assert.equal(parseFlags(spec, ['--count', 'x', '-h']).help, true);
-  assert.throws(() => parseFlags(spec, ['--count', '1.5']), (e: unknown) => isCniBenchError(e, 'E_VALIDATION') && e.message === "--count: must be an integer >= 1, got '1.5'");
-  assert.throws(() => parseFlags(spec, ['--verbose=yes']), (e: unknown) => isCniBenchError(e, 'E_VALIDATION') && e.message.startsWith('--verbose: '));
+  assert.throws(
+    () => parseFlags(spec, ['--count', '1.5']),
+    (e: unknown) => isCniBenchError(e, 'E_VALIDATION') && e.message === "--count: must be an integer >= 1, got '1.5'",
+  );
+  assert.throws(
+    () => parseFlags(spec, ['--verbose=yes']),
+    (e: unknown) => isCniBenchError(e, 'E_VALIDATION') && e.message.startsWith('--verbose: '),
+  );
   const help = helpText(spec);
   assert.match(help, /--count N +how many \(default 3\)/);
   assert.match(help, /--db FILE +store \(default \/default\.db; env DEMO_DB\)/);

@@ -23,7 +23,8 @@ test('the requirement list names each binary once, and says why', () => {
   const names = requirements.map((r) => r.binary);
   assert.deepEqual(names, [...new Set(names)]);
   for (const r of requirements) assert.ok(r.why.length > 10, r.binary);
-  for (const b of ['iperf3', 'fortio', 'nsenter', 'iptables-legacy-save', 'iptables-nft-save', 'nft', 'bpftool']) assert.ok(requirements.find((r) => r.binary === b)?.required, b);
+  for (const b of ['iperf3', 'fortio', 'nsenter', 'iptables-legacy-save', 'iptables-nft-save', 'nft', 'bpftool'])
+    assert.ok(requirements.find((r) => r.binary === b)?.required, b);
 });
 
 test("doctor's own version probes read the tools' real answers (Debian bookworm, netperf 2.7.0)", () => {
@@ -34,7 +35,10 @@ test("doctor's own version probes read the tools' real answers (Debian bookworm,
   assert.equal(probe('iptables-nft-save').parse('iptables-nft-save v1.8.9 (nf_tables)\n'), '1.8.9');
   assert.equal(probe('sysctl').parse('sysctl from procps-ng 4.0.2\n'), '4.0.2');
   assert.equal(probe('ps').parse('ps from procps-ng 4.0.2\n'), '4.0.2');
-  assert.equal(probe('cat').parse('cat (GNU coreutils) 9.1\nCopyright (C) 2022 Free Software Foundation, Inc.\n'), '9.1');
+  assert.equal(
+    probe('cat').parse('cat (GNU coreutils) 9.1\nCopyright (C) 2022 Free Software Foundation, Inc.\n'),
+    '9.1',
+  );
   assert.equal(probe('netserver').parse('Netperf version 2.7.0\n'), '2.7.0');
   assert.throws(() => probe('sysctl').parse(''), /sysctl/);
 });
@@ -52,7 +56,10 @@ test('doctor --json on this machine: every tool on PATH is found with its versio
   const path = process.env.PATH ?? '';
   const { code, stdout, output } = await doctor(['--json'], path);
   const report = JSON.parse(stdout) as DoctorReport;
-  assert.deepEqual(report.tools.map((t) => t.binary), requirements.map((r) => r.binary));
+  assert.deepEqual(
+    report.tools.map((t) => t.binary),
+    requirements.map((r) => r.binary),
+  );
   for (const t of report.tools) {
     assert.deepEqual(Object.keys(t).sort(), ['binary', 'error', 'found', 'path', 'required', 'version', 'why']);
     const here = await findOnPath(t.binary, path);
@@ -73,7 +80,10 @@ test('doctor exits 1 and lists every required tool when PATH has none', async ()
   assert.equal(code, 1);
   const report = JSON.parse(stdout) as DoctorReport;
   assert.equal(report.ok, false);
-  assert.deepEqual(report.missingRequired, requirements.filter((r) => r.required).map((r) => r.binary));
+  assert.deepEqual(
+    report.missingRequired,
+    requirements.filter((r) => r.required).map((r) => r.binary),
+  );
   assert.ok(report.tools.every((t) => !t.found && t.path === null && t.version === null));
 
   const table = await doctor([], empty);
@@ -94,7 +104,10 @@ test('doctor exits 0 when every required tool is there, even if none answers a v
   assert.equal(code, 0, output);
   const report = JSON.parse(stdout) as DoctorReport;
   assert.equal(report.ok, true);
-  assert.deepEqual(report.missingOptional, requirements.filter((r) => !r.required).map((r) => r.binary));
+  assert.deepEqual(
+    report.missingOptional,
+    requirements.filter((r) => !r.required).map((r) => r.binary),
+  );
   for (const t of report.tools.filter((x) => x.required)) {
     assert.equal(t.path, join(dir, t.binary));
     assert.equal(t.version, null);

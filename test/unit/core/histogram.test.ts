@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Histogram } from '../../../gen/cnibench/v1/agent.js';
 import { LatencyHistogram, mergeHistograms } from '../../../core/histogram.js';
+import { Histogram } from '../../../gen/cnibench/v1/agent.js';
 import { validationMessage } from '../../support/helpers/errors.js';
 
 /** A small seeded generator (64-bit LCG, top 53 bits) so failures reproduce. */
@@ -67,9 +67,17 @@ test('percentiles of 100k seeded samples are within 1% of the exact sorted-array
 test('percentiles agree with numpy.percentile(method="inverted_cdf") on a small set', () => {
   const small = [3.2, 150.0, 47.5, 0.4, 1200.0, 88.8, 9.9, 512.0, 33.3, 2.5, 64.0, 777.7];
   // numpy.percentile(small, q, method='inverted_cdf') for q = 10, 25, 50, 75, 90, 99 (numpy 2.4.6).
-  const ref: [number, number][] = [[10, 2.5], [25, 3.2], [50, 47.5], [75, 150.0], [90, 777.7], [99, 1200.0]];
+  const ref: [number, number][] = [
+    [10, 2.5],
+    [25, 3.2],
+    [50, 47.5],
+    [75, 150.0],
+    [90, 777.7],
+    [99, 1200.0],
+  ];
   const h = LatencyHistogram.fromSamples(small);
-  for (const [q, v] of ref) assert.ok(Math.abs(h.percentile(q) - v) / v <= 1 / 256, `p${q}: ${h.percentile(q)} vs ${v}`);
+  for (const [q, v] of ref)
+    assert.ok(Math.abs(h.percentile(q) - v) / v <= 1 / 256, `p${q}: ${h.percentile(q)} vs ${v}`);
 });
 
 test('merging two histograms equals the histogram of the concatenated samples, exactly', () => {
@@ -79,7 +87,10 @@ test('merging two histograms equals the histogram of the concatenated samples, e
   const b = grid(latencies(20_000, 2n));
   const merged = LatencyHistogram.fromSamples(a).merge(LatencyHistogram.fromSamples(b));
   assert.deepEqual(merged.toProto(), LatencyHistogram.fromSamples([...a, ...b]).toProto());
-  const viaWire = mergeHistograms([LatencyHistogram.fromSamples(a).toProto(), LatencyHistogram.fromSamples(b).toProto()]);
+  const viaWire = mergeHistograms([
+    LatencyHistogram.fromSamples(a).toProto(),
+    LatencyHistogram.fromSamples(b).toProto(),
+  ]);
   assert.deepEqual(viaWire?.toProto(), merged.toProto());
   assert.equal(mergeHistograms([]), undefined);
 });
@@ -92,18 +103,26 @@ test('merging empty histograms changes nothing; different subBucketBits refuse t
   const empty = new LatencyHistogram().merge(new LatencyHistogram());
   assert.equal(empty.total, 0);
   assert.ok(Number.isNaN(empty.percentile(50)) && Number.isNaN(empty.min) && Number.isNaN(empty.mean));
-  assert.match(validationMessage(() => h.merge(new LatencyHistogram(5))), /subBucketBits/);
+  assert.match(
+    validationMessage(() => h.merge(new LatencyHistogram(5))),
+    /subBucketBits/,
+  );
 });
 
 test('toProto/fromProto round-trip, through the protobuf wire encoding too', () => {
   const h = LatencyHistogram.fromSamples(latencies(5000, 99n));
   const proto = h.toProto();
-  assert.deepEqual(proto.indexes, [...proto.indexes].sort((x, y) => x - y));
+  assert.deepEqual(
+    proto.indexes,
+    [...proto.indexes].sort((x, y) => x - y),
+  );
   const back = LatencyHistogram.fromProto(Histogram.decode(Histogram.encode(proto).finish()));
   assert.deepEqual(back.toProto(), proto);
   for (const p of [1, 50, 99]) assert.equal(back.percentile(p), h.percentile(p));
   assert.equal(back.mean, h.mean);
-  const empty = LatencyHistogram.fromProto(Histogram.decode(Histogram.encode(new LatencyHistogram().toProto()).finish()));
+  const empty = LatencyHistogram.fromProto(
+    Histogram.decode(Histogram.encode(new LatencyHistogram().toProto()).finish()),
+  );
   assert.equal(empty.total, 0);
 });
 
@@ -123,7 +142,12 @@ test('fromProto refuses malformed input', () => {
     ['index overflowing double range', { indexes: [good.indexes[0]!, good.indexes[1]!, 2 ** 31] }, /index/],
   ];
   assert.ok(LatencyHistogram.fromProto(good));
-  for (const [what, patch, re] of bad) assert.match(validationMessage(() => LatencyHistogram.fromProto({ ...good, ...patch })), re, what);
+  for (const [what, patch, re] of bad)
+    assert.match(
+      validationMessage(() => LatencyHistogram.fromProto({ ...good, ...patch })),
+      re,
+      what,
+    );
 });
 
 test('negative, NaN and infinite values are refused', () => {
@@ -142,7 +166,10 @@ test('recordRange conserves counts and spreads them in proportion to overlap', (
   h.recordRange(100, 200, 1000);
   assert.equal(h.total, 1000);
   const proto = h.toProto();
-  assert.equal(proto.counts.reduce((a, c) => a + c, 0), 1000);
+  assert.equal(
+    proto.counts.reduce((a, c) => a + c, 0),
+    1000,
+  );
   // [100,128) is 28% of the range: exactly 280 values land below 128.
   const below128 = proto.indexes.reduce((a, i, k) => (h.lower(i) < 128 ? a + proto.counts[k]! : a), 0);
   assert.equal(below128, 280);
@@ -151,9 +178,18 @@ test('recordRange conserves counts and spreads them in proportion to overlap', (
   assert.ok(Math.abs(h.mean - 150) < 0.5, `mean ${h.mean}`);
 
   const wide = new LatencyHistogram();
-  for (const [lo, hi, n] of [[0, 1e6, 7], [0.2, 0.7, 3], [1000, 1000.001, 11], [5, 5, 4]] as const) wide.recordRange(lo, hi, n);
+  for (const [lo, hi, n] of [
+    [0, 1e6, 7],
+    [0.2, 0.7, 3],
+    [1000, 1000.001, 11],
+    [5, 5, 4],
+  ] as const)
+    wide.recordRange(lo, hi, n);
   assert.equal(wide.total, 25);
-  assert.equal(wide.toProto().counts.reduce((a, c) => a + c, 0), 25);
+  assert.equal(
+    wide.toProto().counts.reduce((a, c) => a + c, 0),
+    25,
+  );
   assert.ok(LatencyHistogram.fromProto(wide.toProto()), 'a spread histogram stays valid on the wire');
 });
 
@@ -161,7 +197,11 @@ test('recordRange puts a few values at the centres of equal shares of the range'
   // Three values over [100, 200): the fairest placement is one per third, at 116.7, 150 and 183.3.
   const h = new LatencyHistogram();
   h.recordRange(100, 200, 3);
-  for (const [p, v] of [[33, 100 + 100 / 6], [50, 150], [99, 200 - 100 / 6]] as const) {
+  for (const [p, v] of [
+    [33, 100 + 100 / 6],
+    [50, 150],
+    [99, 200 - 100 / 6],
+  ] as const) {
     assert.ok(Math.abs(h.percentile(p) - v) / v < 0.01, `p${p}: ${h.percentile(p)} vs ${v}`);
   }
 });
@@ -174,12 +214,30 @@ test('a zero-width range is the same as recording the value', () => {
   assert.deepEqual(a.toProto(), b.toProto());
 });
 
-test('fromRankedPoints: each point is one sample, the gaps between ranks are spread, disorder is the caller\'s error', () => {
-  const h = LatencyHistogram.fromRankedPoints([{ rank: 1, us: 10 }, { rank: 50, us: 100 }, { rank: 50, us: 100 }, { rank: 100, us: 1000 }], (r) => new Error(r));
+test("fromRankedPoints: each point is one sample, the gaps between ranks are spread, disorder is the caller's error", () => {
+  const h = LatencyHistogram.fromRankedPoints(
+    [
+      { rank: 1, us: 10 },
+      { rank: 50, us: 100 },
+      { rank: 50, us: 100 },
+      { rank: 100, us: 1000 },
+    ],
+    (r) => new Error(r),
+  );
   assert.equal(h.total, 100);
   assert.equal(h.min, 10);
   assert.equal(h.max, 1000);
   assert.ok(Math.abs(h.percentile(50) - 100) / 100 < 0.01, String(h.percentile(50)));
-  assert.throws(() => LatencyHistogram.fromRankedPoints([{ rank: 1, us: 50 }, { rank: 2, us: 40 }], (r) => new Error(`bad: ${r}`)), /bad: percentile points not ascending/);
+  assert.throws(
+    () =>
+      LatencyHistogram.fromRankedPoints(
+        [
+          { rank: 1, us: 50 },
+          { rank: 2, us: 40 },
+        ],
+        (r) => new Error(`bad: ${r}`),
+      ),
+    /bad: percentile points not ascending/,
+  );
   assert.equal(LatencyHistogram.fromRankedPoints([], (r) => new Error(r)).total, 0);
 });

@@ -28,11 +28,17 @@ test('arguments are passed as they are, never through a shell', async () => {
 });
 
 test('a missing executable is E_TOOL_MISSING naming it', async () => {
-  await assert.rejects(run('cni-bench-no-such-tool', []), (err) => isCniBenchError(err, 'E_TOOL_MISSING') && /cni-bench-no-such-tool/.test(err.message));
+  await assert.rejects(
+    run('cni-bench-no-such-tool', []),
+    (err) => isCniBenchError(err, 'E_TOOL_MISSING') && /cni-bench-no-such-tool/.test(err.message),
+  );
 });
 
 test('a bad exit is E_TOOL_FAILED with the stderr sample', async () => {
-  await assert.rejects(run('sh', ['-c', 'echo broken >&2; exit 3'], { tool: 'demo' }), (err) => isCniBenchError(err, 'E_TOOL_FAILED') && /demo: exited with 3: broken/.test(err.message));
+  await assert.rejects(
+    run('sh', ['-c', 'echo broken >&2; exit 3'], { tool: 'demo' }),
+    (err) => isCniBenchError(err, 'E_TOOL_FAILED') && /demo: exited with 3: broken/.test(err.message),
+  );
 });
 
 test('input is written to stdin', async () => {
@@ -42,7 +48,9 @@ test('input is written to stdin', async () => {
 
 test('a timeout kills the whole process group, grandchildren included', async () => {
   const marker = `/tmp/cnib-grandchild-${process.pid}`;
-  await assert.rejects(run('sh', ['-c', `sleep 30 & echo $! > ${marker}; wait`], { timeoutMs: 300 }), (err) => isCniBenchError(err, 'E_TIMEOUT'));
+  await assert.rejects(run('sh', ['-c', `sleep 30 & echo $! > ${marker}; wait`], { timeoutMs: 300 }), (err) =>
+    isCniBenchError(err, 'E_TIMEOUT'),
+  );
   const pid = Number((await readFile(marker, 'utf8')).trim());
   await sleep(200);
   assert.ok(pid > 0 && !alive(pid), `grandchild ${pid} survived`);
@@ -62,4 +70,3 @@ test('a long-running process stops on request and is no longer counted', async (
   assert.notEqual(r.exitCode, 0);
   assert.equal(liveChildren(), before);
 });
-

@@ -11,8 +11,8 @@ import { test } from 'node:test';
 import { clientDrivers, serverDrivers } from '../../../agent/drivers/registry.js';
 import { run } from '../../../core/process.js';
 import { BINARIES, CLIENTS, findTool, SERVERS, TOOLS } from '../../../core/tool-catalogue/index.js';
-import { repoRoot } from '../../support/helpers/fixtures.js';
 import { aptPackages, parseDockerfile } from '../../support/helpers/dockerfile-parse.js';
+import { repoRoot } from '../../support/helpers/fixtures.js';
 
 /** Packages a list installs for its own sake, not for a tool: TLS roots for the image; git and openssl for setup's builds and the tests' PKI. */
 const DOCKERFILE_OWN = ['ca-certificates'];
@@ -21,8 +21,16 @@ const SETUP_OWN = ['git', 'openssl'];
 const catalogued = [...new Set(BINARIES.flatMap((b) => (b.source.debian ? [b.source.debian] : [])))].sort();
 
 async function essential(): Promise<Set<string>> {
-  const r = await run('dpkg-query', ['-W', '-f', '${Package}\t${Essential}\n'], { tool: 'dpkg-query', timeoutMs: 10_000 });
-  return new Set(r.stdout.split('\n').filter((l) => l.endsWith('\tyes')).map((l) => l.split('\t')[0]!));
+  const r = await run('dpkg-query', ['-W', '-f', '${Package}\t${Essential}\n'], {
+    tool: 'dpkg-query',
+    timeoutMs: 10_000,
+  });
+  return new Set(
+    r.stdout
+      .split('\n')
+      .filter((l) => l.endsWith('\tyes'))
+      .map((l) => l.split('\t')[0]!),
+  );
 }
 
 /** The words of setup.sh's `packages=(...)` line. */
@@ -56,8 +64,16 @@ test("the Dockerfile's final stage installs the catalogue's Debian packages and 
   for (const { binary, source } of BINARIES) {
     if (source.build === undefined) continue;
     assert.ok(existsSync(`${repoRoot}${source.build}`), `${binary}: build script ${source.build} missing`);
-    assert.ok(stages.some((s) => s.name === source.dockerStage), `${binary}: no Dockerfile stage '${source.dockerStage}'`);
-    const copy = final.instructions.find((i) => i.keyword === 'COPY' && i.args.startsWith(`--from=${source.dockerStage} `) && new RegExp(`/${binary}(\\s|$)`).test(i.args));
+    assert.ok(
+      stages.some((s) => s.name === source.dockerStage),
+      `${binary}: no Dockerfile stage '${source.dockerStage}'`,
+    );
+    const copy = final.instructions.find(
+      (i) =>
+        i.keyword === 'COPY' &&
+        i.args.startsWith(`--from=${source.dockerStage} `) &&
+        new RegExp(`/${binary}(\\s|$)`).test(i.args),
+    );
     assert.ok(copy, `${binary}: the final stage does not COPY it from stage '${source.dockerStage}'`);
   }
 });
@@ -78,10 +94,24 @@ test('the facts agree with each other', () => {
   }
   for (const t of CLIENTS) {
     const server = t.client.serverTool === undefined ? undefined : findTool(t.client.serverTool);
-    if (t.client.kind === 'http') assert.equal(t.client.serverTool, undefined, `${t.name}: HTTP clients take the scenario's server`);
-    else assert.equal(server?.server?.serves, t.client.kind, `${t.name}: its server ${t.client.serverTool} does not serve ${t.client.kind}`);
+    if (t.client.kind === 'http')
+      assert.equal(t.client.serverTool, undefined, `${t.name}: HTTP clients take the scenario's server`);
+    else
+      assert.equal(
+        server?.server?.serves,
+        t.client.kind,
+        `${t.name}: its server ${t.client.serverTool} does not serve ${t.client.kind}`,
+      );
     // A second (data) port goes through a Service only one above the control port (the Service fronts both; collector/runs/measure-phase.ts).
-    if (server?.server?.dataPort !== undefined && t.client.throughService) assert.equal(server.server.dataPort, server.server.port + 1, t.name);
-    if (t.builtIn) assert.ok(t.client.autoRank === null || CLIENTS.every((n) => n.builtIn || n.client.kind !== t.client.kind || (n.client.autoRank ?? Infinity) < t.client.autoRank!), `${t.name}: 'auto' must try native tools before a built-in`);
+    if (server?.server?.dataPort !== undefined && t.client.throughService)
+      assert.equal(server.server.dataPort, server.server.port + 1, t.name);
+    if (t.builtIn)
+      assert.ok(
+        t.client.autoRank === null ||
+          CLIENTS.every(
+            (n) => n.builtIn || n.client.kind !== t.client.kind || (n.client.autoRank ?? Infinity) < t.client.autoRank!,
+          ),
+        `${t.name}: 'auto' must try native tools before a built-in`,
+      );
   }
 });

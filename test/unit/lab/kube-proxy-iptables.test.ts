@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseIptablesSave } from '../../../agent/samplers/iptables-save.js';
-import { base32, renderBase, renderServicesAdd, renderServicesDelete, sepChain, svcChain, type LabService } from '../../../lab/kube-proxy-iptables.js';
+import {
+  base32,
+  type LabService,
+  renderBase,
+  renderServicesAdd,
+  renderServicesDelete,
+  sepChain,
+  svcChain,
+} from '../../../lab/kube-proxy-iptables.js';
 import { COMPARED_SERVICES } from '../../support/harness/kube-proxy-objects.js';
 import { fixture } from '../../support/helpers/fixtures.js';
 
@@ -30,8 +38,15 @@ test('endpoint selection uses probabilities 1/n, 1/(n-1), ... and the last endpo
   const s = { ...svc1, endpoints: [1, 2, 3, 4].map((i) => ({ ip: `198.18.16.${i}`, port: 8080 })) };
   const text = renderServicesAdd([s], '198.18.16.0/20');
   const probs = [...text.matchAll(/--probability (\S+)/g)].map((m) => Number(m[1]));
-  assert.deepEqual(probs, [0.25, 1 / 3, 0.5].map((p) => Number(p.toFixed(10))));
-  assert.deepEqual([...text.matchAll(/--probability (\S+)/g)].map((m) => m[1]), ['0.2500000000', '0.3333333333', '0.5000000000'], "kube-proxy's %0.10f");
+  assert.deepEqual(
+    probs,
+    [0.25, 1 / 3, 0.5].map((p) => Number(p.toFixed(10))),
+  );
+  assert.deepEqual(
+    [...text.matchAll(/--probability (\S+)/g)].map((m) => m[1]),
+    ['0.2500000000', '0.3333333333', '0.5000000000'],
+    "kube-proxy's %0.10f",
+  );
   const jumps = text.split('\n').filter((l) => l.startsWith(`-A ${svcChain(s)}`) && l.includes('-j KUBE-SEP-'));
   assert.equal(jumps.length, 4);
   assert.ok(!jumps[3]?.includes('statistic'));

@@ -2,12 +2,25 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseNftRuleset } from '../../../agent/samplers/nft.js';
 import type { LabService } from '../../../lab/kube-proxy-iptables.js';
-import { nftEndpointChain, nftServiceChain, renderNftBase, renderNftServicesAdd, renderNftServicesDelete } from '../../../lab/kube-proxy-nftables.js';
-import { COMPARED_SERVICES } from '../../support/harness/kube-proxy-objects.js';
+import {
+  nftEndpointChain,
+  nftServiceChain,
+  renderNftBase,
+  renderNftServicesAdd,
+  renderNftServicesDelete,
+} from '../../../lab/kube-proxy-nftables.js';
 import { parseNftTables } from '../../support/harness/kube-proxy-nft-structure.js';
+import { COMPARED_SERVICES } from '../../support/harness/kube-proxy-objects.js';
 import { fixture } from '../../support/helpers/fixtures.js';
 
-const svc = (ns: string, name: string, portName: string, ip: string, port: number, eps: [string, number][]): LabService => ({
+const svc = (
+  ns: string,
+  name: string,
+  portName: string,
+  ip: string,
+  port: number,
+  eps: [string, number][],
+): LabService => ({
   namespace: ns,
   name,
   portName,
@@ -22,10 +35,16 @@ const svc = (ns: string, name: string, portName: string, ip: string, port: numbe
 test('chain names are kube-proxy nftables names (values from kube-proxy proxier tests)', () => {
   const s1 = svc('ns1', 'svc1', 'p80', '172.30.0.41', 80, [['10.180.0.1', 80]]);
   assert.equal(nftServiceChain(s1), 'service-ULMVA6XW-ns1/svc1/tcp/p80');
-  assert.equal(nftEndpointChain(s1, { ip: '10.180.0.1', port: 80 }), 'endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80');
+  assert.equal(
+    nftEndpointChain(s1, { ip: '10.180.0.1', port: 80 }),
+    'endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80',
+  );
   const s2 = svc('ns2', 'svc2', 'p8080', '172.30.0.42', 8080, [['10.0.2.1', 8080]]);
   assert.equal(nftServiceChain(s2), 'service-MHHHYRWA-ns2/svc2/tcp/p8080');
-  assert.equal(nftEndpointChain(s2, { ip: '10.0.2.1', port: 8080 }), 'endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080');
+  assert.equal(
+    nftEndpointChain(s2, { ip: '10.0.2.1', port: 8080 }),
+    'endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080',
+  );
 });
 
 test("a ClusterIP Service renders kube-proxy's rules and map elements: one chain, one DNAT, no endpoint chain", () => {
@@ -39,9 +58,16 @@ test("a ClusterIP Service renders kube-proxy's rules and map elements: one chain
 });
 
 test('several endpoints are picked by numgen over an anonymous DNAT map, in order', () => {
-  const text = renderNftServicesAdd([svc('ns4', 'svc4', 'p80', '172.30.0.44', 80, [['10.180.0.4', 80], ['10.180.0.5', 80]])]);
+  const text = renderNftServicesAdd([
+    svc('ns4', 'svc4', 'p80', '172.30.0.44', 80, [
+      ['10.180.0.4', 80],
+      ['10.180.0.5', 80],
+    ]),
+  ]);
   const rules = text.split('\n').filter((l) => l.startsWith('add rule'));
-  assert.deepEqual(rules, ['add rule ip kube-proxy service-LAUZTJTB-ns4/svc4/tcp/p80 meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 0 : 10.180.0.4 . 80 , 1 : 10.180.0.5 . 80 }']);
+  assert.deepEqual(rules, [
+    'add rule ip kube-proxy service-LAUZTJTB-ns4/svc4/tcp/p80 meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 0 : 10.180.0.4 . 80 , 1 : 10.180.0.5 . 80 }',
+  ]);
 });
 
 test('a Service without endpoints is refused (kube-proxy would reject its traffic instead)', () => {
@@ -50,10 +76,16 @@ test('a Service without endpoints is refused (kube-proxy would reject its traffi
 
 test('objects come in load order: every chain before any rule, rules before map elements', () => {
   const text = renderNftServicesAdd(
-    [svc('a', 'x', 'p', '198.19.0.10', 80, [['198.18.16.10', 8080]]), svc('a', 'y', 'p', '198.19.0.11', 80, [['198.18.16.11', 8080]])],
+    [
+      svc('a', 'x', 'p', '198.19.0.10', 80, [['198.18.16.10', 8080]]),
+      svc('a', 'y', 'p', '198.19.0.11', 80, [['198.18.16.11', 8080]]),
+    ],
     '198.18.16.0/20',
   );
-  const kinds = text.trim().split('\n').map((l) => l.split(' ')[1]);
+  const kinds = text
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' ')[1]);
   const lastChain = kinds.lastIndexOf('chain');
   const firstRule = kinds.indexOf('rule');
   const lastRule = kinds.lastIndexOf('rule');
@@ -63,7 +95,12 @@ test('objects come in load order: every chain before any rule, rules before map 
 
 test("the base ruleset is kube-proxy's: every line of its proxier_test.go baseRules, and nothing else", () => {
   const base = renderNftBase({ serviceCidr: '172.30.0.0/16', nodeIp: '192.168.0.2', clusterCidr: '10.0.0.0/8' });
-  const lines = (text: string): string[] => text.split('\n').map((l) => l.trim()).filter(Boolean).sort();
+  const lines = (text: string): string[] =>
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .sort();
   assert.deepEqual(lines(base), lines(UPSTREAM_BASE_RULES));
 });
 
@@ -81,12 +118,21 @@ test('deleting removes map elements before the chains they point to', () => {
 test("the agent's parser reads the real kube-proxy's ruleset, whose service chains are the ones the emulation names", () => {
   const json = fixture('kube-proxy-real/nft-list-ruleset.json');
   const s = parseNftRuleset(json);
-  assert.deepEqual(s.tables, [{ family: 'ip', name: 'kube-proxy' }, { family: 'ip6', name: 'kube-proxy' }]);
+  assert.deepEqual(s.tables, [
+    { family: 'ip', name: 'kube-proxy' },
+    { family: 'ip6', name: 'kube-proxy' },
+  ]);
   assert.equal(s.serviceIps, COMPARED_SERVICES.length);
   const table = parseNftTables(json)['ip kube-proxy'];
   const chains = Object.keys(table?.chains ?? {});
-  assert.deepEqual(chains.filter((c) => /^service-[A-Z2-7]{8}-/.test(c)).sort(), COMPARED_SERVICES.map(nftServiceChain).sort());
-  assert.deepEqual(chains.filter((c) => c.startsWith('endpoint-')), []);
+  assert.deepEqual(
+    chains.filter((c) => /^service-[A-Z2-7]{8}-/.test(c)).sort(),
+    COMPARED_SERVICES.map(nftServiceChain).sort(),
+  );
+  assert.deepEqual(
+    chains.filter((c) => c.startsWith('endpoint-')),
+    [],
+  );
 });
 
 // baseRules of pkg/proxy/nftables/proxier_test.go at v1.37.2 (cluster CIDR 10.0.0.0/8, Service CIDR 172.30.0.0/16, node 192.168.0.2).

@@ -5,7 +5,10 @@ import { inBenchmarkRange, labIdOf, planAddresses, planLab } from '../../../lab/
 test('every address of a large lab is inside 198.18.0.0/15 and unique per interface', () => {
   const plan = planLab('abcd1234', 200, 3);
   const addrs = planAddresses(plan);
-  assert.ok(addrs.every(inBenchmarkRange), addrs.find((a) => !inBenchmarkRange(a)));
+  assert.ok(
+    addrs.every(inBenchmarkRange),
+    addrs.find((a) => !inBenchmarkRange(a)),
+  );
   const own = plan.nodes.flatMap((n) => [n.underlayIp, n.bridgeIp, ...n.pods.map((p) => p.ip)]);
   assert.equal(new Set(own).size, own.length);
 });

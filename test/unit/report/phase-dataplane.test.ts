@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { summarisePhase } from '../../../report/phase-dataplane.js';
-import { DataplaneSample } from '../../../gen/cnibench/v1/agent.js';
 import type { SampleRecord } from '../../../collector/store/store.js';
+import { DataplaneSample } from '../../../gen/cnibench/v1/agent.js';
+import { summarisePhase } from '../../../report/phase-dataplane.js';
 
-const rec = (timeMs: number, s: Partial<DataplaneSample>): SampleRecord => ({ runId: 'r', agentId: 'n0', sample: DataplaneSample.fromPartial({ timeMs, ...s }) });
+const rec = (timeMs: number, s: Partial<DataplaneSample>): SampleRecord => ({
+  runId: 'r',
+  agentId: 'n0',
+  sample: DataplaneSample.fromPartial({ timeMs, ...s }),
+});
 
 test('servers-only samples (round brackets) never count as dataplane readings of the phase', () => {
   const samples = [

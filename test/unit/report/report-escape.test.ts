@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { csvText, mdText } from '../../../report/escape.js';
 import { MAX_COMPARE_RUNS, parseCompareQuery } from '../../../report/compare.js';
+import { csvText, mdText } from '../../../report/escape.js';
 
 test('Markdown: what a user typed cannot open a line, a heading, a table cell, a link or HTML', () => {
   const hostile = 'x\n# owned\r\n<script>alert(1)</script> | cell [link](http://e) `code` \\ &amp;\u2028';

@@ -3,21 +3,22 @@ import { test } from 'node:test';
 import { DataplaneSample } from '../../../gen/cnibench/v1/agent.js';
 import { dnatDelta } from '../../../report/report.js';
 
-const s = (timeMs: number, sep: number, errors: string[] = []): DataplaneSample => DataplaneSample.fromPartial({
-  runId: 'r',
-  samplingJobId: 'j',
-  timeMs,
-  iptablesRules: 10,
-  kubeServicesRules: 2,
-  conntrackCount: 0,
-  conntrackMax: 0,
-  chains: [
-    { chain: 'KUBE-SVC-AAAA', packets: 999, bytes: 0 },
-    { chain: 'KUBE-SEP-BBBB', packets: sep, bytes: 0 },
-    { chain: 'KUBE-SEP-CCCC', packets: 1, bytes: 0 },
-  ],
-  errors,
-});
+const s = (timeMs: number, sep: number, errors: string[] = []): DataplaneSample =>
+  DataplaneSample.fromPartial({
+    runId: 'r',
+    samplingJobId: 'j',
+    timeMs,
+    iptablesRules: 10,
+    kubeServicesRules: 2,
+    conntrackCount: 0,
+    conntrackMax: 0,
+    chains: [
+      { chain: 'KUBE-SVC-AAAA', packets: 999, bytes: 0 },
+      { chain: 'KUBE-SEP-BBBB', packets: sep, bytes: 0 },
+      { chain: 'KUBE-SEP-CCCC', packets: 1, bytes: 0 },
+    ],
+    errors,
+  });
 
 test('DNAT delta counts KUBE-SEP packets between the two boundary samples', () => {
   assert.equal(dnatDelta(s(2000, 7), s(4000, 80)), 80 - 7);

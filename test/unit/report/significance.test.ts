@@ -54,7 +54,7 @@ test('Student t CDF matches scipy.stats.t.cdf(t, df), fractional df included', (
   assert.equal(studentTCdf(-Infinity, 3), 0);
 });
 
-test("Welch p-values match scipy.stats.ttest_ind(candidate, baseline, equal_var=False)", () => {
+test('Welch p-values match scipy.stats.ttest_ind(candidate, baseline, equal_var=False)', () => {
   const ref: [number[], number[], number][] = [
     // scipy.stats.ttest_ind(cand, base, equal_var=False).pvalue (df 7.48, 6.4, 10.0, 3.87)
     [A_BASE, A_CAND, 1.0689970713926996e-6],
@@ -84,7 +84,10 @@ test('a clear throughput drop is "worse", and the same drop in latency is "bette
 test('overlapping noisy rounds are "within noise", with every reason given', () => {
   const c = compareRounds(B_BASE, B_CAND, { higherIsBetter: true });
   assert.equal(c.verdict, 'within noise');
-  assert.equal(c.reason, 'p=0.504 is not below alpha 0.05; difference 1% is below the 3% noise floor; intervals overlap');
+  assert.equal(
+    c.reason,
+    'p=0.504 is not below alpha 0.05; difference 1% is below the 3% noise floor; intervals overlap',
+  );
 });
 
 test('a highly significant 1% difference is still below the 3% noise floor', () => {
@@ -102,7 +105,10 @@ test('p < alpha and a large difference still need disjoint intervals', () => {
   assert.equal(c.verdict, 'within noise');
   assert.equal(c.reason, 'intervals overlap');
   // A stricter alpha adds the p-value reason.
-  assert.match(compareRounds(D_BASE, D_CAND, { higherIsBetter: false, alpha: 0.01 }).reason, /^p=0\.020 is not below alpha 0\.01; intervals overlap$/);
+  assert.match(
+    compareRounds(D_BASE, D_CAND, { higherIsBetter: false, alpha: 0.01 }).reason,
+    /^p=0\.020 is not below alpha 0\.01; intervals overlap$/,
+  );
 });
 
 test('single rounds: "noise unknown" unless far above the noise floor', () => {

@@ -85,6 +85,12 @@ test('cv is 0 for identical zeros and Infinity for a zero mean with spread', () 
 
 test('empty and non-finite input is refused, naming the bad index', () => {
   validationMessage(() => summarise([]));
-  assert.match(validationMessage(() => summarise([1, NaN, 3])), /index 1/);
-  assert.match(validationMessage(() => summarise([1, 2, Infinity])), /index 2/);
+  assert.match(
+    validationMessage(() => summarise([1, NaN, 3])),
+    /index 1/,
+  );
+  assert.match(
+    validationMessage(() => summarise([1, 2, Infinity])),
+    /index 2/,
+  );
 });

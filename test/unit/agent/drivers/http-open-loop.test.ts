@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
+import { httpOpenLoop, parseHttpOpenLoopOutput, socketErrorsOf } from '../../../../agent/drivers/http-open-loop.js';
 import { isCniBenchError } from '../../../../core/errors.js';
 import { LatencyHistogram } from '../../../../core/histogram.js';
 import { run } from '../../../../core/process.js';
-import { httpOpenLoop, parseHttpOpenLoopOutput, socketErrorsOf } from '../../../../agent/drivers/http-open-loop.js';
 import { executableOf, findTool } from '../../../../core/tool-catalogue/index.js';
 import type { HttpLoadResult } from '../../../../gen/cnibench/v1/agent.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
@@ -25,8 +25,14 @@ test('captured keep-alive run at 500 QPS: every scheduled request answered, perc
   const h = LatencyHistogram.fromProto(r.histogram!);
   assert.equal(h.total, 1000);
   assert.equal(r.latency?.maxUs, h.max);
-  assert.deepEqual(r.latency?.percentiles.map((p) => p.percentile), [50, 90, 99, 99.9]);
-  assert.deepEqual(r.latency?.percentiles.map((p) => p.valueUs), [50, 90, 99, 99.9].map((p) => h.percentile(p)));
+  assert.deepEqual(
+    r.latency?.percentiles.map((p) => p.percentile),
+    [50, 90, 99, 99.9],
+  );
+  assert.deepEqual(
+    r.latency?.percentiles.map((p) => p.valueUs),
+    [50, 90, 99, 99.9].map((p) => h.percentile(p)),
+  );
 });
 
 test('captured short-connection and non-2xx runs', () => {
@@ -41,7 +47,10 @@ test('captured short-connection and non-2xx runs', () => {
 test('refused target is E_TOOL_FAILED naming the code; truncated or inconsistent output is E_PARSE naming the tool', () => {
   assert.throws(
     () => parseHttpOpenLoopOutput(fixture('http-open-loop-refused.json')),
-    (err) => isCniBenchError(err, 'E_TOOL_FAILED') && /^http-open-loop: no HTTP response to 500 requests/.test(err.message) && /ECONNREFUSED/.test(err.message),
+    (err) =>
+      isCniBenchError(err, 'E_TOOL_FAILED') &&
+      /^http-open-loop: no HTTP response to 500 requests/.test(err.message) &&
+      /ECONNREFUSED/.test(err.message),
   );
   const ka = JSON.parse(fixture('http-open-loop-keepalive.json'));
   const bad = [
@@ -57,25 +66,68 @@ test('refused target is E_TOOL_FAILED naming the code; truncated or inconsistent
     JSON.stringify({ ...ka, meanUs: 'fast' }),
   ];
   for (const text of bad) {
-    assert.throws(() => parseHttpOpenLoopOutput(text), (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('http-open-loop: cannot parse output'), text.slice(0, 80));
+    assert.throws(
+      () => parseHttpOpenLoopOutput(text),
+      (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('http-open-loop: cannot parse output'),
+      text.slice(0, 80),
+    );
   }
-  assert.throws(() => parseHttpOpenLoopOutput('{"tool":"http-open-loop","error":"--qps must be requests per second"}'), (err) => isCniBenchError(err, 'E_TOOL_FAILED'));
+  assert.throws(
+    () => parseHttpOpenLoopOutput('{"tool":"http-open-loop","error":"--qps must be requests per second"}'),
+    (err) => isCniBenchError(err, 'E_TOOL_FAILED'),
+  );
 });
 
 test('error codes land in the connect, write, timeout and read buckets', () => {
-  assert.deepEqual(socketErrorsOf({ ECONNREFUSED: 3, EADDRNOTAVAIL: 1, EPIPE: 2, ETIMEDOUT: 4, ECONNRESET: 5, HPE_INVALID_CONSTANT: 1 }), { connect: 4, write: 2, timeout: 4, read: 6 });
+  assert.deepEqual(
+    socketErrorsOf({
+      ECONNREFUSED: 3,
+      EADDRNOTAVAIL: 1,
+      EPIPE: 2,
+      ETIMEDOUT: 4,
+      ECONNRESET: 5,
+      HPE_INVALID_CONSTANT: 1,
+    }),
+    { connect: 4, write: 2, timeout: 4, read: 6 },
+  );
 });
 
 test('arguments carry rate, pool and keep-alive; qps <= 0 is refused naming qps; one thread', () => {
-  const spec = { targetHost: '198.18.200.2', targetPort: 8080, durationSeconds: 2, connections: 16, qps: 500, keepalive: false, path: 'x' };
+  const spec = {
+    targetHost: '198.18.200.2',
+    targetPort: 8080,
+    durationSeconds: 2,
+    connections: 16,
+    qps: 500,
+    keepalive: false,
+    path: 'x',
+  };
   const args = httpOpenLoop.buildClientArgs(spec);
   assert.match(args[0]!, /agent\/builtins\/http-open-loop\.js$/);
-  assert.deepEqual(args.slice(1), ['--host', '198.18.200.2', '--port', '8080', '--path', '/x', '--duration', '2', '--qps', '500', '--connections', '16', '--keepalive', 'false']);
+  assert.deepEqual(args.slice(1), [
+    '--host',
+    '198.18.200.2',
+    '--port',
+    '8080',
+    '--path',
+    '/x',
+    '--duration',
+    '2',
+    '--qps',
+    '500',
+    '--connections',
+    '16',
+    '--keepalive',
+    'false',
+  ]);
   assert.equal(executableOf(findTool(httpOpenLoop.tool)!), process.execPath);
   assert.equal(findTool(httpOpenLoop.tool)?.client?.kind, 'http');
   assert.equal(httpOpenLoop.cpuThreads?.(spec), 1);
   for (const qps of [0, -1, undefined, NaN]) {
-    assert.throws(() => httpOpenLoop.buildClientArgs({ ...spec, qps }), (err) => isCniBenchError(err, 'E_VALIDATION') && /qps/.test(err.message) && err.details.field === 'qps');
+    assert.throws(
+      () => httpOpenLoop.buildClientArgs({ ...spec, qps }),
+      (err) => isCniBenchError(err, 'E_VALIDATION') && /qps/.test(err.message) && err.details.field === 'qps',
+    );
   }
 });
 
@@ -105,7 +157,10 @@ test('real client against a server that stalls 300 ms: the stall shows in p90 an
   const port = (server.address() as AddressInfo).port;
   try {
     const spec = { targetHost: '127.0.0.1', targetPort: port, durationSeconds: 1.5, connections: 4, qps: 200 };
-    const out = await run(process.execPath, httpOpenLoop.buildClientArgs(spec), { timeoutMs: 15_000, tool: httpOpenLoop.tool });
+    const out = await run(process.execPath, httpOpenLoop.buildClientArgs(spec), {
+      timeoutMs: 15_000,
+      tool: httpOpenLoop.tool,
+    });
     const m = httpOpenLoop.parse(out.stdout, spec);
     assert.equal(m.kind?.$case, 'http');
     const r = (m.kind as { value: HttpLoadResult }).value;

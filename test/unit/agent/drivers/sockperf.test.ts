@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { parseSockperfPingPong, sockperf } from '../../../../agent/drivers/sockperf.js';
 import { isCniBenchError } from '../../../../core/errors.js';
 import { LatencyHistogram } from '../../../../core/histogram.js';
-import { parseSockperfPingPong, sockperf } from '../../../../agent/drivers/sockperf.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 const near = (actual: number, expected: number, rel: number): boolean => Math.abs(actual - expected) <= rel * expected;
@@ -30,13 +30,18 @@ test('--full-rtt output: counts, round-trip mean and the exact percentiles sockp
   ]);
 });
 
-test('the histogram holds every observation, exact min/max, percentiles within a bucket of sockperf\'s', () => {
+test("the histogram holds every observation, exact min/max, percentiles within a bucket of sockperf's", () => {
   const r = parseSockperfPingPong(fixture('sockperf-pp-rtt.txt'));
   const h = LatencyHistogram.fromProto(r.histogram!);
   assert.equal(h.total, 35512);
   assert.equal(h.min, 6.328);
   assert.equal(h.max, 3915.869);
-  for (const [p, v] of [[25, 66.387], [50, 73.204], [90, 93.798], [99, 123.081]] as const) {
+  for (const [p, v] of [
+    [25, 66.387],
+    [50, 73.204],
+    [90, 93.798],
+    [99, 123.081],
+  ] as const) {
     assert.ok(near(h.percentile(p), v, 0.01), `p${p}: ${h.percentile(p)} vs sockperf ${v}`);
   }
   // In the sparse tail the histogram's rank (ceil) is one past sockperf's (round) and lands inside the
@@ -64,31 +69,51 @@ test('a 1024-byte message run parses like the 14-byte one', () => {
   assert.equal(r.latency?.meanUs, 73.331);
 });
 
-test('refused, peer closed and bad arguments are E_TOOL_FAILED with sockperf\'s words (sockperf exits 0 or 7)', () => {
+test("refused, peer closed and bad arguments are E_TOOL_FAILED with sockperf's words (sockperf exits 0 or 7)", () => {
   const cases: Array<[string, RegExp]> = [
     ['sockperf-refused.txt', /^sockperf: ERROR: Can`t connect socket \(errno=111 Connection refused\)$/],
     ['sockperf-server-killed.txt', /^sockperf: ERROR: A connection was forcibly closed by a peer/],
     ['sockperf-bad-msgsize.txt', /^sockperf: '-m' Invalid message size: 10 \(min: 14\)$/],
   ];
   for (const [name, re] of cases) {
-    assert.throws(() => parseSockperfPingPong(fixture(name)), (err) => isCniBenchError(err, 'E_TOOL_FAILED') && re.test(err.message), name);
+    assert.throws(
+      () => parseSockperfPingPong(fixture(name)),
+      (err) => isCniBenchError(err, 'E_TOOL_FAILED') && re.test(err.message),
+      name,
+    );
   }
 });
 
 test('truncated and empty output are parse errors naming sockperf', () => {
   for (const text of [fixture('sockperf-truncated.txt'), '']) {
-    assert.throws(() => parseSockperfPingPong(text), (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('sockperf: cannot parse output'));
+    assert.throws(
+      () => parseSockperfPingPong(text),
+      (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('sockperf: cannot parse output'),
+    );
   }
 });
 
 test('percentiles that go down are refused rather than turned into a histogram', () => {
   const text = fixture('sockperf-pp-rtt.txt').replace('percentile 90.000 =   93.798', 'percentile 90.000 =   13.798');
-  assert.throws(() => parseSockperfPingPong(text), (err) => isCniBenchError(err, 'E_PARSE') && /not ascending/.test(err.message));
+  assert.throws(
+    () => parseSockperfPingPong(text),
+    (err) => isCniBenchError(err, 'E_PARSE') && /not ascending/.test(err.message),
+  );
 });
 
-test('client arguments: round trips, whole seconds, at least sockperf\'s 14-byte message', () => {
+test("client arguments: round trips, whole seconds, at least sockperf's 14-byte message", () => {
   assert.deepEqual(sockperf.buildClientArgs({ targetHost: '198.18.200.2', targetPort: 11111, durationSeconds: 2.5 }), [
-    'ping-pong', '--tcp', '-i', '198.18.200.2', '-p', '11111', '-t', '3', '-m', '14', '--full-rtt',
+    'ping-pong',
+    '--tcp',
+    '-i',
+    '198.18.200.2',
+    '-p',
+    '11111',
+    '-t',
+    '3',
+    '-m',
+    '14',
+    '--full-rtt',
   ]);
   const spec = { targetHost: 'h', targetPort: 1, durationSeconds: 1, requestBytes: 1024, responseBytes: 1024 };
   assert.deepEqual(sockperf.buildClientArgs(spec).slice(-3), ['-m', '1024', '--full-rtt']);
@@ -104,7 +129,11 @@ test('what sockperf cannot do is a validation error naming the field', () => {
     [{ requestBytes: 70000 }, 'requestBytes'],
   ];
   for (const [extra, field] of cases) {
-    assert.throws(() => sockperf.buildClientArgs({ ...base, ...extra }), (err) => isCniBenchError(err, 'E_VALIDATION') && err.message.includes(field), field);
+    assert.throws(
+      () => sockperf.buildClientArgs({ ...base, ...extra }),
+      (err) => isCniBenchError(err, 'E_VALIDATION') && err.message.includes(field),
+      field,
+    );
   }
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { durationToUs, parseWrkOutput, WRK_PERCENTILES_SCRIPT, wrk } from '../../../../agent/drivers/wrk.js';
 import { isCniBenchError } from '../../../../core/errors.js';
-import { durationToUs, parseWrkOutput, wrk, WRK_PERCENTILES_SCRIPT } from '../../../../agent/drivers/wrk.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 test('keep-alive summary, latency and distribution (values read off the fixture)', () => {
@@ -35,17 +35,50 @@ test('short-connection output parses like keep-alive', () => {
 });
 
 test('refused, truncated and empty output are errors naming wrk', () => {
-  assert.throws(() => parseWrkOutput(fixture('wrk-refused.stderr')), (err) => isCniBenchError(err, 'E_TOOL_FAILED') && /wrk: unable to connect to 198\.18\.200\.2:8099 Connection refused/.test(err.message));
+  assert.throws(
+    () => parseWrkOutput(fixture('wrk-refused.stderr')),
+    (err) =>
+      isCniBenchError(err, 'E_TOOL_FAILED') &&
+      /wrk: unable to connect to 198\.18\.200\.2:8099 Connection refused/.test(err.message),
+  );
   for (const text of [fixture('wrk-truncated.txt'), fixture('wrk-refused.txt')]) {
-    assert.throws(() => parseWrkOutput(text), (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('wrk: cannot parse output'));
+    assert.throws(
+      () => parseWrkOutput(text),
+      (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('wrk: cannot parse output'),
+    );
   }
 });
 
 test('arguments: short connections send Connection: close as one argument; threads never exceed connections', () => {
-  assert.deepEqual(wrk.buildClientArgs({ targetHost: '198.19.0.10', targetPort: 80, durationSeconds: 0.5, connections: 1, threads: 2, keepalive: false }), [
-    '-t', '1', '-c', '1', '-d', '1s', '--latency', '--timeout', '5s', '-s', WRK_PERCENTILES_SCRIPT, '-H', 'Connection: close', 'http://198.19.0.10:80/',
-  ]);
-  assert.ok(!wrk.buildClientArgs({ targetHost: 'h', targetPort: 1, durationSeconds: 1, keepalive: true }).includes('-H'));
+  assert.deepEqual(
+    wrk.buildClientArgs({
+      targetHost: '198.19.0.10',
+      targetPort: 80,
+      durationSeconds: 0.5,
+      connections: 1,
+      threads: 2,
+      keepalive: false,
+    }),
+    [
+      '-t',
+      '1',
+      '-c',
+      '1',
+      '-d',
+      '1s',
+      '--latency',
+      '--timeout',
+      '5s',
+      '-s',
+      WRK_PERCENTILES_SCRIPT,
+      '-H',
+      'Connection: close',
+      'http://198.19.0.10:80/',
+    ],
+  );
+  assert.ok(
+    !wrk.buildClientArgs({ targetHost: 'h', targetPort: 1, durationSeconds: 1, keepalive: true }).includes('-H'),
+  );
 });
 
 test('wrk durations convert to microseconds', () => {
@@ -54,7 +87,7 @@ test('wrk durations convert to microseconds', () => {
   assert.throws(() => durationToUs('fast'));
 });
 
-test('the Lua percentile block becomes a histogram that agrees with wrk\'s own distribution', async () => {
+test("the Lua percentile block becomes a histogram that agrees with wrk's own distribution", async () => {
   const { LatencyHistogram } = await import('../../../../core/histogram.js');
   const r = parseWrkOutput(fixture('wrk-keepalive-histogram.txt'));
   assert.ok(r.histogram, 'histogram present');
@@ -63,7 +96,11 @@ test('the Lua percentile block becomes a histogram that agrees with wrk\'s own d
   assert.equal(h.min, 50);
   assert.equal(h.max, 103776);
   // wrk printed p50 485us, p90 3.10ms, p99 45.63ms for the same run.
-  for (const [p, us] of [[50, 485], [90, 3100], [99, 45630]] as const) {
+  for (const [p, us] of [
+    [50, 485],
+    [90, 3100],
+    [99, 45630],
+  ] as const) {
     const got = h.percentile(p);
     assert.ok(Math.abs(got - us) / us < 0.03, `p${p}: ${got} vs wrk's ${us}`);
   }
@@ -71,7 +108,10 @@ test('the Lua percentile block becomes a histogram that agrees with wrk\'s own d
 });
 
 test('a latency block cut short is a parse error naming wrk, never a partial histogram', () => {
-  assert.throws(() => parseWrkOutput(fixture('wrk-histogram-truncated.txt')), (err: unknown) => isCniBenchError(err, 'E_PARSE') && /^wrk:/.test(err.message));
+  assert.throws(
+    () => parseWrkOutput(fixture('wrk-histogram-truncated.txt')),
+    (err: unknown) => isCniBenchError(err, 'E_PARSE') && /^wrk:/.test(err.message),
+  );
 });
 
 test('wrk runs the percentile script, and the script file ships', async () => {

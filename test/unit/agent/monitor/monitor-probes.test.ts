@@ -12,7 +12,13 @@ import { ProbeResponder } from '../../../../agent/monitor/responder.js';
 import { freePort } from '../../../support/helpers/procs.js';
 
 const incoming: string[] = [];
-const responder = new ProbeResponder({ node: 'node-b', port: 0, host: '127.0.0.1', idleTimeoutMs: 60_000, onIncoming: (s, kind) => incoming.push(`${kind}:${s}`) });
+const responder = new ProbeResponder({
+  node: 'node-b',
+  port: 0,
+  host: '127.0.0.1',
+  idleTimeoutMs: 60_000,
+  onIncoming: (s, kind) => incoming.push(`${kind}:${s}`),
+});
 let port = 0;
 let revived: ProbeResponder | undefined;
 /** Accepts and never answers. */
@@ -66,12 +72,26 @@ test('HTTP: the answering node and its latency', async () => {
 });
 
 test('failures are named: wrong node, refused, timeout', async () => {
-  assert.equal(await reason(tcpConnectProbe({ host: '127.0.0.1', port, node: 'node-x' }, 'node-a', 1000)), 'wrong-node');
+  assert.equal(
+    await reason(tcpConnectProbe({ host: '127.0.0.1', port, node: 'node-x' }, 'node-a', 1000)),
+    'wrong-node',
+  );
   const closed = await freePort();
-  assert.equal(await reason(tcpConnectProbe({ host: '127.0.0.1', port: closed, node: 'node-b' }, 'node-a', 1000)), 'refused');
-  assert.equal(await reason(new KeptConnection({ host: '127.0.0.1', port: closed, node: 'node-b' }, 'node-a').requestResponse(1000)), 'refused');
+  assert.equal(
+    await reason(tcpConnectProbe({ host: '127.0.0.1', port: closed, node: 'node-b' }, 'node-a', 1000)),
+    'refused',
+  );
+  assert.equal(
+    await reason(
+      new KeptConnection({ host: '127.0.0.1', port: closed, node: 'node-b' }, 'node-a').requestResponse(1000),
+    ),
+    'refused',
+  );
   const began = Date.now();
-  assert.equal(await reason(tcpConnectProbe({ host: '127.0.0.1', port: silentPort, node: 'node-b' }, 'node-a', 300)), 'timeout');
+  assert.equal(
+    await reason(tcpConnectProbe({ host: '127.0.0.1', port: silentPort, node: 'node-b' }, 'node-a', 300)),
+    'timeout',
+  );
   assert.equal(await reason(httpServiceProbe('127.0.0.1', silentPort, 'node-a', 300)), 'timeout');
   assert.ok(Date.now() - began < 2000, 'each failed within its timeout');
 });

@@ -24,7 +24,8 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const conntrackAnnotations = (node: string, pct: string) => ({
   summary: `Conntrack table of ${node} is ${pct} full`,
-  description: 'Raise net.netfilter.nf_conntrack_max or find what opens so many connections; above 100% new connections are dropped.',
+  description:
+    'Raise net.netfilter.nf_conntrack_max or find what opens so many connections; above 100% new connections are dropped.',
 });
 
 const ruleTests = {
@@ -40,7 +41,13 @@ const ruleTests = {
       ],
       alert_rule_test: [
         { eval_time: '3m', alertname: 'CniBenchConntrackTableFilling', exp_alerts: [] },
-        { eval_time: '10m', alertname: 'CniBenchConntrackTableFilling', exp_alerts: [{ exp_labels: { severity: 'warning', node: 'n85' }, exp_annotations: conntrackAnnotations('n85', '85%') }] },
+        {
+          eval_time: '10m',
+          alertname: 'CniBenchConntrackTableFilling',
+          exp_alerts: [
+            { exp_labels: { severity: 'warning', node: 'n85' }, exp_annotations: conntrackAnnotations('n85', '85%') },
+          ],
+        },
       ],
     },
     {
@@ -55,10 +62,16 @@ const ruleTests = {
         {
           eval_time: '4m',
           alertname: 'CniBenchConntrackDropping',
-          exp_alerts: [{
-            exp_labels: { severity: 'critical', node: 'full' },
-            exp_annotations: { summary: 'Conntrack on full dropped 30 packets in 5 minutes (table full)', description: 'New connections through this node are being lost. Raise net.netfilter.nf_conntrack_max or find what opens so many connections.' },
-          }],
+          exp_alerts: [
+            {
+              exp_labels: { severity: 'critical', node: 'full' },
+              exp_annotations: {
+                summary: 'Conntrack on full dropped 30 packets in 5 minutes (table full)',
+                description:
+                  'New connections through this node are being lost. Raise net.netfilter.nf_conntrack_max or find what opens so many connections.',
+              },
+            },
+          ],
         },
         { eval_time: '12m', alertname: 'CniBenchConntrackDropping', exp_alerts: [] },
       ],
@@ -74,10 +87,15 @@ const ruleTests = {
         {
           eval_time: '10m',
           alertname: 'CniBenchBpfMapFilling',
-          exp_alerts: [{
-            exp_labels: { severity: 'warning', node: 'a', map: 'cilium_lb4_serv' },
-            exp_annotations: { summary: 'BPF map cilium_lb4_serv on a is 90% full', description: "Raise the map's size (for Cilium's LB maps: bpf-lb-map-max) before it overflows." },
-          }],
+          exp_alerts: [
+            {
+              exp_labels: { severity: 'warning', node: 'a', map: 'cilium_lb4_serv' },
+              exp_annotations: {
+                summary: 'BPF map cilium_lb4_serv on a is 90% full',
+                description: "Raise the map's size (for Cilium's LB maps: bpf-lb-map-max) before it overflows.",
+              },
+            },
+          ],
         },
       ],
     },
@@ -85,8 +103,14 @@ const ruleTests = {
       name: 'probe errors: a failure every minute fires, none does not; a peer down fires after 2 minutes',
       interval: '1m',
       input_series: [
-        { series: 'cni_bench_probe_errors_total{type="tcp-connect",source_node="a",target_node="b",reason="timeout"}', values: '0+1x20' },
-        { series: 'cni_bench_probe_errors_total{type="tcp-connect",source_node="a",target_node="c",reason="timeout"}', values: '2x20' },
+        {
+          series: 'cni_bench_probe_errors_total{type="tcp-connect",source_node="a",target_node="b",reason="timeout"}',
+          values: '0+1x20',
+        },
+        {
+          series: 'cni_bench_probe_errors_total{type="tcp-connect",source_node="a",target_node="c",reason="timeout"}',
+          values: '2x20',
+        },
         { series: 'cni_bench_probe_peer_up{source_node="a",target_node="b"}', values: '1 1 0x10' },
         { series: 'cni_bench_probe_peer_up{source_node="a",target_node="c"}', values: '1x12' },
       ],
@@ -94,19 +118,30 @@ const ruleTests = {
         {
           eval_time: '10m',
           alertname: 'CniBenchProbeErrors',
-          exp_alerts: [{
-            exp_labels: { severity: 'warning', type: 'tcp-connect', source_node: 'a', target_node: 'b' },
-            exp_annotations: { summary: 'tcp-connect probes from a to b fail', description: 'See cni_bench_probe_errors_total by reason (timeout, refused, unreachable, reset, ...).' },
-          }],
+          exp_alerts: [
+            {
+              exp_labels: { severity: 'warning', type: 'tcp-connect', source_node: 'a', target_node: 'b' },
+              exp_annotations: {
+                summary: 'tcp-connect probes from a to b fail',
+                description: 'See cni_bench_probe_errors_total by reason (timeout, refused, unreachable, reset, ...).',
+              },
+            },
+          ],
         },
         { eval_time: '3m', alertname: 'CniBenchPeerUnreachable', exp_alerts: [] },
         {
           eval_time: '6m',
           alertname: 'CniBenchPeerUnreachable',
-          exp_alerts: [{
-            exp_labels: { severity: 'critical', source_node: 'a', target_node: 'b' },
-            exp_annotations: { summary: 'a cannot reach b', description: 'Every probe type of the last rounds failed or some did; see cni_bench_probe_errors_total.' },
-          }],
+          exp_alerts: [
+            {
+              exp_labels: { severity: 'critical', source_node: 'a', target_node: 'b' },
+              exp_annotations: {
+                summary: 'a cannot reach b',
+                description:
+                  'Every probe type of the last rounds failed or some did; see cni_bench_probe_errors_total.',
+              },
+            },
+          ],
         },
       ],
     },
@@ -121,13 +156,16 @@ const ruleTests = {
         {
           eval_time: '26h',
           alertname: 'CniBenchKubeServicesGrowth',
-          exp_alerts: [{
-            exp_labels: { severity: 'info', node: 'grows' },
-            exp_annotations: {
-              summary: 'KUBE-SERVICES on grows grew to 6000 rules, by more than 20% and 1,000 rules within a day',
-              description: 'In iptables mode short-connection RPS falls as KUBE-SERVICES grows (about -59% at 5,000 Services in the lab); consider nftables or IPVS mode.',
+          exp_alerts: [
+            {
+              exp_labels: { severity: 'info', node: 'grows' },
+              exp_annotations: {
+                summary: 'KUBE-SERVICES on grows grew to 6000 rules, by more than 20% and 1,000 rules within a day',
+                description:
+                  'In iptables mode short-connection RPS falls as KUBE-SERVICES grows (about -59% at 5,000 Services in the lab); consider nftables or IPVS mode.',
+              },
             },
-          }],
+          ],
         },
       ],
     },
@@ -150,7 +188,20 @@ test('promtool test rules: the alerts fire where they must and not elsewhere', (
 
 test('promtool test rules fails when the conntrack alert is expected at 50% (the test can fail)', () => {
   const wrong = structuredClone(ruleTests);
-  wrong.tests = [{ ...ruleTests.tests[0]!, alert_rule_test: [{ eval_time: '10m', alertname: 'CniBenchConntrackTableFilling', exp_alerts: [{ exp_labels: { severity: 'warning', node: 'n50' }, exp_annotations: conntrackAnnotations('n50', '50%') }] }] }];
+  wrong.tests = [
+    {
+      ...ruleTests.tests[0]!,
+      alert_rule_test: [
+        {
+          eval_time: '10m',
+          alertname: 'CniBenchConntrackTableFilling',
+          exp_alerts: [
+            { exp_labels: { severity: 'warning', node: 'n50' }, exp_annotations: conntrackAnnotations('n50', '50%') },
+          ],
+        },
+      ],
+    },
+  ];
   const file = join(tmp, 'rules-wrong.yaml');
   writeFileSync(file, stringify(wrong));
   assert.notEqual(promtool(['test', 'rules', file]).status, 0);
@@ -175,10 +226,17 @@ test('every metric the rules and the dashboard use is exported (or recorded by t
   const names = await exportedNames();
   const rules = readFileSync(RULES, 'utf8');
   for (const r of rules.matchAll(/record: (\S+)/g)) names.add(r[1] as string);
-  const exprs = [...rules.matchAll(/expr: ([\s\S]*?)(?=\n\s+(?:for|labels|- record|- alert|annotations):|\n\s*\n|$)/g)].map((m) => m[1] as string).join('\n');
+  const exprs = [...rules.matchAll(/expr: ([\s\S]*?)(?=\n\s+(?:for|labels|- record|- alert|annotations):|\n\s*\n|$)/g)]
+    .map((m) => m[1] as string)
+    .join('\n');
   const dash = readFileSync(DASHBOARD, 'utf8');
-  const targets = (JSON.parse(dash) as { panels: { targets?: { expr: string }[] }[] }).panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
-  for (const [what, text] of [['rules', exprs], ['dashboard', targets]] as const) {
+  const targets = (JSON.parse(dash) as { panels: { targets?: { expr: string }[] }[] }).panels
+    .flatMap((p) => (p.targets ?? []).map((t) => t.expr))
+    .join('\n');
+  for (const [what, text] of [
+    ['rules', exprs],
+    ['dashboard', targets],
+  ] as const) {
     const used = referenced(text);
     assert.ok(used.length > 5, `${what}: ${used.join(', ')}`);
     for (const n of used) assert.ok(names.has(n), `${what} uses ${n}, which nothing exports`);
@@ -186,7 +244,12 @@ test('every metric the rules and the dashboard use is exported (or recorded by t
 });
 
 test('the dashboard is Grafana JSON with a Prometheus datasource variable on every panel and unique panel ids', () => {
-  const d = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { title: string; uid: string; panels: { id: number; type: string; datasource?: { uid: string }; targets?: unknown[] }[]; templating: { list: { name: string; type: string }[] } };
+  const d = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+    title: string;
+    uid: string;
+    panels: { id: number; type: string; datasource?: { uid: string }; targets?: unknown[] }[];
+    templating: { list: { name: string; type: string }[] };
+  };
   assert.ok(d.title && d.uid);
   assert.ok(d.templating.list.some((v) => v.name === 'datasource' && v.type === 'datasource'));
   assert.ok(d.templating.list.some((v) => v.name === 'node'));

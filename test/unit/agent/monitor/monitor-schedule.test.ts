@@ -7,7 +7,15 @@ import { test } from 'node:test';
 import { IncomingTracker } from '../../../../agent/monitor/incoming.js';
 import { RoundOutcomes } from '../../../../agent/monitor/outcomes.js';
 import { parseHttpAnswer } from '../../../../agent/monitor/probes.js';
-import { helloLine, httpAnswer, parseHelloLine, parseHttpHead, parseProbeBody, probeErrorReason, ProbeFailure } from '../../../../agent/monitor/protocol.js';
+import {
+  helloLine,
+  httpAnswer,
+  ProbeFailure,
+  parseHelloLine,
+  parseHttpHead,
+  parseProbeBody,
+  probeErrorReason,
+} from '../../../../agent/monitor/protocol.js';
 import { nextRoundDelay, roundTasks, shuffle, spreadOffsets } from '../../../../agent/monitor/schedule.js';
 import type { MonitorPlan } from '../../../../gen/cnibench/v1/agent.js';
 
@@ -35,11 +43,18 @@ function lcg(seed = 1): () => number {
 
 test('a round probes every type of every peer not paused, host types only where the peer has a host responder, and the Service once', () => {
   const tasks = roundTasks(plan);
-  assert.deepEqual(tasks.map((t) => `${t.type}>${t.target}@${t.host}`), [
-    'tcp-connect>b@198.18.17.10', 'tcp-rr>b@198.18.17.10', 'host-tcp-connect>b@198.18.0.2', 'host-tcp-rr>b@198.18.0.2',
-    'tcp-connect>c@198.18.18.10', 'tcp-rr>c@198.18.18.10',
-    'http-service>@198.19.0.10',
-  ]);
+  assert.deepEqual(
+    tasks.map((t) => `${t.type}>${t.target}@${t.host}`),
+    [
+      'tcp-connect>b@198.18.17.10',
+      'tcp-rr>b@198.18.17.10',
+      'host-tcp-connect>b@198.18.0.2',
+      'host-tcp-rr>b@198.18.0.2',
+      'tcp-connect>c@198.18.18.10',
+      'tcp-rr>c@198.18.18.10',
+      'http-service>@198.19.0.10',
+    ],
+  );
   assert.deepEqual(roundTasks({ ...plan, paused: true }), []);
   assert.ok(!roundTasks({ ...plan, servicePaused: true }).some((t) => t.type === 'http-service'));
   assert.deepEqual(roundTasks(undefined), []);
@@ -65,13 +80,25 @@ test('hello lines and HTTP heads name the source node; anything else is refused'
   assert.equal(parseHelloLine('CNIB1 bad name\n'), undefined);
   assert.equal(parseHelloLine('HELLO x\n'), undefined);
   assert.throws(() => helloLine('a b'), ProbeFailure);
-  assert.deepEqual(parseHttpHead('GET /probe?from=lab-n2 HTTP/1.1\r\nHost: x\r\n\r\n'), { path: '/probe', from: 'lab-n2' });
+  assert.deepEqual(parseHttpHead('GET /probe?from=lab-n2 HTTP/1.1\r\nHost: x\r\n\r\n'), {
+    path: '/probe',
+    from: 'lab-n2',
+  });
   assert.deepEqual(parseHttpHead('GET /other HTTP/1.0\r\n\r\n'), { path: '/other', from: undefined });
   assert.throws(() => parseHttpHead('SSH-2.0\r\n\r\n'), ProbeFailure);
   assert.equal(parseHttpAnswer(httpAnswer('GET /probe?from=x HTTP/1.1\r\n\r\n', 'lab-n3')), 'lab-n3');
-  assert.throws(() => parseHttpAnswer(httpAnswer('GET /nope HTTP/1.1\r\n\r\n', 'n')), (e) => e instanceof ProbeFailure && e.reason === 'http-status');
-  assert.throws(() => parseHttpAnswer(httpAnswer('PUT / HTTP/1.1\r\n\r\n', 'n')), (e) => e instanceof ProbeFailure && e.reason === 'http-status');
-  assert.throws(() => parseProbeBody('{"node":7}'), (e) => e instanceof ProbeFailure && e.reason === 'bad-response');
+  assert.throws(
+    () => parseHttpAnswer(httpAnswer('GET /nope HTTP/1.1\r\n\r\n', 'n')),
+    (e) => e instanceof ProbeFailure && e.reason === 'http-status',
+  );
+  assert.throws(
+    () => parseHttpAnswer(httpAnswer('PUT / HTTP/1.1\r\n\r\n', 'n')),
+    (e) => e instanceof ProbeFailure && e.reason === 'http-status',
+  );
+  assert.throws(
+    () => parseProbeBody('{"node":7}'),
+    (e) => e instanceof ProbeFailure && e.reason === 'bad-response',
+  );
 });
 
 test('errors map to a closed set of reasons', () => {

@@ -15,20 +15,36 @@ import {
 } from '../../../../agent/observe/netns-reads.js';
 import { parseProcStat } from '../../../../agent/samplers/proc.js';
 import { isCniBenchError } from '../../../../core/errors.js';
-import { evaluateGuards } from '../../../../report/guards.js';
 import { liveChildren, run, spawnLongRunning } from '../../../../core/process.js';
+import { evaluateGuards } from '../../../../report/guards.js';
 import { fixture, repoRoot } from '../../../support/helpers/fixtures.js';
 import { waitFor } from '../../../support/helpers/procs.js';
 import { notRoot } from '../../../support/helpers/root.js';
 
 const obs = (name: string): string => fixture(`observe/${name}`);
-const parseErrorOf = (tool: string) => (err: unknown): boolean => isCniBenchError(err, 'E_PARSE') && err.message.startsWith(`${tool}:`);
+const parseErrorOf =
+  (tool: string) =>
+  (err: unknown): boolean =>
+    isCniBenchError(err, 'E_PARSE') && err.message.startsWith(`${tool}:`);
 
 test('snmp Tcp counters of the client namespace after a 3 s short-connection wrk (29,161 requests)', () => {
   const t = parseSnmpTcp(obs('snmp-client-after-wrk.txt'));
-  assert.deepEqual({ ...t, fields: undefined }, {
-    activeOpens: 29178, passiveOpens: 0, attemptFails: 0, estabResets: 8, currEstab: 0, inSegs: 132795, outSegs: 159983, retransSegs: 0, inErrs: 0, outRsts: 8, fields: undefined,
-  });
+  assert.deepEqual(
+    { ...t, fields: undefined },
+    {
+      activeOpens: 29178,
+      passiveOpens: 0,
+      attemptFails: 0,
+      estabResets: 8,
+      currEstab: 0,
+      inSegs: 132795,
+      outSegs: 159983,
+      retransSegs: 0,
+      inErrs: 0,
+      outRsts: 8,
+      fields: undefined,
+    },
+  );
   // MaxConn is signed: the kernel prints -1.
   assert.equal(t.fields.MaxConn, -1);
   assert.equal(t.fields.InCsumErrors, 0);
@@ -45,7 +61,10 @@ test('the kernel counts no EADDRNOTAVAIL: wrk reported 16 connect errors with a 
   assert.equal(afterRun.estabResets - before.estabResets, 0);
   assert.equal(afterRun.activeOpens - before.activeOpens, 3839);
   // Meanwhile TIME_WAIT filled the whole range.
-  assert.equal(parseSockstat(obs('sockstat-ports-exhausted.txt')).tcpTimeWait, parsePortRange(obs('ip-local-port-range-small.txt')));
+  assert.equal(
+    parseSockstat(obs('sockstat-ports-exhausted.txt')).tcpTimeWait,
+    parsePortRange(obs('ip-local-port-range-small.txt')),
+  );
 });
 
 test('a truncated or foreign snmp is a parse error naming /proc/net/snmp', () => {
@@ -62,8 +81,22 @@ test('a truncated or foreign snmp is a parse error naming /proc/net/snmp', () =>
 });
 
 test('sockstat: idle, during and after a short-connection wrk; tw is per namespace, alloc and mem host-wide', () => {
-  assert.deepEqual(parseSockstat(obs('sockstat-idle.txt')), { socketsUsed: 0, tcpInUse: 0, tcpOrphan: 0, tcpTimeWait: 0, tcpAlloc: 4, tcpMemPages: 213 });
-  assert.deepEqual(parseSockstat(obs('sockstat-during-wrk.txt')), { socketsUsed: 15, tcpInUse: 15, tcpOrphan: 5, tcpTimeWait: 5951, tcpAlloc: 34, tcpMemPages: 0 });
+  assert.deepEqual(parseSockstat(obs('sockstat-idle.txt')), {
+    socketsUsed: 0,
+    tcpInUse: 0,
+    tcpOrphan: 0,
+    tcpTimeWait: 0,
+    tcpAlloc: 4,
+    tcpMemPages: 213,
+  });
+  assert.deepEqual(parseSockstat(obs('sockstat-during-wrk.txt')), {
+    socketsUsed: 15,
+    tcpInUse: 15,
+    tcpOrphan: 5,
+    tcpTimeWait: 5951,
+    tcpAlloc: 34,
+    tcpMemPages: 0,
+  });
   assert.equal(parseSockstat(obs('sockstat-after-wrk.txt')).tcpTimeWait, 14111);
   const isSock = parseErrorOf('/proc/net/sockstat');
   assert.throws(() => parseSockstat(obs('sockstat-truncated.txt')), isSock);
@@ -74,7 +107,10 @@ test('sockstat: idle, during and after a short-connection wrk; tw is per namespa
 test('ip_local_port_range, tcp_tw_reuse and sysfs speed as captured', () => {
   assert.equal(parsePortRange(obs('ip-local-port-range-default.txt')), 28232);
   assert.equal(parsePortRange(obs('ip-local-port-range-small.txt')), 1000);
-  assert.throws(() => parsePortRange(obs('ip-local-port-range-truncated.txt')), parseErrorOf('net.ipv4.ip_local_port_range'));
+  assert.throws(
+    () => parsePortRange(obs('ip-local-port-range-truncated.txt')),
+    parseErrorOf('net.ipv4.ip_local_port_range'),
+  );
   assert.throws(() => parsePortRange('60999\t32768\n'), parseErrorOf('net.ipv4.ip_local_port_range'));
   assert.equal(parseTcpTwReuse(obs('tcp-tw-reuse-default.txt')), 2);
   assert.equal(parseTcpTwReuse(obs('tcp-tw-reuse-off.txt')), 0);
@@ -94,26 +130,36 @@ test('ip -j: the route device, and which links are hardware (a bus behind them, 
   assert.deepEqual(host.get('ifb0'), { ifindex: 2, ifname: 'ifb0', kind: 'ifb', parentBus: undefined });
   assert.deepEqual(host.get('lo'), { ifindex: 1, ifname: 'lo', kind: undefined, parentBus: undefined });
   const ns = parseIpLinks(obs('ip-link-client-ns.json'));
-  assert.deepEqual(ns.find((l) => l.ifname === 'cnibobs-a'), { ifindex: 8, ifname: 'cnibobs-a', kind: 'veth', parentBus: undefined });
+  assert.deepEqual(
+    ns.find((l) => l.ifname === 'cnibobs-a'),
+    { ifindex: 8, ifname: 'cnibobs-a', kind: 'veth', parentBus: undefined },
+  );
 });
 
 test('/proc/<pid>/stat of a running wrk -t2 (main thread + 2 workers) parses with the existing parser', () => {
   // ps printed `8948 wrk 3` (pid comm nlwp) before and after the capture.
   const s = parseProcStat(obs('wrk-stat.txt'));
-  assert.deepEqual({ pid: s.pid, comm: s.comm, state: s.state, threads: s.numThreads, ticks: s.utimeTicks + s.stimeTicks }, { pid: 8948, comm: 'wrk', state: 'S', threads: 3, ticks: 47 });
+  assert.deepEqual(
+    { pid: s.pid, comm: s.comm, state: s.state, threads: s.numThreads, ticks: s.utimeTicks + s.stimeTicks },
+    { pid: 8948, comm: 'wrk', state: 'S', threads: 3, ticks: 47 },
+  );
 });
 
 /**
  * Busy for 1 s of wall time, then prints the CPU it got over its own run: on
  * a loaded machine it gets less than a core, and the observer must see the same.
  */
-const BUSY_1S = 'const t0 = Date.now(); while (Date.now() < t0 + 1000); const u = process.cpuUsage(); console.log((u.user + u.system) / 1000 / (Date.now() - t0));';
+const BUSY_1S =
+  'const t0 = Date.now(); while (Date.now() < t0 + 1000); const u = process.cpuUsage(); console.log((u.user + u.system) / 1000 / (Date.now() - t0));';
 
 /** The observer's rate against what the busy child itself counted (load moves both alike). */
 function assertCoresNear(observed: number, childStdout: string, notes: string[]): void {
   const own = Number(childStdout.trim());
   assert.ok(Number.isFinite(own) && own > 0.2, `the busy child printed '${childStdout}'`);
-  assert.ok(Math.abs(observed - own) <= 0.25, `observer ${observed.toFixed(2)} cores, the child counted ${own.toFixed(2)}; notes ${notes.join(' | ')}`);
+  assert.ok(
+    Math.abs(observed - own) <= 0.25,
+    `observer ${observed.toFixed(2)} cores, the child counted ${own.toFixed(2)}; notes ${notes.join(' | ')}`,
+  );
 }
 
 test('a real busy child: about one core, and stop() after it exited keeps the last reading', async () => {
@@ -148,8 +194,14 @@ test('a pid that is already gone: stop() resolves with zeros and says why', asyn
   const observer = startClientObserver({ pid: Number(r.stdout.trim()), threads: 1, cpus: 1 });
   const { observation, notes } = await observer.stop();
   assert.equal(observation.cpuCores, 0);
-  assert.ok(notes.some((n) => n.startsWith('cpu: fewer than two readings')), notes.join(' | '));
-  assert.ok(notes.some((n) => n.startsWith('network namespace:')), notes.join(' | '));
+  assert.ok(
+    notes.some((n) => n.startsWith('cpu: fewer than two readings')),
+    notes.join(' | '),
+  );
+  assert.ok(
+    notes.some((n) => n.startsWith('network namespace:')),
+    notes.join(' | '),
+  );
 });
 
 // Namespaces of this test only; deleted in after() even when the test fails.
@@ -161,24 +213,68 @@ after(async () => {
   assert.equal(liveChildren(), 0);
 });
 
-test('wrk with short connections in a namespace of 1,000 ports: TIME_WAIT peak, sysctls and counters of that namespace', { skip: notRoot, timeout: 60_000 }, async () => {
+test('wrk with short connections in a namespace of 1,000 ports: TIME_WAIT peak, sysctls and counters of that namespace', {
+  skip: notRoot,
+  timeout: 60_000,
+}, async () => {
   await ip('netns', 'add', NS_A);
   await ip('netns', 'add', NS_B);
   await ip('link', 'add', 'cnibobst-a', 'netns', NS_A, 'type', 'veth', 'peer', 'name', 'cnibobst-b', 'netns', NS_B);
   await ip('-n', NS_A, 'addr', 'add', '198.18.200.1/24', 'dev', 'cnibobst-a');
   await ip('-n', NS_B, 'addr', 'add', '198.18.200.2/24', 'dev', 'cnibobst-b');
-  for (const [ns, dev] of [[NS_A, 'cnibobst-a'], [NS_B, 'cnibobst-b']] as const) {
+  for (const [ns, dev] of [
+    [NS_A, 'cnibobst-a'],
+    [NS_B, 'cnibobst-b'],
+  ] as const) {
     await ip('-n', ns, 'link', 'set', 'lo', 'up');
     await ip('-n', ns, 'link', 'set', dev, 'up');
   }
-  await run('ip', ['netns', 'exec', NS_A, 'sysctl', '-q', '-w', 'net.ipv4.ip_local_port_range=40000 40999', 'net.ipv4.tcp_tw_reuse=0']);
-  const server = spawnLongRunning('ip', ['netns', 'exec', NS_B, process.execPath, `${repoRoot}dist/agent/builtins/http-echo.js`, '--port', '8080']);
+  await run('ip', [
+    'netns',
+    'exec',
+    NS_A,
+    'sysctl',
+    '-q',
+    '-w',
+    'net.ipv4.ip_local_port_range=40000 40999',
+    'net.ipv4.tcp_tw_reuse=0',
+  ]);
+  const server = spawnLongRunning('ip', [
+    'netns',
+    'exec',
+    NS_B,
+    process.execPath,
+    `${repoRoot}dist/agent/builtins/http-echo.js`,
+    '--port',
+    '8080',
+  ]);
   try {
-    await waitFor('echo server', async () => /:8080\b/.test((await run('ip', ['netns', 'exec', NS_B, 'ss', '-ltnH'])).stdout), 10_000);
+    await waitFor(
+      'echo server',
+      async () => /:8080\b/.test((await run('ip', ['netns', 'exec', NS_B, 'ss', '-ltnH'])).stdout),
+      10_000,
+    );
     // Under `ip netns exec` the pid moves into the namespace just before exec, as under nsenter.
-    const wrk = spawnLongRunning('ip', ['netns', 'exec', NS_A, 'wrk', '-t1', '-c8', '-d2s', '-H', 'Connection: close', 'http://198.18.200.2:8080/']);
+    const wrk = spawnLongRunning('ip', [
+      'netns',
+      'exec',
+      NS_A,
+      'wrk',
+      '-t1',
+      '-c8',
+      '-d2s',
+      '-H',
+      'Connection: close',
+      'http://198.18.200.2:8080/',
+    ]);
     assert.ok(wrk.pid);
-    const observer = startClientObserver({ pid: wrk.pid, threads: 1, cpus: 2, netnsPath: `/run/netns/${NS_A}`, targetHost: '198.18.200.2' });
+    const observer = startClientObserver({
+      pid: wrk.pid,
+      threads: 1,
+      cpus: 2,
+      netnsPath: `/run/netns/${NS_A}`,
+      targetHost: '198.18.200.2',
+    });
     const out = await wrk.exited;
     const { observation: o, notes } = await observer.stop();
     const why = `${JSON.stringify(o)}; notes ${notes.join(' | ')}; wrk ${out.stdout}`;
@@ -190,10 +286,26 @@ test('wrk with short connections in a namespace of 1,000 ports: TIME_WAIT peak, 
     assert.equal(o.linkSpeedMbps, 0, why);
     assert.ok(notes.includes('link speed unknown: cnibobst-a is a veth device'), why);
     const guards = evaluateGuards({
-      result: { jobId: 'j', runId: 'r', tool: 'wrk', toolVersion: '', measurement: undefined, rawOutput: '', startedMs: 0, endedMs: 0, warnings: [], observation: o, round: 0 },
+      result: {
+        jobId: 'j',
+        runId: 'r',
+        tool: 'wrk',
+        toolVersion: '',
+        measurement: undefined,
+        rawOutput: '',
+        startedMs: 0,
+        endedMs: 0,
+        warnings: [],
+        observation: o,
+        round: 0,
+      },
       rounds: 3,
     });
-    assert.deepEqual(guards.map((g) => g.code), ['ephemeral-ports'], why);
+    assert.deepEqual(
+      guards.map((g) => g.code),
+      ['ephemeral-ports'],
+      why,
+    );
   } finally {
     await server.stop();
   }

@@ -4,13 +4,19 @@ import { chooseIptablesBackend } from '../../../../agent/samplers/iptables-backe
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 test("kubelet's hint chain decides: legacy node", () => {
-  const c = chooseIptablesBackend(fixture('iptables-nft-save-beside-legacy.txt'), fixture('iptables-legacy-save-hint.txt'));
+  const c = chooseIptablesBackend(
+    fixture('iptables-nft-save-beside-legacy.txt'),
+    fixture('iptables-legacy-save-hint.txt'),
+  );
   assert.equal(c.backend, 'legacy');
   assert.match(c.reason, /canary/);
 });
 
 test("kubelet's hint chain decides: nft node", () => {
-  const c = chooseIptablesBackend(fixture('iptables-nft-save-hint.txt'), fixture('iptables-legacy-save-beside-nft.txt'));
+  const c = chooseIptablesBackend(
+    fixture('iptables-nft-save-hint.txt'),
+    fixture('iptables-legacy-save-beside-nft.txt'),
+  );
   assert.equal(c.backend, 'nft');
   assert.match(c.reason, /canary chain in nft/);
 });

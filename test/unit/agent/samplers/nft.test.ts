@@ -33,16 +33,34 @@ test('an empty ruleset has no tables and no service-ips map (not zero elements)'
 });
 
 test('truncated or foreign output is an error naming nft, never an empty ruleset', () => {
-  assert.throws(() => parseNftRuleset(fixture('nft-list-ruleset-truncated.json')), /nft: cannot parse output.*invalid JSON/s);
+  assert.throws(
+    () => parseNftRuleset(fixture('nft-list-ruleset-truncated.json')),
+    /nft: cannot parse output.*invalid JSON/s,
+  );
   assert.throws(() => parseNftRuleset('{"tables": []}'), /nft: .*"nftables" array/s);
   assert.throws(() => parseNftRuleset('{"nftables": [{"rule": {"family": "ip"}}]}'), /item 0 \(rule\) lacks "table"/);
   assert.throws(() => parseNftRuleset(''), /nft/);
 });
 
 test("kube-proxy's service-ips map listed on its own: its count, absent when nft says it does not exist", () => {
-  assert.equal(parseServiceIpsListing({ exitCode: 0, stdout: fixture('nft-list-map-service-ips.json'), stderr: '' }), 4);
-  assert.equal(parseServiceIpsListing({ exitCode: 1, stdout: '', stderr: fixture('nft-list-map-missing.stderr') }), undefined);
-  assert.throws(() => parseServiceIpsListing({ exitCode: 1, stdout: '', stderr: 'Error: Operation not permitted' }), /nft: .*exited with 1/s);
-  assert.throws(() => parseServiceIpsListing({ exitCode: 0, stdout: fixture('nft-list-ruleset-empty.json'), stderr: '' }), /does not contain that map/);
-  assert.throws(() => parseServiceIpsListing({ exitCode: 0, stdout: fixture('nft-list-ruleset-truncated.json'), stderr: '' }), /invalid JSON/);
+  assert.equal(
+    parseServiceIpsListing({ exitCode: 0, stdout: fixture('nft-list-map-service-ips.json'), stderr: '' }),
+    4,
+  );
+  assert.equal(
+    parseServiceIpsListing({ exitCode: 1, stdout: '', stderr: fixture('nft-list-map-missing.stderr') }),
+    undefined,
+  );
+  assert.throws(
+    () => parseServiceIpsListing({ exitCode: 1, stdout: '', stderr: 'Error: Operation not permitted' }),
+    /nft: .*exited with 1/s,
+  );
+  assert.throws(
+    () => parseServiceIpsListing({ exitCode: 0, stdout: fixture('nft-list-ruleset-empty.json'), stderr: '' }),
+    /does not contain that map/,
+  );
+  assert.throws(
+    () => parseServiceIpsListing({ exitCode: 0, stdout: fixture('nft-list-ruleset-truncated.json'), stderr: '' }),
+    /invalid JSON/,
+  );
 });

@@ -5,9 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  cpuMillicores,
+  type ProcStat,
+  parseProcStat,
+  parseProcStatus,
+  parseProcUptime,
+} from '../../../../agent/samplers/proc.js';
+import { PhaseCpuSummary, type ProcessSample, ProcessSampler } from '../../../../agent/samplers/process-sampler.js';
 import { isCniBenchError } from '../../../../core/errors.js';
-import { cpuMillicores, parseProcStat, parseProcStatus, parseProcUptime, type ProcStat } from '../../../../agent/samplers/proc.js';
-import { PhaseCpuSummary, ProcessSampler, type ProcessSample } from '../../../../agent/samplers/process-sampler.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 const proc = (name: string): string => fixture(`proc/${name}`);
@@ -25,15 +31,35 @@ const captured = [
 for (const c of captured) {
   test(`/proc/<pid>/stat and status of ${c.file} match what ps printed`, () => {
     const stat = parseProcStat(proc(`${c.file}-stat.txt`));
-    assert.deepEqual(stat, { pid: c.pid, comm: c.comm, state: c.state, utimeTicks: 0, stimeTicks: 0, startTimeTicks: c.startTimeTicks, numThreads: c.nlwp });
-    assert.deepEqual(parseProcStatus(proc(`${c.file}-status.txt`)), { name: c.comm, vmRssBytes: c.rssKiB * 1024, threads: c.nlwp });
+    assert.deepEqual(stat, {
+      pid: c.pid,
+      comm: c.comm,
+      state: c.state,
+      utimeTicks: 0,
+      stimeTicks: 0,
+      startTimeTicks: c.startTimeTicks,
+      numThreads: c.nlwp,
+    });
+    assert.deepEqual(parseProcStatus(proc(`${c.file}-status.txt`)), {
+      name: c.comm,
+      vmRssBytes: c.rssKiB * 1024,
+      threads: c.nlwp,
+    });
   });
 }
 
 test('a multi-threaded node reading its own /proc/self: 7 threads, comm MainThread, RSS between the two ps readings', () => {
   // ps printed `4745 MainThread 45760 7` before and `4745 MainThread 46084 7` after (the process was running).
   const stat = parseProcStat(proc('node-self-stat.txt'));
-  assert.deepEqual(stat, { pid: 4745, comm: 'MainThread', state: 'R', utimeTicks: 2, stimeTicks: 3, startTimeTicks: 36898, numThreads: 7 });
+  assert.deepEqual(stat, {
+    pid: 4745,
+    comm: 'MainThread',
+    state: 'R',
+    utimeTicks: 2,
+    stimeTicks: 3,
+    startTimeTicks: 36898,
+    numThreads: 7,
+  });
   const status = parseProcStatus(proc('node-self-status.txt'));
   assert.equal(status.name, 'MainThread');
   assert.equal(status.threads, 7);
@@ -48,7 +74,8 @@ test('comm is cut at the last parenthesis, so ") S 1 2" inside a name cannot shi
 });
 
 test('a truncated or malformed stat line is a parse error naming /proc/<pid>/stat', () => {
-  const isStatParse = (err: unknown): boolean => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('/proc/<pid>/stat:');
+  const isStatParse = (err: unknown): boolean =>
+    isCniBenchError(err, 'E_PARSE') && err.message.startsWith('/proc/<pid>/stat:');
   assert.throws(() => parseProcStat(proc('truncated-stat.txt')), isStatParse);
   assert.throws(() => parseProcStat(''), isStatParse);
   assert.throws(() => parseProcStat('4704 bash S 1 2 3'), isStatParse);
@@ -59,14 +86,26 @@ test('a truncated or malformed stat line is a parse error naming /proc/<pid>/sta
 test('status without VmRSS is an error unless zombie or kernel thread', () => {
   // Derived from the bash capture: its VmRSS line removed (VmSize and State S remain).
   const noRss = proc('bash-status.txt').replace(/^VmRSS:.*\n/m, '');
-  assert.throws(() => parseProcStatus(noRss), (err) => isCniBenchError(err, 'E_PARSE') && /VmRSS/.test(err.message));
-  assert.throws(() => parseProcStatus(''), (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('/proc/<pid>/status:'));
-  assert.throws(() => parseProcStatus(proc('bash-status.txt').replace(/^VmRSS:.*$/m, 'VmRSS:\t3044 MB')), (err) => isCniBenchError(err, 'E_PARSE'));
+  assert.throws(
+    () => parseProcStatus(noRss),
+    (err) => isCniBenchError(err, 'E_PARSE') && /VmRSS/.test(err.message),
+  );
+  assert.throws(
+    () => parseProcStatus(''),
+    (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('/proc/<pid>/status:'),
+  );
+  assert.throws(
+    () => parseProcStatus(proc('bash-status.txt').replace(/^VmRSS:.*$/m, 'VmRSS:\t3044 MB')),
+    (err) => isCniBenchError(err, 'E_PARSE'),
+  );
 });
 
 test('/proc/uptime', () => {
   assert.equal(parseProcUptime(proc('uptime.txt')), 422.39);
-  assert.throws(() => parseProcUptime('422.39\n'), (err) => isCniBenchError(err, 'E_PARSE'));
+  assert.throws(
+    () => parseProcUptime('422.39\n'),
+    (err) => isCniBenchError(err, 'E_PARSE'),
+  );
 });
 
 test('cpuMillicores: ticks over wall time, and a reused pid is refused', () => {
@@ -76,9 +115,18 @@ test('cpuMillicores: ticks over wall time, and a reused pid is refused', () => {
   assert.equal(cpuMillicores(prev, cur, 500), 1500);
   assert.equal(cpuMillicores(prev, cur, 1000, 250), 300);
   assert.equal(cpuMillicores(prev, prev, 1000), 0);
-  assert.throws(() => cpuMillicores(prev, { ...cur, startTimeTicks: prev.startTimeTicks + 1 }, 1000), (err) => isCniBenchError(err, 'E_VALIDATION') && /reused/.test(err.message));
-  assert.throws(() => cpuMillicores(prev, cur, 0), (err) => isCniBenchError(err, 'E_VALIDATION') && /elapsedMs/.test(err.message));
-  assert.throws(() => cpuMillicores(cur, prev, 1000), (err) => isCniBenchError(err, 'E_VALIDATION') && /backwards/.test(err.message));
+  assert.throws(
+    () => cpuMillicores(prev, { ...cur, startTimeTicks: prev.startTimeTicks + 1 }, 1000),
+    (err) => isCniBenchError(err, 'E_VALIDATION') && /reused/.test(err.message),
+  );
+  assert.throws(
+    () => cpuMillicores(prev, cur, 0),
+    (err) => isCniBenchError(err, 'E_VALIDATION') && /elapsedMs/.test(err.message),
+  );
+  assert.throws(
+    () => cpuMillicores(cur, prev, 1000),
+    (err) => isCniBenchError(err, 'E_VALIDATION') && /backwards/.test(err.message),
+  );
 });
 
 /** A stat line with its utime (field 14) replaced; the rest is the capture. */
@@ -104,8 +152,16 @@ test('ProcessSampler on a copy of /proc: matches comm, skips vanished pids, name
     await put(78, { comm: 'bash\n', stat: proc('bash-stat.txt').replace(/^4704 /, '78 ') });
     await mkdir(join(root, '78', 'status')); // a read that fails for another reason (EISDIR)
     // The kernel keeps 15 characters of a longer name (derived from the bash capture, comm renamed).
-    await put(4706, { comm: 'kube-proxy-very\n', stat: proc('bash-stat.txt').replace('4704 (bash)', '4706 (kube-proxy-very)'), status: proc('bash-status.txt') });
-    const sampler = new ProcessSampler({ names: ['bash', 'my (odd) name', 'kube-proxy-very-long-name'], procRoot: root, rescanMs: 0 });
+    await put(4706, {
+      comm: 'kube-proxy-very\n',
+      stat: proc('bash-stat.txt').replace('4704 (bash)', '4706 (kube-proxy-very)'),
+      status: proc('bash-status.txt'),
+    });
+    const sampler = new ProcessSampler({
+      names: ['bash', 'my (odd) name', 'kube-proxy-very-long-name'],
+      procRoot: root,
+      rescanMs: 0,
+    });
 
     const first = await sampler.sample();
     assert.deepEqual(first.processes, [
@@ -118,7 +174,11 @@ test('ProcessSampler on a copy of /proc: matches comm, skips vanished pids, name
 
     // 40 more ticks for bash; the odd process appears, started after the first sample.
     await writeFile(join(root, '4704', 'stat'), withUtime(proc('bash-stat.txt'), 40));
-    await put(4901, { comm: 'my (odd) name\n', stat: withUtime(proc('odd-comm-stat.txt'), 10), status: proc('odd-comm-status.txt') });
+    await put(4901, {
+      comm: 'my (odd) name\n',
+      stat: withUtime(proc('odd-comm-stat.txt'), 10),
+      status: proc('odd-comm-status.txt'),
+    });
     await sleep(20);
     const second = await sampler.sample();
     const interval = second.intervalMs ?? 0;
@@ -162,7 +222,10 @@ test("ProcessSampler with a node's netns counts only that namespace's processes 
   const put = async (pid: number, netnsLink: string | undefined): Promise<void> => {
     await mkdir(join(root, String(pid), 'ns'), { recursive: true });
     await writeFile(join(root, String(pid), 'comm'), 'cilium-agent\n');
-    await writeFile(join(root, String(pid), 'stat'), proc('bash-stat.txt').replace('4704 (bash)', `${pid} (cilium-agent)`));
+    await writeFile(
+      join(root, String(pid), 'stat'),
+      proc('bash-stat.txt').replace('4704 (bash)', `${pid} (cilium-agent)`),
+    );
     await writeFile(join(root, String(pid), 'status'), proc('bash-status.txt'));
     if (netnsLink) await symlink(netnsLink, join(root, String(pid), 'ns', 'net'));
   };
@@ -196,7 +259,9 @@ test('PhaseCpuSummary: time-weighted average, max CPU and max RSS per name', () 
   phase.add(s(undefined, undefined, 900));
   phase.add(s(1000, 100, 1000));
   phase.add(s(3000, 500, 800));
-  assert.deepEqual(phase.result(), [{ name: 'kube-proxy', samples: 2, avgMillicores: 400, maxMillicores: 500, maxRssBytes: 1000 }]);
+  assert.deepEqual(phase.result(), [
+    { name: 'kube-proxy', samples: 2, avgMillicores: 400, maxMillicores: 500, maxRssBytes: 1000 },
+  ]);
 });
 
 test('ProcessSampler on the real /proc finds a busy node child and its CPU rate', async () => {
@@ -204,7 +269,9 @@ test('ProcessSampler on the real /proc finds a busy node child and its CPU rate'
   // its main thread, and so the process, "MainThread". Setting process.title
   // renames it back (prctl PR_SET_NAME); the child says "ready" only after that.
   // Pipes are synchronous on Linux, so "ready" is written before the loop starts.
-  const child = spawn(process.execPath, ['-e', "process.title = 'node'; console.log('ready'); for (;;) {}"], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', "process.title = 'node'; console.log('ready'); for (;;) {}"], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const pid = child.pid;
     assert.ok(pid !== undefined);

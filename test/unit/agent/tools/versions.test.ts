@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isCniBenchError } from '../../../../core/errors.js';
 import { parseIptablesBackend, versionProbes } from '../../../../agent/tools/versions.js';
+import { isCniBenchError } from '../../../../core/errors.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 const probe = (tool: string) => {
@@ -24,8 +24,14 @@ test('versions of the installed tools, from their real output', () => {
 });
 
 test('a missing tool answers with the shell, which is not a version', () => {
-  assert.throws(() => probe('fortio').parse(fixture('version-fortio-missing.txt')), (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('fortio:'));
-  assert.throws(() => probe('netperf').parse(fixture('version-netperf-missing.txt')), (err) => isCniBenchError(err, 'E_PARSE'));
+  assert.throws(
+    () => probe('fortio').parse(fixture('version-fortio-missing.txt')),
+    (err) => isCniBenchError(err, 'E_PARSE') && err.message.startsWith('fortio:'),
+  );
+  assert.throws(
+    () => probe('netperf').parse(fixture('version-netperf-missing.txt')),
+    (err) => isCniBenchError(err, 'E_PARSE'),
+  );
 });
 
 test('iptables backend as kube-proxy sees it', () => {

@@ -34,6 +34,21 @@ test('anything else is refused with the reason', () => {
   assert.match(nodeOfReview({ authenticated: false }, SA).why ?? '', /not authenticated/);
   assert.match(nodeOfReview(undefined, SA).why ?? '', /not authenticated/);
   assert.match(nodeOfReview(status({ audiences: ['https://kubernetes.default.svc'] }), SA).why ?? '', /audience/);
-  assert.match(nodeOfReview(status({ user: { username: 'system:serviceaccount:default:default', extra: { 'authentication.kubernetes.io/node-name': ['node-a'] } } }), SA).why ?? '', /not the agents/);
-  assert.match(nodeOfReview(status({ user: { username: 'system:serviceaccount:cni-bench:cni-bench-agent', extra: {} } }), SA).why ?? '', /not bound to a pod/);
+  assert.match(
+    nodeOfReview(
+      status({
+        user: {
+          username: 'system:serviceaccount:default:default',
+          extra: { 'authentication.kubernetes.io/node-name': ['node-a'] },
+        },
+      }),
+      SA,
+    ).why ?? '',
+    /not the agents/,
+  );
+  assert.match(
+    nodeOfReview(status({ user: { username: 'system:serviceaccount:cni-bench:cni-bench-agent', extra: {} } }), SA)
+      .why ?? '',
+    /not bound to a pod/,
+  );
 });

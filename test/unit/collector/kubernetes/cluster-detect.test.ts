@@ -8,20 +8,32 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V1Node } from '@kubernetes/client-node';
-import { isCniBenchError } from '../../../../core/errors.js';
 import { ciliumModeOf } from '../../../../collector/kubernetes/cilium-mode.js';
-import { detectCluster, type ApiObservations, type ConfigMapRead } from '../../../../collector/kubernetes/cluster-detect.js';
+import {
+  type ApiObservations,
+  type ConfigMapRead,
+  detectCluster,
+} from '../../../../collector/kubernetes/cluster-detect.js';
 import { cniFromNodes } from '../../../../collector/kubernetes/cni-annotations.js';
 import { kubeProxyModeOf } from '../../../../collector/kubernetes/kube-proxy-mode.js';
+import { isCniBenchError } from '../../../../core/errors.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 const nodes = (name: string): V1Node[] => (JSON.parse(fixture(`cluster/${name}.json`)) as { items: V1Node[] }).items;
-const data = (name: string): Record<string, string> => (JSON.parse(fixture(`cluster/${name}.json`)) as { data: Record<string, string> }).data;
+const data = (name: string): Record<string, string> =>
+  (JSON.parse(fixture(`cluster/${name}.json`)) as { data: Record<string, string> }).data;
 const found = (name: string): ConfigMapRead => ({ state: 'found', data: data(name) });
 const NOT_FOUND: ConfigMapRead = { state: 'not-found' };
 
 function observe(over: Partial<ApiObservations>): ApiObservations {
-  return { version: 'v1.37.2', nodes: nodes('nodes-plain'), kubeProxy: NOT_FOUND, ciliumConfig: NOT_FOUND, ciliumNamespace: 'kube-system', ...over };
+  return {
+    version: 'v1.37.2',
+    nodes: nodes('nodes-plain'),
+    kubeProxy: NOT_FOUND,
+    ciliumConfig: NOT_FOUND,
+    ciliumNamespace: 'kube-system',
+    ...over,
+  };
 }
 
 test('flannel: the backend-type annotation gives the CNI and its mode', () => {
@@ -41,7 +53,10 @@ test('Calico: the tunnel address annotations give the encapsulation; a node with
   assert.equal(mixed.cni, 'calico');
   assert.equal(mixed.cniMode, 'vxlan');
   assert.deepEqual(mixed.notes, ['1 node carries no CNI annotation: worker-3']);
-  const bgpOnly = nodes('nodes-calico-ipip').map((n) => ({ ...n, metadata: { ...n.metadata, annotations: { 'projectcalico.org/IPv4Address': '192.0.2.11/24' } } }));
+  const bgpOnly = nodes('nodes-calico-ipip').map((n) => ({
+    ...n,
+    metadata: { ...n.metadata, annotations: { 'projectcalico.org/IPv4Address': '192.0.2.11/24' } },
+  }));
   assert.equal(cniFromNodes(bgpOnly).cniMode, 'no tunnel address (unencapsulated)');
 });
 
@@ -49,7 +64,9 @@ test('Cilium: the current and the older annotation keys both count; the mode is 
   const c = cniFromNodes(nodes('nodes-cilium-annotated'));
   assert.equal(c.cni, 'cilium');
   assert.equal(c.cniMode, undefined);
-  assert.deepEqual(c.evidence, ['cilium: node annotation network.cilium.io/ipv4-cilium-host, io.cilium.network.ipv4-cilium-host on 2 nodes of 2']);
+  assert.deepEqual(c.evidence, [
+    'cilium: node annotation network.cilium.io/ipv4-cilium-host, io.cilium.network.ipv4-cilium-host on 2 nodes of 2',
+  ]);
   assert.deepEqual(cniFromNodes(nodes('nodes-plain')), { modes: {}, evidence: [], notes: [] });
 });
 
@@ -68,16 +85,26 @@ test('cilium-config: routing-mode, tunnel-protocol (default vxlan), the pre-1.14
   const partial = ciliumModeOf(data('cilium-config-partial'), w);
   assert.deepEqual([partial.cniMode, partial.replacesKubeProxy], ['vxlan tunnel', false]);
   assert.match(partial.notes[0]!, /kube-proxy-replacement=partial replaces only part of kube-proxy/);
-  assert.match(ciliumModeOf({ 'routing-mode': 'hybrid' }, w).notes[0]!, /routing-mode 'hybrid' is not one Cilium documents/);
+  assert.match(
+    ciliumModeOf({ 'routing-mode': 'hybrid' }, w).notes[0]!,
+    /routing-mode 'hybrid' is not one Cilium documents/,
+  );
 });
 
 test('kube-proxy ConfigMap: kubeadm v1.37 (iptables), the empty mode (iptables, said so), nftables, ipvs', () => {
-  assert.deepEqual(kubeProxyModeOf(data('kube-proxy-kubeadm-v1.37')), { mode: 'iptables', evidence: 'configmap kube-system/kube-proxy key config.conf: mode iptables' });
+  assert.deepEqual(kubeProxyModeOf(data('kube-proxy-kubeadm-v1.37')), {
+    mode: 'iptables',
+    evidence: 'configmap kube-system/kube-proxy key config.conf: mode iptables',
+  });
   const empty = kubeProxyModeOf(data('kube-proxy-kubeadm-empty-mode'));
   assert.equal(empty.mode, 'iptables');
   assert.match(empty.evidence, /mode empty, kube-proxy's Linux default iptables/);
   assert.equal(kubeProxyModeOf(data('kube-proxy-nftables')).mode, 'nftables');
-  assert.equal(kubeProxyModeOf(data('kube-proxy-written-nftables')).mode, 'nftables', 'the configuration the real kube-proxy v1.37 writes');
+  assert.equal(
+    kubeProxyModeOf(data('kube-proxy-written-nftables')).mode,
+    'nftables',
+    'the configuration the real kube-proxy v1.37 writes',
+  );
   assert.equal(kubeProxyModeOf(data('kube-proxy-ipvs')).mode, 'ipvs');
 });
 
@@ -89,16 +116,22 @@ test('a malformed kube-proxy ConfigMap is a PARSE error naming the ConfigMap and
     ['kube-proxy-not-a-kube-proxy-config', /kind is "Config", not KubeProxyConfiguration/],
   ];
   for (const [name, message] of cases) {
-    assert.throws(() => kubeProxyModeOf(data(name)), (err: unknown) => {
-      assert.ok(isCniBenchError(err, 'E_PARSE'), `${name}: ${String(err)}`);
-      assert.match(err.message, message);
-      assert.deepEqual([err.details.configMap, err.details.key], ['kube-system/kube-proxy', 'config.conf']);
-      return true;
-    });
+    assert.throws(
+      () => kubeProxyModeOf(data(name)),
+      (err: unknown) => {
+        assert.ok(isCniBenchError(err, 'E_PARSE'), `${name}: ${String(err)}`);
+        assert.match(err.message, message);
+        assert.deepEqual([err.details.configMap, err.details.key], ['kube-system/kube-proxy', 'config.conf']);
+        return true;
+      },
+    );
   }
   const d = detectCluster(observe({ kubeProxy: found('kube-proxy-not-yaml') }));
   assert.equal(d.kubeProxyMode, undefined, 'no mode is made up');
-  assert.match(d.notes.join('\n'), /kube-proxy mode unknown: E_PARSE configmap kube-system\/kube-proxy key config\.conf: not YAML/);
+  assert.match(
+    d.notes.join('\n'),
+    /kube-proxy mode unknown: E_PARSE configmap kube-system\/kube-proxy key config\.conf: not YAML/,
+  );
 });
 
 test('the whole description: flannel + kubeadm nftables, with version and node facts', () => {
@@ -129,11 +162,28 @@ test('nodes that differ: kernels, OS images, runtimes and instance types are lis
 });
 
 test('Cilium with kube-proxy replacement: kube-proxy mode none; a kube-proxy ConfigMap beside it is a note', () => {
-  const d = detectCluster(observe({ nodes: nodes('nodes-plain'), ciliumConfig: found('cilium-config-native-kpr'), kubeProxy: found('kube-proxy-kubeadm-v1.37') }));
-  assert.deepEqual([d.cni, d.cniMode, d.kubeProxyMode], ['cilium', 'native routing + wireguard', 'none (Cilium kube-proxy replacement)']);
-  assert.match(d.notes.join('\n'), /cilium-config replaces kube-proxy, yet configmap kube-system\/kube-proxy sets mode iptables/);
-  const plain = detectCluster(observe({ ciliumConfig: found('cilium-config-tunnel-geneve'), kubeProxy: found('kube-proxy-kubeadm-v1.37') }));
-  assert.deepEqual([plain.cni, plain.cniMode, plain.kubeProxyMode, plain.notes], ['cilium', 'geneve tunnel', 'iptables', []]);
+  const d = detectCluster(
+    observe({
+      nodes: nodes('nodes-plain'),
+      ciliumConfig: found('cilium-config-native-kpr'),
+      kubeProxy: found('kube-proxy-kubeadm-v1.37'),
+    }),
+  );
+  assert.deepEqual(
+    [d.cni, d.cniMode, d.kubeProxyMode],
+    ['cilium', 'native routing + wireguard', 'none (Cilium kube-proxy replacement)'],
+  );
+  assert.match(
+    d.notes.join('\n'),
+    /cilium-config replaces kube-proxy, yet configmap kube-system\/kube-proxy sets mode iptables/,
+  );
+  const plain = detectCluster(
+    observe({ ciliumConfig: found('cilium-config-tunnel-geneve'), kubeProxy: found('kube-proxy-kubeadm-v1.37') }),
+  );
+  assert.deepEqual(
+    [plain.cni, plain.cniMode, plain.kubeProxyMode, plain.notes],
+    ['cilium', 'geneve tunnel', 'iptables', []],
+  );
 });
 
 test('what cannot be read is a note naming the grant; a missing ConfigMap is evidence, not an error', () => {
@@ -141,7 +191,10 @@ test('what cannot be read is a note naming the grant; a missing ConfigMap is evi
     observe({
       version: undefined,
       nodes: nodes('nodes-flannel-host-gw'),
-      kubeProxy: { state: 'forbidden', grant: 'get configmaps/kube-proxy in kube-system (chart: rbac.clusterDescription.read)' },
+      kubeProxy: {
+        state: 'forbidden',
+        grant: 'get configmaps/kube-proxy in kube-system (chart: rbac.clusterDescription.read)',
+      },
       ciliumConfig: { state: 'failed', message: 'HTTP 500' },
     }),
   );
@@ -150,7 +203,10 @@ test('what cannot be read is a note naming the grant; a missing ConfigMap is evi
     'configmap kube-system/cilium-config not read: HTTP 500',
     'configmap kube-system/kube-proxy not read: the collector may not get it (grant get configmaps/kube-proxy in kube-system (chart: rbac.clusterDescription.read))',
   ]);
-  assert.deepEqual([d.cni, d.cniMode, d.kubeProxyMode, d.kubernetesVersion], ['flannel', 'host-gw', undefined, undefined]);
+  assert.deepEqual(
+    [d.cni, d.cniMode, d.kubeProxyMode, d.kubernetesVersion],
+    ['flannel', 'host-gw', undefined, undefined],
+  );
   const none = detectCluster(observe({}));
   assert.deepEqual(none.notes, []);
   assert.match(none.evidence.join('\n'), /configmap kube-system\/kube-proxy: not found/);

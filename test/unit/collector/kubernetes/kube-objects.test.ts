@@ -6,8 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ALL_MANAGED, dummyPair, runSelector, servicePair, SLICE_MANAGER } from '../../../../collector/kubernetes/objects.js';
 import { kubeSource } from '../../../../collector/kubernetes/kube-config.js';
+import {
+  ALL_MANAGED,
+  dummyPair,
+  runSelector,
+  SLICE_MANAGER,
+  servicePair,
+} from '../../../../collector/kubernetes/objects.js';
 import { inBenchmarkRange } from '../../../../lab/plan.js';
 
 test('a dummy Service has no selector, its slice names it, and both carry the run labels', () => {
@@ -40,19 +46,50 @@ test('a fronting Service needs one port for all its endpoints', () => {
   const p = servicePair('ns', 'cni-bench-wrk', 80, [{ ip: '198.18.16.10', port: 8080 }], 'r', 'frontend');
   assert.equal(p.service.spec?.ports?.[0]?.targetPort, 8080);
   assert.equal(p.slice.ports?.[0]?.port, 8080);
-  assert.throws(() => servicePair('ns', 'x', 80, [{ ip: '198.18.16.10', port: 1 }, { ip: '198.18.16.11', port: 2 }], 'r', 'frontend'), /endpoints/);
+  assert.throws(
+    () =>
+      servicePair(
+        'ns',
+        'x',
+        80,
+        [
+          { ip: '198.18.16.10', port: 1 },
+          { ip: '198.18.16.11', port: 2 },
+        ],
+        'r',
+        'frontend',
+      ),
+    /endpoints/,
+  );
 });
 
 test('a fronting Service for netserver carries its data port as a second named port, in the Service and the EndpointSlice', () => {
-  const p = servicePair('ns', 'cni-bench-netserver', 12965, [{ ip: '198.18.16.10', port: 12965 }], 'r', 'frontend', [{ name: 'data', port: 12966, targetPort: 12966 }]);
-  assert.deepEqual(p.service.spec?.ports?.map((x) => [x.name, x.port, x.targetPort]), [['p', 12965, 12965], ['data', 12966, 12966]]);
-  assert.deepEqual(p.slice.ports?.map((x) => [x.name, x.port]), [['p', 12965], ['data', 12966]]);
+  const p = servicePair('ns', 'cni-bench-netserver', 12965, [{ ip: '198.18.16.10', port: 12965 }], 'r', 'frontend', [
+    { name: 'data', port: 12966, targetPort: 12966 },
+  ]);
+  assert.deepEqual(
+    p.service.spec?.ports?.map((x) => [x.name, x.port, x.targetPort]),
+    [
+      ['p', 12965, 12965],
+      ['data', 12966, 12966],
+    ],
+  );
+  assert.deepEqual(
+    p.slice.ports?.map((x) => [x.name, x.port]),
+    [
+      ['p', 12965],
+      ['data', 12966],
+    ],
+  );
 });
 
 test('the Kubernetes API source: auto prefers in-cluster, then a kubeconfig, else none', () => {
   assert.equal(kubeSource({ kubernetes: 'auto', kubeconfig: '' }, {}), 'none');
   assert.equal(kubeSource({ kubernetes: 'auto', kubeconfig: '/k' }, {}), 'kubeconfig');
-  assert.equal(kubeSource({ kubernetes: 'auto', kubeconfig: '/k' }, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }), 'in-cluster');
+  assert.equal(
+    kubeSource({ kubernetes: 'auto', kubeconfig: '/k' }, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }),
+    'in-cluster',
+  );
   assert.equal(kubeSource({ kubernetes: 'off', kubeconfig: '/k' }, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }), 'none');
   assert.throws(() => kubeSource({ kubernetes: 'kubeconfig', kubeconfig: '' }, {}), /kubeconfig: required/);
 });

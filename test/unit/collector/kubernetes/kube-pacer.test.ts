@@ -6,11 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isCniBenchError } from '../../../../core/errors.js';
 import { isRetryable, Pacer, statusOf } from '../../../../collector/kubernetes/pacer.js';
+import { isCniBenchError } from '../../../../core/errors.js';
 
 const fast = { qps: 1000, burst: 1000, parallelism: 4, maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 };
-const apiError = (code: number, headers: Record<string, string> = {}) => Object.assign(new Error(`HTTP-Code: ${code}`), { code, headers });
+const apiError = (code: number, headers: Record<string, string> = {}) =>
+  Object.assign(new Error(`HTTP-Code: ${code}`), { code, headers });
 
 test('429, 5xx and dropped connections are retried; 4xx are not', () => {
   assert.equal(isRetryable(apiError(429)), true);
@@ -44,7 +45,8 @@ test('a 403 fails at once with a coded error naming the call and the status', as
       calls++;
       throw apiError(403);
     }),
-    (err: unknown) => isCniBenchError(err, 'E_KUBERNETES') && /create service ns\/x: HTTP 403/.test((err as Error).message),
+    (err: unknown) =>
+      isCniBenchError(err, 'E_KUBERNETES') && /create service ns\/x: HTTP 403/.test((err as Error).message),
   );
   assert.equal(calls, 1);
 });

@@ -5,25 +5,77 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildSnapshot, coverage, type AgentMonitorState } from '../../../../collector/monitor/aggregate.js';
+import { type AgentMonitorState, buildSnapshot, coverage } from '../../../../collector/monitor/aggregate.js';
 import { LatencyHistogram } from '../../../../core/histogram.js';
 import type { MonitorPlan, MonitorReport, ProbeOutcome } from '../../../../gen/cnibench/v1/agent.js';
 
-const peer = (nodeName: string, over: Partial<MonitorPlan['peers'][number]> = {}) => ({ nodeName, podIp: '198.18.16.10', probePort: 8478, hostIp: '', hostProbePort: 0, paused: false, ...over });
-const plan = (peers: MonitorPlan['peers'], over: Partial<MonitorPlan> = {}): MonitorPlan => ({ generation: 1, peers, service: undefined, paused: false, pauseReason: '', servicePaused: false, ...over });
-const ok = (type: string, target: string, us: number[]): ProbeOutcome => ({ type, targetNode: target, ok: us.length, failed: 0, errorReason: '', latency: LatencyHistogram.fromSamples(us).toProto(), answeredBy: [] });
-const fail = (type: string, target: string, reason: string): ProbeOutcome => ({ type, targetNode: target, ok: 0, failed: 1, errorReason: reason, latency: undefined, answeredBy: [] });
-const report = (probes: ProbeOutcome[], over: Partial<MonitorReport> = {}): MonitorReport => ({ planGeneration: 1, timeMs: 0, intervalMs: 1000, paused: false, probes, dataplane: undefined, bpfMaps: [], incomingSources: [], ...over });
+const peer = (nodeName: string, over: Partial<MonitorPlan['peers'][number]> = {}) => ({
+  nodeName,
+  podIp: '198.18.16.10',
+  probePort: 8478,
+  hostIp: '',
+  hostProbePort: 0,
+  paused: false,
+  ...over,
+});
+const plan = (peers: MonitorPlan['peers'], over: Partial<MonitorPlan> = {}): MonitorPlan => ({
+  generation: 1,
+  peers,
+  service: undefined,
+  paused: false,
+  pauseReason: '',
+  servicePaused: false,
+  ...over,
+});
+const ok = (type: string, target: string, us: number[]): ProbeOutcome => ({
+  type,
+  targetNode: target,
+  ok: us.length,
+  failed: 0,
+  errorReason: '',
+  latency: LatencyHistogram.fromSamples(us).toProto(),
+  answeredBy: [],
+});
+const fail = (type: string, target: string, reason: string): ProbeOutcome => ({
+  type,
+  targetNode: target,
+  ok: 0,
+  failed: 1,
+  errorReason: reason,
+  latency: undefined,
+  answeredBy: [],
+});
+const report = (probes: ProbeOutcome[], over: Partial<MonitorReport> = {}): MonitorReport => ({
+  planGeneration: 1,
+  timeMs: 0,
+  intervalMs: 1000,
+  paused: false,
+  probes,
+  dataplane: undefined,
+  bpfMaps: [],
+  incomingSources: [],
+  ...over,
+});
 
 test('cells take their state from the latest round and their latency from the window, merged', () => {
-  const rounds = [[100, 120], [110, 5000], [130, 140]];
+  const rounds = [
+    [100, 120],
+    [110, 5000],
+    [130, 140],
+  ];
   const a: AgentMonitorState = {
     node: 'a',
     connected: true,
     plan: plan([peer('b')]),
     reports: [
-      ...rounds.map((us, i) => ({ report: report([ok('tcp-rr', 'b', us), ok('tcp-connect', 'b', [200])], { timeMs: i }), receivedMs: 1000 + i })),
-      { report: report([ok('tcp-rr', 'b', [150]), fail('tcp-connect', 'b', 'timeout')], { timeMs: 9 }), receivedMs: 1900 },
+      ...rounds.map((us, i) => ({
+        report: report([ok('tcp-rr', 'b', us), ok('tcp-connect', 'b', [200])], { timeMs: i }),
+        receivedMs: 1000 + i,
+      })),
+      {
+        report: report([ok('tcp-rr', 'b', [150]), fail('tcp-connect', 'b', 'timeout')], { timeMs: 9 }),
+        receivedMs: 1900,
+      },
     ],
   };
   const s = buildSnapshot([a], 2000);
@@ -47,11 +99,22 @@ test('paused, missing and pending cells; host types only for peers with a host r
   const a: AgentMonitorState = {
     node: 'a',
     connected: true,
-    plan: plan([peer('b', { hostIp: '198.18.0.2', hostProbePort: 8478 }), peer('c', { paused: true })], { generation: 2, service: { name: 'monitor-probe', ip: '198.19.0.10', port: 8478 } }),
-    reports: [{ report: report([ok('tcp-rr', 'b', [100]), { ...ok('http-service', '', [900]), answeredBy: ['c'] }], { planGeneration: 2 }), receivedMs: 0 }],
+    plan: plan([peer('b', { hostIp: '198.18.0.2', hostProbePort: 8478 }), peer('c', { paused: true })], {
+      generation: 2,
+      service: { name: 'monitor-probe', ip: '198.19.0.10', port: 8478 },
+    }),
+    reports: [
+      {
+        report: report([ok('tcp-rr', 'b', [100]), { ...ok('http-service', '', [900]), answeredBy: ['c'] }], {
+          planGeneration: 2,
+        }),
+        receivedMs: 0,
+      },
+    ],
   };
   const s = buildSnapshot([a], 10);
-  const state = (type: string, target: string) => s.matrix.find((c) => c.type === type && c.targetNode === target)?.state;
+  const state = (type: string, target: string) =>
+    s.matrix.find((c) => c.type === type && c.targetNode === target)?.state;
   assert.equal(state('host-tcp-rr', 'b'), 'missing');
   assert.equal(state('tcp-connect', 'c'), 'paused');
   assert.equal(s.matrix.filter((c) => c.targetNode === 'c').length, 2, 'no host types for c');
@@ -61,7 +124,18 @@ test('paused, missing and pending cells; host types only for peers with a host r
 });
 
 test('coverage per node, and node states: probing, paused, starting, stale, disconnected', () => {
-  const mk = (node: string, peers: string[], probes: ProbeOutcome[], over: Partial<AgentMonitorState> = {}): AgentMonitorState => ({ node, connected: true, plan: plan(peers.map((p) => peer(p))), reports: [{ report: report(probes), receivedMs: 1000 }], ...over });
+  const mk = (
+    node: string,
+    peers: string[],
+    probes: ProbeOutcome[],
+    over: Partial<AgentMonitorState> = {},
+  ): AgentMonitorState => ({
+    node,
+    connected: true,
+    plan: plan(peers.map((p) => peer(p))),
+    reports: [{ report: report(probes), receivedMs: 1000 }],
+    ...over,
+  });
   const agents = [
     mk('a', ['c'], [ok('tcp-connect', 'c', [1]), ok('tcp-rr', 'c', [1])]),
     mk('b', ['c'], [fail('tcp-connect', 'c', 'refused'), ok('tcp-rr', 'c', [1])]),
@@ -74,15 +148,43 @@ test('coverage per node, and node states: probing, paused, starting, stale, disc
   const c = s.nodes.find((n) => n.nodeName === 'c');
   assert.equal(c?.probedOk, 1);
   assert.equal(c?.probedFailing, 1);
-  assert.deepEqual(Object.fromEntries(s.nodes.map((n) => [n.nodeName, n.state])), { a: 'probing', b: 'probing', c: 'paused', d: 'stale', e: 'disconnected', f: 'starting' });
+  assert.deepEqual(Object.fromEntries(s.nodes.map((n) => [n.nodeName, n.state])), {
+    a: 'probing',
+    b: 'probing',
+    c: 'paused',
+    d: 'stale',
+    e: 'disconnected',
+    f: 'starting',
+  });
   assert.deepEqual([...(coverage(s.matrix).get('c')?.failing ?? [])], ['b']);
   assert.equal(s.summary?.probing, 2);
   assert.equal(s.summary?.stale, 1);
 });
 
-test('a node\'s dataplane comes from its latest report, fill ratio included', () => {
-  const dataplane = { timeMs: 5, conntrackCount: 850, conntrackMax: 1000, iptablesRules: 30, kubeServicesRules: 12, processes: [], errors: [] } as unknown as MonitorReport['dataplane'];
-  const a: AgentMonitorState = { node: 'a', connected: true, plan: plan([]), reports: [{ report: report([], { dataplane, bpfMaps: [{ name: 'm', type: 'hash', maps: 1, maxEntries: 20, bytesMemlock: 100, entries: 17 }] }), receivedMs: 0 }] };
+test("a node's dataplane comes from its latest report, fill ratio included", () => {
+  const dataplane = {
+    timeMs: 5,
+    conntrackCount: 850,
+    conntrackMax: 1000,
+    iptablesRules: 30,
+    kubeServicesRules: 12,
+    processes: [],
+    errors: [],
+  } as unknown as MonitorReport['dataplane'];
+  const a: AgentMonitorState = {
+    node: 'a',
+    connected: true,
+    plan: plan([]),
+    reports: [
+      {
+        report: report([], {
+          dataplane,
+          bpfMaps: [{ name: 'm', type: 'hash', maps: 1, maxEntries: 20, bytesMemlock: 100, entries: 17 }],
+        }),
+        receivedMs: 0,
+      },
+    ],
+  };
   const d = buildSnapshot([a], 0).nodes[0]?.dataplane;
   assert.equal(d?.conntrackFillRatio, 0.85);
   assert.equal(d?.kubeServicesRules, 12);

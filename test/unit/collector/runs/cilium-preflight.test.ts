@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isCniBenchError } from '../../../../core/errors.js';
 import { lbMapPreflight } from '../../../../collector/runs/cilium-preflight.js';
+import { isCniBenchError } from '../../../../core/errors.js';
 
 // The study's largest step: 30,000 Services x (4 endpoints + 1 frontend) = 150,000 entries,
 // more than Cilium's default of 65,536 (hand-computed; the next power of two that fits is 262,144).
@@ -19,5 +19,8 @@ test('a sweep that fits, a configured maximum, and existing entries counted', ()
 });
 
 test('a malformed bpf-lb-map-max names the key', () => {
-  assert.throws(() => lbMapPreflight(1, 1, { 'bpf-lb-map-max': 'lots' }), (e: unknown) => isCniBenchError(e, 'E_VALIDATION') && /bpf-lb-map-max/.test(e.message));
+  assert.throws(
+    () => lbMapPreflight(1, 1, { 'bpf-lb-map-max': 'lots' }),
+    (e: unknown) => isCniBenchError(e, 'E_VALIDATION') && /bpf-lb-map-max/.test(e.message),
+  );
 });
