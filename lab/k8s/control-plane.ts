@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { type AddressInfo, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { run } from '../../core/process.js';
 import { type Component, startComponent } from './component.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import { pipeServer } from './pipe.js';
 import { type ClientCert, createClientCert, createPki, type Pki } from './pki.js';
 import { labToolPath } from './tools.js';
 
@@ -57,6 +58,53 @@ export interface LabControlPlane {
   stop(): Promise<void>;
 }
 
+/** Pure: a single-member etcd on 127.0.0.1 (the lab's and the test harness's). */
+export function etcdArgs(o: { name: string; dataDir: string; clientPort: number; peerPort: number }): string[] {
+  return [
+    `--name=${o.name}`,
+    `--data-dir=${o.dataDir}`,
+    `--listen-client-urls=http://127.0.0.1:${o.clientPort}`,
+    `--advertise-client-urls=http://127.0.0.1:${o.clientPort}`,
+    `--listen-peer-urls=http://127.0.0.1:${o.peerPort}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${o.peerPort}`,
+    `--initial-cluster=${o.name}=http://127.0.0.1:${o.peerPort}`,
+    '--unsafe-no-fsync',
+    '--log-level=warn',
+  ];
+}
+
+/**
+ * Pure: kube-apiserver with serving certificates, client-certificate authentication and Node,RBAC authorization,
+ * bound to one address (the lab's and the test harness's).
+ */
+export function apiserverArgs(o: {
+  dir: string;
+  pki: Pki;
+  etcdClientPort: number;
+  address: string;
+  port: number;
+  serviceCidr: string;
+}): string[] {
+  return [
+    `--etcd-servers=http://127.0.0.1:${o.etcdClientPort}`,
+    `--bind-address=${o.address}`,
+    `--advertise-address=${o.address}`,
+    '--endpoint-reconciler-type=none',
+    `--secure-port=${o.port}`,
+    `--cert-dir=${join(o.dir, 'apiserver')}`,
+    `--tls-cert-file=${o.pki.serverCert}`,
+    `--tls-private-key-file=${o.pki.serverKey}`,
+    `--client-ca-file=${o.pki.caCert}`,
+    '--authorization-mode=Node,RBAC',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${o.pki.saPub}`,
+    `--service-account-signing-key-file=${o.pki.saKey}`,
+    `--service-cluster-ip-range=${o.serviceCidr}`,
+    '--allow-privileged=true',
+    '--profiling=false',
+  ];
+}
+
 /** Pure: the flags of the lab's three components, reviewable in one place. */
 export function controlPlaneArgs(
   o: LabControlPlaneOptions,
@@ -64,35 +112,15 @@ export function controlPlaneArgs(
   labKubeconfig: string,
 ): { etcd: string[]; apiserver: string[]; kcm: string[] } {
   return {
-    etcd: [
-      '--name=lab',
-      `--data-dir=${join(o.dir, 'etcd')}`,
-      '--listen-client-urls=http://127.0.0.1:2379',
-      '--advertise-client-urls=http://127.0.0.1:2379',
-      '--listen-peer-urls=http://127.0.0.1:2380',
-      '--initial-advertise-peer-urls=http://127.0.0.1:2380',
-      '--initial-cluster=lab=http://127.0.0.1:2380',
-      '--unsafe-no-fsync',
-      '--log-level=warn',
-    ],
-    apiserver: [
-      '--etcd-servers=http://127.0.0.1:2379',
-      `--bind-address=${LAB_API_IP}`,
-      `--advertise-address=${LAB_API_IP}`,
-      '--endpoint-reconciler-type=none',
-      `--secure-port=${LAB_API_PORT}`,
-      `--cert-dir=${join(o.dir, 'apiserver')}`,
-      `--tls-cert-file=${pki.serverCert}`,
-      `--tls-private-key-file=${pki.serverKey}`,
-      `--client-ca-file=${pki.caCert}`,
-      '--authorization-mode=Node,RBAC',
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${pki.saPub}`,
-      `--service-account-signing-key-file=${pki.saKey}`,
-      `--service-cluster-ip-range=${o.serviceCidr}`,
-      '--allow-privileged=true',
-      '--profiling=false',
-    ],
+    etcd: etcdArgs({ name: 'lab', dataDir: join(o.dir, 'etcd'), clientPort: 2379, peerPort: 2380 }),
+    apiserver: apiserverArgs({
+      dir: o.dir,
+      pki,
+      etcdClientPort: 2379,
+      address: LAB_API_IP,
+      port: LAB_API_PORT,
+      serviceCidr: o.serviceCidr,
+    }),
     kcm: [
       `--kubeconfig=${labKubeconfig}`,
       `--authentication-kubeconfig=${labKubeconfig}`,
@@ -114,20 +142,7 @@ export function controlPlaneArgs(
 
 /** Root-namespace loopback listener piping every connection to the fabric's unix socket. */
 async function loopbackBridge(socketPath: string): Promise<{ server: Server; open: Set<Socket>; port: number }> {
-  const open = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(socketPath);
-    open.add(client).add(upstream);
-    const close = (): void => {
-      client.destroy();
-      upstream.destroy();
-      open.delete(client);
-      open.delete(upstream);
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-    client.pipe(upstream).pipe(client);
-  });
+  const { server, open } = pipeServer(() => connect(socketPath));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -135,7 +150,8 @@ async function loopbackBridge(socketPath: string): Promise<{ server: Server; ope
   return { server, open, port: (server.address() as AddressInfo).port };
 }
 
-function httpsGetText(server: string, pki: Pki, user: ClientCert, path: string): Promise<string> {
+/** GET a path with a client certificate; the body as text (throws on a status other than 200). */
+export function httpsGetText(server: string, pki: Pki, user: ClientCert, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${server}${path}`,
@@ -156,7 +172,8 @@ function httpsGetText(server: string, pki: Pki, user: ClientCert, path: string):
   });
 }
 
-async function waitUntil(
+/** Polls `ok` until it holds; throws when a component exits first (with its last lines) or on timeout. */
+export async function waitUntil(
   what: string,
   components: readonly Component[],
   ok: () => Promise<boolean>,
@@ -222,7 +239,7 @@ export async function startLabControlPlane(o: LabControlPlaneOptions): Promise<L
     const args = controlPlaneArgs(o, pki, labKubeconfig);
     inFabric('etcd', labToolPath('etcd'), args.etcd);
     inFabric('kube-apiserver', labToolPath('kube-apiserver'), args.apiserver);
-    inFabric('forwarder', process.execPath, [FORWARDER, socketPath, LAB_API_IP, String(LAB_API_PORT)]);
+    inFabric('forwarder', process.execPath, [FORWARDER, socketPath, `${LAB_API_IP}:${LAB_API_PORT}`]);
     await waitUntil(
       'the apiserver forwarder',
       components,

@@ -1,47 +1,47 @@
 /**
- * The in-namespace half of the lab's path to its apiserver, run as
- * `ip netns exec <fabric ns> node forwarder.js <unix socket> <host> <port>`:
- * listens on a unix socket (a filesystem path, so the lab process in the root
- * namespace can connect to it) and pipes every connection to host:port inside
- * the namespace. Bytes are not looked at; TLS is end to end. Prints one line
- * when listening and exits when its parent (the lab process; `ip netns exec`
- * execs) is gone, so a killed lab leaves no forwarder behind.
+ * The in-namespace half of a path to an apiserver across network namespaces,
+ * run as `ip netns exec <ns> node forwarder.js <listen> <target>`, where each
+ * address is a unix socket path (it contains '/'; filesystem paths are shared
+ * across namespaces) or host:port over TCP inside the namespace:
+ * - the lab: `<unix socket> 198.18.0.254:6443` lets the lab process in the root
+ *   namespace reach the apiserver on the fabric bridge;
+ * - the test harness (test/support/harness/api-bridge.ts): `127.0.0.1:6443
+ *   <unix socket>` lets a process in a namespace reach the harness apiserver.
+ * Bytes are not looked at; TLS is end to end. Prints one line when listening
+ * and exits when its parent (`ip netns exec` execs) is gone, so a killed lab or
+ * test leaves no forwarder behind.
  */
 
 import { rmSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect } from 'node:net';
+import { formatPipeAddress, type PipeAddress, parsePipeAddress, pipeServer } from './pipe.js';
 
-const [socketPath, host, portText] = process.argv.slice(2);
-const port = Number(portText);
-if (!socketPath || !host || !Number.isInteger(port) || port <= 0 || port > 65_535) {
-  process.stderr.write('usage: forwarder <unix socket> <host> <port>\n');
+const [listenText, targetText] = process.argv.slice(2);
+const listen = parsePipeAddress(listenText);
+const target = parsePipeAddress(targetText);
+if (!listen || !target || process.argv.length !== 4) {
+  process.stderr.write(
+    'usage: forwarder <listen: unix socket path | host:port> <target: unix socket path | host:port>\n',
+  );
   process.exit(2);
 }
 
+const connectTarget = (t: PipeAddress) => ('path' in t ? connect(t.path) : connect(t.port, t.host));
 const parent = process.ppid;
-const open = new Set<Socket>();
-
-const server = createServer((client) => {
-  const upstream = connect(port, host);
-  open.add(client).add(upstream);
-  const close = (): void => {
-    client.destroy();
-    upstream.destroy();
-    open.delete(client);
-    open.delete(upstream);
-  };
-  client.on('error', close).on('close', close);
-  upstream.on('error', close).on('close', close);
-  client.pipe(upstream).pipe(client);
-});
+const { server, open } = pipeServer(() => connectTarget(target));
 
 server.on('error', (err) => {
   process.stderr.write(`forwarder: ${err.message}\n`);
   process.exit(1);
 });
 
-rmSync(socketPath, { force: true });
-server.listen(socketPath, () => process.stdout.write(`forwarder: listening on ${socketPath} -> ${host}:${port}\n`));
+const listening = (): void => {
+  process.stdout.write(`forwarder: listening on ${formatPipeAddress(listen)} -> ${formatPipeAddress(target)}\n`);
+};
+if ('path' in listen) {
+  rmSync(listen.path, { force: true });
+  server.listen(listen.path, listening);
+} else server.listen(listen.port, listen.host, listening);
 
 const shutdown = (): void => {
   server.close();

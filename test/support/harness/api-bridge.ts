@@ -2,7 +2,7 @@
  * Lets a process inside a network namespace reach the harness apiserver, which
  * listens on 127.0.0.1 of the root namespace, without routing anything.
  *
- *   netns: client -> 127.0.0.1:6443 (kube-proxy-api-forwarder.js, run with `ip netns exec`)
+ *   netns: client -> 127.0.0.1:6443 (lab/k8s/forwarder.js, run with `ip netns exec`)
  *          -> unix socket in the harness directory (filesystem paths are shared across netns)
  *   root:  net.Server on that socket (this module, in the test process) -> 127.0.0.1:<apiserver port>
  *
@@ -12,15 +12,16 @@
  */
 
 import { rmSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { pipeServer } from '../../../lab/k8s/pipe.js';
 import { type Component, startComponent } from './component.js';
 
 /** The port the forwarder listens on inside the namespace (the apiserver's usual one). */
 export const BRIDGE_PORT = 6443;
-const FORWARDER = fileURLToPath(new URL('./kube-proxy-api-forwarder.js', import.meta.url));
+const FORWARDER = fileURLToPath(new URL('../../../lab/k8s/forwarder.js', import.meta.url));
 
 export interface ApiBridgeOptions {
   /** Harness directory: holds the socket and the forwarder's log. */
@@ -53,21 +54,7 @@ async function listenUnix(
   port: number,
   onConnection: () => void,
 ): Promise<{ server: Server; open: Set<Socket> }> {
-  const open = new Set<Socket>();
-  const server = createServer((client) => {
-    onConnection();
-    const upstream = connect(port, '127.0.0.1');
-    open.add(client).add(upstream);
-    const close = (): void => {
-      client.destroy();
-      upstream.destroy();
-      open.delete(client);
-      open.delete(upstream);
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
-    client.pipe(upstream).pipe(client);
-  });
+  const { server, open } = pipeServer(() => connect(port, '127.0.0.1'), onConnection);
   rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -102,8 +89,8 @@ export async function startApiBridge(opts: ApiBridgeOptions): Promise<ApiBridge>
     opts.netns,
     process.execPath,
     FORWARDER,
+    `127.0.0.1:${port}`,
     socketPath,
-    String(port),
   ]);
   const stop = async (): Promise<void> => {
     await forwarder.stop();

@@ -9,11 +9,10 @@
  * folder; stop() kills the processes and removes it. A harness whose test
  * process died is cleaned up by the next start (see leftovers.ts).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { apiserverArgs, etcdArgs, httpsGetText, waitUntil } from '../../../lab/k8s/control-plane.js';
 import { freePort } from '../helpers/procs.js';
 import { type Component, startComponent } from './component.js';
 import { writeKubeconfig } from './kubeconfig.js';
@@ -68,15 +67,22 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const server = `https://127.0.0.1:${apiPort}`;
     const adminKubeconfig = writeKubeconfig(join(dir, 'admin.kubeconfig'), server, pki.caCert, admin);
 
-    components.push(startComponent(dir, 'etcd', toolPath('etcd'), etcdArgs(dir, etcdClient, etcdPeer)));
-    components.push(
-      startComponent(dir, 'kube-apiserver', toolPath('kube-apiserver'), apiserverArgs(dir, pki, etcdClient, apiPort)),
-    );
+    const etcd = etcdArgs({ name: 'harness', dataDir: join(dir, 'etcd'), clientPort: etcdClient, peerPort: etcdPeer });
+    const apiserver = apiserverArgs({
+      dir,
+      pki,
+      etcdClientPort: etcdClient,
+      address: '127.0.0.1',
+      port: apiPort,
+      serviceCidr: HARNESS_SERVICE_CIDR,
+    });
+    components.push(startComponent(dir, 'etcd', toolPath('etcd'), etcd));
+    components.push(startComponent(dir, 'kube-apiserver', toolPath('kube-apiserver'), apiserver));
     const get = (path: string): Promise<unknown> => adminGet(server, pki, admin, path);
     await waitUntil(
       'kube-apiserver /readyz',
       components,
-      async () => (await adminGetText(server, pki, admin, '/readyz')) === 'ok',
+      async () => (await httpsGetText(server, pki, admin, '/readyz')) === 'ok',
       60_000,
     );
 
@@ -131,41 +137,6 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   }
 }
 
-function etcdArgs(dir: string, client: number, peer: number): string[] {
-  return [
-    '--name=harness',
-    `--data-dir=${join(dir, 'etcd')}`,
-    `--listen-client-urls=http://127.0.0.1:${client}`,
-    `--advertise-client-urls=http://127.0.0.1:${client}`,
-    `--listen-peer-urls=http://127.0.0.1:${peer}`,
-    `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
-    `--initial-cluster=harness=http://127.0.0.1:${peer}`,
-    '--unsafe-no-fsync',
-    '--log-level=warn',
-  ];
-}
-
-function apiserverArgs(dir: string, pki: Pki, etcdClient: number, port: number): string[] {
-  return [
-    `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
-    '--endpoint-reconciler-type=none',
-    `--secure-port=${port}`,
-    `--cert-dir=${join(dir, 'apiserver')}`,
-    `--tls-cert-file=${pki.serverCert}`,
-    `--tls-private-key-file=${pki.serverKey}`,
-    `--client-ca-file=${pki.caCert}`,
-    '--authorization-mode=Node,RBAC',
-    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-    `--service-account-key-file=${pki.saPub}`,
-    `--service-account-signing-key-file=${pki.saKey}`,
-    `--service-cluster-ip-range=${HARNESS_SERVICE_CIDR}`,
-    '--allow-privileged=true',
-    '--profiling=false',
-  ];
-}
-
 function kcmArgs(pki: Pki, kubeconfig: string, port: number): string[] {
   return [
     `--kubeconfig=${kubeconfig}`,
@@ -204,48 +175,6 @@ function kwokArgs(kubeconfig: string, port: number): string[] {
   ];
 }
 
-async function waitUntil(
-  what: string,
-  components: Component[],
-  ok: () => Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    const dead = components.find((c) => c.exitCode() !== undefined);
-    if (dead) throw new Error(`${dead.name} exited with ${dead.exitCode()} while waiting for ${what}`);
-    try {
-      if (await ok()) return;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await sleep(200);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last: ${last})` : ''}`);
-}
-
-function adminGetText(server: string, pki: Pki, admin: ClientCert, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${server}${path}`,
-      { ca: readFileSync(pki.caCert), cert: readFileSync(admin.cert), key: readFileSync(admin.key), timeout: 5000 },
-      (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () =>
-          res.statusCode === 200
-            ? resolve(body)
-            : reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`)),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 async function adminGet(server: string, pki: Pki, admin: ClientCert, path: string): Promise<unknown> {
-  return JSON.parse(await adminGetText(server, pki, admin, path));
+  return JSON.parse(await httpsGetText(server, pki, admin, path));
 }
