@@ -6,7 +6,7 @@
  * Cilium attached to the nodes' devices and cgroups (by id: gone once freed).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { cgroup2Root, labCgroupDir, nodeCgroupDir } from '../../lab/cilium/cgroups.js';
 import { labNamespaces } from './host-state.js';
@@ -38,6 +38,31 @@ export function labIdProcesses(labId: string): string[] {
     .toString()
     .split('\n')
     .filter((l) => l.includes(`/run/cni-bench/${labId}`) || l.includes(`cnib-${labId}-`) || l.includes(`/cni-bench/${labId}/`));
+}
+
+/**
+ * Command lines of the processes that run inside the lab's network namespaces
+ * (load generators and servers name no lab path, so `labIdProcesses` misses them).
+ */
+export function labNetnsProcesses(labId: string): string[] {
+  const inodes = new Set<string>();
+  for (const ns of labNamespaces(labId)) {
+    try {
+      inodes.add(`net:[${statSync(join('/run/netns', ns)).ino}]`);
+    } catch {
+      // removed meanwhile
+    }
+  }
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!inodes.has(readlinkSync(`/proc/${pid}/ns/net`))) continue;
+      out.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim());
+    } catch {
+      // exited
+    }
+  }
+  return out;
 }
 
 /** Mount points anywhere on the machine under the lab's run directory (any process's mount namespace). */
