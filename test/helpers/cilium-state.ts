@@ -32,12 +32,27 @@ export function agentSocket(labId: string, node: number): string {
   return join(RUN_DIR, labId, 'cilium', `n${node}`, 'cilium', 'cilium.sock');
 }
 
-/** Processes whose command line names this lab (its run directory or namespaces): cilium-agent, etcd, apiserver, pods. */
+/** Processes whose command line names this lab (its run directory or namespaces) or that sit in its cgroup subtree: cilium-agent, etcd, apiserver, pods. */
 export function labIdProcesses(labId: string): string[] {
   return execFileSync('ps', ['-eo', 'pid,args'])
     .toString()
     .split('\n')
-    .filter((l) => l.includes(`/run/cni-bench/${labId}`) || l.includes(`cnib-${labId}-`) || l.includes(`/cni-bench/${labId}/`));
+    .filter((l) => l.includes(`/run/cni-bench/${labId}`) || l.includes(`cnib-${labId}-`) || l.includes(`/cni-bench/${labId}/`) || inLabCgroup(labId, l.trim().split(' ')[0] ?? ''));
+}
+
+/**
+ * Whether process `pid` sits in the lab's cgroup subtree: a node's cilium-agent
+ * names only paths inside its own mount namespace (/run/cni-bench-node/...), so
+ * its command line never names the lab.
+ */
+function inLabCgroup(labId: string, pid: string): boolean {
+  if (!/^\d+$/.test(pid)) return false;
+  try {
+    const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'));
+    return line !== undefined && (line.slice(3) + '/').includes(`/cni-bench/${labId}/`);
+  } catch {
+    return false;
+  }
 }
 
 /**
