@@ -5,7 +5,7 @@
 # collector runs as the image's non-root user, node (uid 1000).
 # Every binary `cni-bench doctor` checks (the tool catalogue, core/tool-catalogue/)
 # comes from this file; test/unit/dockerfile.test.ts holds it to that (through
-# dpkg) and lints it with hadolint, and test/unit/tool-catalogue.test.ts holds
+# dpkg) and lints it with hadolint, and test/unit/core/tool-catalogue.test.ts holds
 # the apt list and the build stages to the catalogue. No HEALTHCHECK: Kubernetes ignores it, the manifests
 # probe /healthz instead.
 

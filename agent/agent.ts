@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism, release } from 'node:os';
 import type { Logger } from '../core/log.js';
 import { VERSION } from '../core/version.js';
-import { monitorTimeoutMs, type AgentConfig } from './config.js';
+import { type AgentConfig, monitorTimeoutMs } from './config.js';
 import { detectDataplane } from './dataplane.js';
 import { createHealthServer } from './health.js';
 import { JobRunner } from './jobs/job-runner.js';
@@ -53,12 +53,24 @@ export async function assembleAgent(config: AgentConfig, log: Logger): Promise<A
   const versions = new Map(tools.map((t) => [t.name, t.version]));
   const outbox = new Outbox(config.outboxLimit);
   const sampler = new DataplaneSampler({ hostNetns: config.hostNetns, processNames: config.processNames });
-  const jobs = new JobRunner({ outbox, log, toolVersion: (t) => versions.get(t), sampler, hostNetns: config.hostNetns, cpus: availableParallelism() });
+  const jobs = new JobRunner({
+    outbox,
+    log,
+    toolVersion: (t) => versions.get(t),
+    sampler,
+    hostNetns: config.hostNetns,
+    cpus: availableParallelism(),
+  });
   const stop = new AbortController();
   const metrics = new AgentMetrics(config.nodeName);
   const monitor = config.monitor
     ? // A report is current state: pushed only while the link is up (the collector ignores one older than what it has).
-      createMonitor(config, { metrics, log, report: (value) => void (link.connected && outbox.push({ $case: 'monitorReport', value })), busy: () => jobs.running > 0 })
+      createMonitor(config, {
+        metrics,
+        log,
+        report: (value) => void (link.connected && outbox.push({ $case: 'monitorReport', value })),
+        busy: () => jobs.running > 0,
+      })
     : undefined;
   const capability = await monitor?.start(stop.signal);
   const link = new CollectorLink({
@@ -88,7 +100,12 @@ export async function assembleAgent(config: AgentConfig, log: Logger): Promise<A
       monitor: capability,
     }),
   });
-  log.info('starting', { collector: config.collector, tls: transport.mode, tools: tools.map((t) => `${t.name}@${t.version}`), monitor: capability ?? false });
+  log.info('starting', {
+    collector: config.collector,
+    tls: transport.mode,
+    tools: tools.map((t) => `${t.name}@${t.version}`),
+    monitor: capability ?? false,
+  });
   return {
     createHealthServer: () =>
       createHealthServer({

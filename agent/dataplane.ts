@@ -13,11 +13,14 @@ import { parseIptablesSave } from './samplers/iptables-save.js';
 
 export async function detectDataplane(hostNetns: string, sampler: DataplaneSampler): Promise<Dataplane> {
   const notes: string[] = [];
-  const exec = async (file: string, args: string[]): Promise<string> => (await runInNetns(netnsAt(hostNetns), 'rules-dump', file, args)).stdout;
-  const note = (what: string) => (err: unknown): undefined => {
-    notes.push(`${what}: ${asCniBenchError(err).message}`);
-    return undefined;
-  };
+  const exec = async (file: string, args: string[]): Promise<string> =>
+    (await runInNetns(netnsAt(hostNetns), 'rules-dump', file, args)).stdout;
+  const note =
+    (what: string) =>
+    (err: unknown): undefined => {
+      notes.push(`${what}: ${asCniBenchError(err).message}`);
+      return undefined;
+    };
   const choice = await sampler.iptablesBackend();
   const backend = choice.backend;
   const [nat, nft, maps] = await Promise.all([
@@ -29,7 +32,8 @@ export async function detectDataplane(hostNetns: string, sampler: DataplaneSampl
     iptablesBackend: backend,
     nftables: nft !== undefined,
     kubeProxyNftables: nft?.kubeProxy ?? false,
-    kubeServices: (nat?.kubeServicesRules ?? 0) > 0 || Boolean(nat && 'KUBE-SERVICES' in (nat.tables.nat?.chains ?? {})),
+    kubeServices:
+      (nat?.kubeServicesRules ?? 0) > 0 || Boolean(nat && 'KUBE-SERVICES' in (nat.tables.nat?.chains ?? {})),
     kubeServicesRules: nat?.kubeServicesRules ?? 0,
     bpfMaps: (maps?.length ?? 0) > 0,
     bpfMapCount: maps?.length ?? 0,

@@ -23,7 +23,10 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
   tlsCertFile: ['FILE', 'PEM client certificate for mTLS'],
   tlsKeyFile: ['FILE', 'PEM key of the client certificate'],
   tlsServerName: ['NAME', "name to verify the collector's certificate against instead of the address host"],
-  tokenFile: ['FILE', "the agent's identity: its node token or projected ServiceAccount token (read again before each registration)"],
+  tokenFile: [
+    'FILE',
+    "the agent's identity: its node token or projected ServiceAccount token (read again before each registration)",
+  ],
   monitor: ['', 'monitoring mode: probe peers and export dataplane gauges between runs'],
   monitorIntervalS: ['S', 'seconds between probe rounds'],
   monitorPeers: ['N', 'peers probed per round'],
@@ -40,11 +43,21 @@ export function agentHelp(): string {
     flag: (field) => field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
     env: AGENT_ENV,
     shape: agentConfigSchema.shape,
-    extra: { label: describedFlag({ help: 'a label reported with the agent, key=value (repeatable)', value: 'K=V', default: undefined }) },
+    extra: {
+      label: describedFlag({
+        help: 'a label reported with the agent, key=value (repeatable)',
+        value: 'K=V',
+        default: undefined,
+      }),
+    },
     spec: {
       usage: 'cni-bench-agent',
-      summary: "The cni-bench agent (one per node): runs load generators on the collector's command, serves as the far end for other agents, samples the dataplane and streams it all to the collector over gRPC. Flags win over environment variables.",
-      examples: ['cni-bench-agent --collector cni-bench-collector:7070 --host-netns /proc/1/ns/net', 'CNI_BENCH_COLLECTOR=unix:/run/cni-bench.sock cni-bench-agent --monitor'],
+      summary:
+        "The cni-bench agent (one per node): runs load generators on the collector's command, serves as the far end for other agents, samples the dataplane and streams it all to the collector over gRPC. Flags win over environment variables.",
+      examples: [
+        'cni-bench-agent --collector cni-bench-collector:7070 --host-netns /proc/1/ns/net',
+        'CNI_BENCH_COLLECTOR=unix:/run/cni-bench.sock cni-bench-agent --monitor',
+      ],
       notes: ['Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration or a failed start.'],
     },
   });

@@ -6,8 +6,8 @@
  * here so a bad mount stops the agent naming the field.
  */
 import { readFileSync } from 'node:fs';
-import { credentials, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
-import { readConfigFile, type AgentConfig } from './config.js';
+import { type ChannelCredentials, type ChannelOptions, credentials } from '@grpc/grpc-js';
+import { type AgentConfig, readConfigFile } from './config.js';
 
 export interface LinkTransport {
   credentials: ChannelCredentials;
@@ -31,7 +31,10 @@ function tokenReader(path: string): () => string {
   };
 }
 
-export function linkCredentials(config: Pick<AgentConfig, 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile' | 'tlsServerName'> & Partial<Pick<AgentConfig, 'tokenFile'>>): LinkTransport {
+export function linkCredentials(
+  config: Pick<AgentConfig, 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile' | 'tlsServerName'> &
+    Partial<Pick<AgentConfig, 'tokenFile'>>,
+): LinkTransport {
   const token = tokenReader(config.tokenFile ?? '');
   if (!config.tlsCaFile) return { credentials: credentials.createInsecure(), options: {}, mode: 'insecure', token };
   const ca = readConfigFile('tlsCaFile', config.tlsCaFile);

@@ -4,10 +4,12 @@
  * collector goes away. Unacknowledged messages are replayed by the Outbox on
  * every new stream.
  */
-import { credentials, Metadata, type ClientDuplexStream } from '@grpc/grpc-js';
+import { type ClientDuplexStream, credentials, Metadata } from '@grpc/grpc-js';
+import type { Logger } from '../core/log.js';
+import { sleep } from '../core/sleep.js';
 import {
-  AgentServiceClient,
   type AgentMessage,
+  AgentServiceClient,
   type CollectorMessage,
   type Job,
   type MonitorPlan,
@@ -16,8 +18,6 @@ import {
 } from '../gen/cnibench/v1/agent.js';
 import type { LinkTransport } from './link-credentials.js';
 import type { Outbox } from './outbox.js';
-import { sleep } from '../core/sleep.js';
-import type { Logger } from '../core/log.js';
 
 export interface LinkDeps {
   address: string;
@@ -62,7 +62,10 @@ export class CollectorLink {
 
   constructor(private readonly deps: LinkDeps) {
     const transport = deps.transport ?? { credentials: credentials.createInsecure(), options: {} };
-    this.client = new AgentServiceClient(deps.address, transport.credentials, { ...CHANNEL_OPTIONS, ...transport.options });
+    this.client = new AgentServiceClient(deps.address, transport.credentials, {
+      ...CHANNEL_OPTIONS,
+      ...transport.options,
+    });
     this.token = deps.transport?.token ?? (() => '');
   }
 
@@ -101,7 +104,9 @@ export class CollectorLink {
     const req = await this.deps.registration();
     this.instanceId = req.instanceId;
     return new Promise((resolve, reject) => {
-      this.client.register(req, this.metadata(), { deadline: Date.now() + 5000 }, (err, res) => (err ? reject(err) : resolve(res)));
+      this.client.register(req, this.metadata(), { deadline: Date.now() + 5000 }, (err, res) =>
+        err ? reject(err) : resolve(res),
+      );
     });
   }
 
@@ -122,7 +127,12 @@ export class CollectorLink {
           seq: 0,
           body: {
             $case: 'heartbeat',
-            value: { timeMs: Date.now(), runningJobs: this.deps.runningJobs(), outboxDropped: outbox.dropped, outboxPending: outbox.size },
+            value: {
+              timeMs: Date.now(),
+              runningJobs: this.deps.runningJobs(),
+              outboxDropped: outbox.dropped,
+              outboxPending: outbox.size,
+            },
           },
         });
       };
@@ -148,7 +158,13 @@ export class CollectorLink {
       });
       stream.on('error', (err) => finish(`stream error: ${err.message}`));
       stream.on('end', () => finish('collector closed the stream'));
-      send({ seq: 0, body: { $case: 'hello', value: { agentId: reg.agentId, instanceId: this.instanceId, activeRunIds: this.deps.activeRunIds() } } });
+      send({
+        seq: 0,
+        body: {
+          $case: 'hello',
+          value: { agentId: reg.agentId, instanceId: this.instanceId, activeRunIds: this.deps.activeRunIds() },
+        },
+      });
       outbox.attach(send);
       heartbeat();
       log.info('session open', { agentId: reg.agentId, pending: outbox.size });

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
+import { infoRequest } from '../core/flags.js';
 /**
  * cni-bench-agent: reads config, assembles the agent (agent/agent.ts), listens
  * on the optional health port and stops cleanly on SIGINT/SIGTERM.
  */
 import { createLogger } from '../core/log.js';
 import { stopAllChildren } from '../core/process.js';
-import { infoRequest } from '../core/flags.js';
 import { requireSupportedNode, VERSION } from '../core/version.js';
 import { assembleAgent } from './agent.js';
 import { loadAgentConfig } from './config.js';
@@ -29,8 +29,10 @@ async function main(): Promise<void> {
 
 requireSupportedNode('cni-bench-agent');
 const info = infoRequest(process.argv.slice(2));
-if (info) process.stdout.write(info === 'help' ? agentHelp() : `cni-bench-agent ${VERSION} (node ${process.version})\n`);
-else main().catch((err: unknown) => {
-  process.stderr.write(`cni-bench-agent: ${(err as Error).message}\n`);
-  process.exit(2);
-});
+if (info)
+  process.stdout.write(info === 'help' ? agentHelp() : `cni-bench-agent ${VERSION} (node ${process.version})\n`);
+else
+  main().catch((err: unknown) => {
+    process.stderr.write(`cni-bench-agent: ${(err as Error).message}\n`);
+    process.exit(2);
+  });

@@ -21,4 +21,8 @@
  * servers) are child processes started without these flags: a measurement
  * tool keeps the JIT.
  */
-export const AGENT_NODE_FLAGS: readonly string[] = Object.freeze(['--jitless', '--max-semi-space-size=1', '--no-enable-source-maps']);
+export const AGENT_NODE_FLAGS: readonly string[] = Object.freeze([
+  '--jitless',
+  '--max-semi-space-size=1',
+  '--no-enable-source-maps',
+]);

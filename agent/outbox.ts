@@ -12,7 +12,7 @@ import { AgentMessage } from '../gen/cnibench/v1/agent.js';
 export type SequencedBody = NonNullable<AgentMessage['body']>;
 
 /** Writes one message; false: the stream is full, wait for resume(). */
-export type OutboxSend = (m: AgentMessage) => boolean | void;
+export type OutboxSend = (m: AgentMessage) => boolean | undefined;
 
 /** Default byte bound: a few thousand samples of a busy node, well inside the agent's memory budget. */
 export const DEFAULT_OUTBOX_BYTES = 16 * 1024 * 1024;
@@ -33,7 +33,8 @@ export class Outbox {
     private readonly maxBytes = DEFAULT_OUTBOX_BYTES,
   ) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('outbox limit must be a positive integer');
-    if (!Number.isInteger(maxBytes) || maxBytes < 1024) throw new RangeError('outbox byte limit must be an integer of at least 1024');
+    if (!Number.isInteger(maxBytes) || maxBytes < 1024)
+      throw new RangeError('outbox byte limit must be an integer of at least 1024');
   }
 
   /** Queues a message; it is sent at once if a stream is attached and not full, and kept until acked. */
@@ -43,7 +44,8 @@ export class Outbox {
     this.pending.push(msg);
     this.sizes.push(size);
     this.pendingBytes += size;
-    while (this.pending.length > 1 && (this.pending.length > this.limit || this.pendingBytes > this.maxBytes)) this.dropOldest();
+    while (this.pending.length > 1 && (this.pending.length > this.limit || this.pendingBytes > this.maxBytes))
+      this.dropOldest();
     if (this.pending.length > this.limit) this.dropOldest();
     this.flush();
     return msg;

@@ -20,15 +20,26 @@ async function listening(pid?: number): Promise<Set<number>> {
 }
 
 /** Resolves once `port` listens; rejects on timeout, abort, or when `exited` settles first. */
-export async function waitForListen(port: number, opts: { timeoutMs: number; signal?: AbortSignal; exited?: Promise<unknown>; pid?: number }): Promise<void> {
+export async function waitForListen(
+  port: number,
+  opts: { timeoutMs: number; signal?: AbortSignal; exited?: Promise<unknown>; pid?: number },
+): Promise<void> {
   let gone = false;
-  void opts.exited?.then(() => (gone = true), () => (gone = true));
+  void opts.exited?.then(
+    () => (gone = true),
+    () => (gone = true),
+  );
   const deadline = Date.now() + opts.timeoutMs;
   while (Date.now() < deadline) {
     if ((await listening(opts.pid)).has(port)) return;
-    if (gone) throw new CniBenchError(ErrorCodes.TOOL_FAILED, `server exited before listening on port ${port}`, { details: { port } });
+    if (gone)
+      throw new CniBenchError(ErrorCodes.TOOL_FAILED, `server exited before listening on port ${port}`, {
+        details: { port },
+      });
     if (opts.signal?.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for port ${port}`);
     await sleep(50);
   }
-  throw new CniBenchError(ErrorCodes.TIMEOUT, `no listener on port ${port} after ${opts.timeoutMs} ms`, { details: { port } });
+  throw new CniBenchError(ErrorCodes.TIMEOUT, `no listener on port ${port} after ${opts.timeoutMs} ms`, {
+    details: { port },
+  });
 }

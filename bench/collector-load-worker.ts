@@ -9,7 +9,13 @@
  *   node collector-load-worker.js <address> <first> <count> <rate per agent> <seconds>
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
-import { AgentMessage, AgentServiceClient, DataplaneSample, RegisterRequest, type CollectorMessage } from '../gen/cnibench/v1/agent.js';
+import {
+  AgentMessage,
+  AgentServiceClient,
+  type CollectorMessage,
+  DataplaneSample,
+  RegisterRequest,
+} from '../gen/cnibench/v1/agent.js';
 
 const [address = '', first = '0', count = '1', rate = '1', seconds = '30'] = process.argv.slice(2);
 const n = Number(count);
@@ -28,14 +34,23 @@ const SAMPLE = DataplaneSample.fromPartial({
   kubeServicesRules: 40,
   conntrackCount: 1200,
   conntrackMax: 262_144,
-  chains: Array.from({ length: 40 }, (_, i) => ({ chain: `KUBE-SVC-${String(i).padStart(16, 'X')}`, packets: i * 1000, bytes: i * 64_000 })),
+  chains: Array.from({ length: 40 }, (_, i) => ({
+    chain: `KUBE-SVC-${String(i).padStart(16, 'X')}`,
+    packets: i * 1000,
+    bytes: i * 64_000,
+  })),
 });
 
 async function agent(i: number): Promise<void> {
   const node = `load-${i}`;
   const client = new AgentServiceClient(address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
   const reg = await new Promise<{ agentId: string } | undefined>((resolve) =>
-    client.register(RegisterRequest.fromPartial({ nodeName: node, podIp: '127.0.0.1', instanceId: `i-${i}`, agentVersion: 'load' }), new Metadata(), { deadline: Date.now() + 60_000 }, (e, r) => resolve(e ? undefined : r)),
+    client.register(
+      RegisterRequest.fromPartial({ nodeName: node, podIp: '127.0.0.1', instanceId: `i-${i}`, agentVersion: 'load' }),
+      new Metadata(),
+      { deadline: Date.now() + 60_000 },
+      (e, r) => resolve(e ? undefined : r),
+    ),
   );
   if (!reg) {
     errors++;
@@ -60,13 +75,20 @@ async function agent(i: number): Promise<void> {
     ackedUpTo = Math.max(ackedUpTo, m.body.value.seq);
   });
   stream.on('error', () => errors++);
-  stream.write(AgentMessage.fromPartial({ seq: 0, body: { $case: 'hello', value: { agentId: reg.agentId, instanceId: `i-${i}`, activeRunIds: [] } } }));
+  stream.write(
+    AgentMessage.fromPartial({
+      seq: 0,
+      body: { $case: 'hello', value: { agentId: reg.agentId, instanceId: `i-${i}`, activeRunIds: [] } },
+    }),
+  );
   await new Promise((r) => setTimeout(r, Math.random() * periodMs));
   while (Date.now() < endAt) {
     seq++;
     pending.set(seq, Date.now());
     sent++;
-    stream.write(AgentMessage.fromPartial({ seq, body: { $case: 'sample', value: { ...SAMPLE, timeMs: Date.now() } } }));
+    stream.write(
+      AgentMessage.fromPartial({ seq, body: { $case: 'sample', value: { ...SAMPLE, timeMs: Date.now() } } }),
+    );
     await new Promise((r) => setTimeout(r, periodMs));
   }
   // Grace for the last acks.

@@ -19,7 +19,14 @@ import { parseArgs } from 'node:util';
 import { collectorConfig, startCollector } from '../collector/index.js';
 import { createLogger } from '../core/log.js';
 
-const { values } = parseArgs({ options: { agents: { type: 'string', default: '1000' }, seconds: { type: 'string', default: '30' }, workers: { type: 'string', default: '4' }, rate: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: {
+    agents: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '30' },
+    workers: { type: 'string', default: '4' },
+    rate: { type: 'string', default: '1' },
+  },
+});
 const WORKER = fileURLToPath(new URL('./collector-load-worker.js', import.meta.url));
 
 function rssMiB(): number {
@@ -38,7 +45,17 @@ interface WorkerResult {
 }
 
 async function step(agents: number, seconds: number, workers: number, rate: number): Promise<void> {
-  const c = await startCollector(collectorConfig({ grpcListen: '127.0.0.1:0', httpHost: '127.0.0.1', httpPort: 0, dbPath: ':memory:', heartbeatIntervalMs: 5000, livenessTimeoutMs: 60_000 }), createLogger({ component: 'bench' }, 'error'));
+  const c = await startCollector(
+    collectorConfig({
+      grpcListen: '127.0.0.1:0',
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      dbPath: ':memory:',
+      heartbeatIntervalMs: 5000,
+      livenessTimeoutMs: 60_000,
+    }),
+    createLogger({ component: 'bench' }, 'error'),
+  );
   const per = Math.ceil(agents / workers);
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
@@ -48,8 +65,14 @@ async function step(agents: number, seconds: number, workers: number, rate: numb
     Array.from({ length: workers }, (_, w) => {
       const count = Math.max(0, Math.min(per, agents - w * per));
       return new Promise<WorkerResult>((resolve, reject) =>
-        execFile(process.execPath, [WORKER, c.grpcAddress, String(w * per), String(count), String(rate), String(seconds)], { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
-          err ? reject(new Error(`worker ${w}: ${err.message} ${stderr.slice(-500)}`)) : resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as WorkerResult),
+        execFile(
+          process.execPath,
+          [WORKER, c.grpcAddress, String(w * per), String(count), String(rate), String(seconds)],
+          { maxBuffer: 256 * 1024 * 1024 },
+          (err, stdout, stderr) =>
+            err
+              ? reject(new Error(`worker ${w}: ${err.message} ${stderr.slice(-500)}`))
+              : resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as WorkerResult),
         ),
       );
     }),
@@ -69,7 +92,18 @@ async function step(agents: number, seconds: number, workers: number, rate: numb
 }
 
 const seconds = Number(values.seconds);
-process.stdout.write(`collector load (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start; CPU is the collector's process, workers excluded)\n\n`);
-process.stdout.write('| agents | samples/s each | samples/s total | collector CPU (cores) | collector RSS peak (MiB) | ack p50 (ms) | ack p99 (ms) | ack max (ms) | lost | registered | stream errors |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n');
-for (const a of values.agents.split(',').map(Number)) await step(a, seconds, Number(values.workers), Number(values.rate));
-process.stdout.write(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+process.stdout.write(
+  `collector load (load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} at start; CPU is the collector's process, workers excluded)\n\n`,
+);
+process.stdout.write(
+  '| agents | samples/s each | samples/s total | collector CPU (cores) | collector RSS peak (MiB) | ack p50 (ms) | ack p99 (ms) | ack max (ms) | lost | registered | stream errors |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n',
+);
+for (const a of values.agents.split(',').map(Number))
+  await step(a, seconds, Number(values.workers), Number(values.rate));
+process.stdout.write(
+  `\nload average at end ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}\n`,
+);

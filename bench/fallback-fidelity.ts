@@ -12,14 +12,15 @@
  * has no 'netperf' yet, so its rows ask for 'auto', which the plan resolves to
  * netperf where both lab nodes have it; the bench checks that it did.
  */
-import { parseArgs } from 'node:util';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
+
 import { mkdtempSync, rmSync } from 'node:fs';
-import { runInLab } from '../lab/index.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { trapInterrupts } from '../core/interrupts.js';
 import { createLogger } from '../core/log.js';
 import { findOnPath } from '../core/process.js';
+import { runInLab } from '../lab/index.js';
 import type { ReportModel, ReportRow } from '../report/report.js';
 import { writeFindings } from './findings.js';
 
@@ -31,28 +32,55 @@ interface Contender {
 }
 
 const CONTENDERS: Record<Mode, Contender[]> = {
-  rr: [{ name: 'netperf', tool: 'auto' }, { name: 'sockperf', tool: 'sockperf' }, { name: 'tcp-rr', tool: 'tcp-rr' }],
-  crr: [{ name: 'netperf', tool: 'auto' }, { name: 'tcp-rr', tool: 'tcp-rr' }],
+  rr: [
+    { name: 'netperf', tool: 'auto' },
+    { name: 'sockperf', tool: 'sockperf' },
+    { name: 'tcp-rr', tool: 'tcp-rr' },
+  ],
+  crr: [
+    { name: 'netperf', tool: 'auto' },
+    { name: 'tcp-rr', tool: 'tcp-rr' },
+  ],
 };
 /** Ratios printed: [numerator, denominator]. */
 const RATIOS: Record<Mode, [string, string][]> = {
-  rr: [['tcp-rr', 'netperf'], ['sockperf', 'netperf'], ['tcp-rr', 'sockperf']],
+  rr: [
+    ['tcp-rr', 'netperf'],
+    ['sockperf', 'netperf'],
+    ['tcp-rr', 'sockperf'],
+  ],
   crr: [['tcp-rr', 'netperf']],
 };
 const METRICS = ['p50', 'p90', 'p99', 'tps'] as const;
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '5' }, modes: { type: 'string', default: 'rr,crr' } } });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    modes: { type: 'string', default: 'rr,crr' },
+  },
+});
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);
 const modes = values.modes.split(',').filter((m): m is Mode => m === 'rr' || m === 'crr');
-if (!(rounds >= 1) || !(duration >= 1) || modes.length === 0) throw new Error('usage: --rounds N>=1 --duration S>=1 --modes rr,crr');
+if (!(rounds >= 1) || !(duration >= 1) || modes.length === 0)
+  throw new Error('usage: --rounds N>=1 --duration S>=1 --modes rr,crr');
 for (const binary of ['netperf', 'netserver']) {
   if (!(await findOnPath(binary))) throw new Error(`${binary} is not on PATH: build it with scripts/build-netperf.sh`);
 }
 
 const rowId = (mode: Mode, name: string, round: number): string => `${mode}-${name}-${round}`;
 const measurements = Array.from({ length: rounds }, (_, i) =>
-  modes.flatMap((mode) => CONTENDERS[mode].map((c) => ({ id: rowId(mode, c.name, i), kind: 'rr', path: 'pod-to-pod', mode, tool: c.tool, rounds: 1 }))),
+  modes.flatMap((mode) =>
+    CONTENDERS[mode].map((c) => ({
+      id: rowId(mode, c.name, i),
+      kind: 'rr',
+      path: 'pod-to-pod',
+      mode,
+      tool: c.tool,
+      rounds: 1,
+    })),
+  ),
 ).flat();
 
 function metric(r: ReportRow | undefined, name: string): number {
@@ -71,7 +99,8 @@ function checkTools(report: ReportModel): void {
   for (const row of report.rows) {
     const want = row.id.split('-').slice(1, -1).join('-');
     if (row.status !== 'succeeded') throw new Error(`${row.id}: ${row.status}: ${row.error}`);
-    if (row.tool !== want) throw new Error(`${row.id} ran ${row.tool}, not ${want} (is netperf on both lab nodes' PATH?)`);
+    if (row.tool !== want)
+      throw new Error(`${row.id} ran ${row.tool}, not ${want} (is netperf on both lab nodes' PATH?)`);
   }
 }
 
@@ -84,11 +113,15 @@ function roundTable(report: ReportModel, mode: Mode): string[] {
   ];
   for (let i = 0; i < rounds; i++) {
     const rows = Object.fromEntries(names.map((n) => [n, report.rows.find((r) => r.id === rowId(mode, n, i))]));
-    const warned = names.filter((n) => (rows[n]?.warnings.length ?? 0) > 0).map((n) => `${n}: ${rows[n]!.warnings.map((w) => w.code).join(',')}`);
+    const warned = names
+      .filter((n) => (rows[n]?.warnings.length ?? 0) > 0)
+      .map((n) => `${n}: ${rows[n]!.warnings.map((w) => w.code).join(',')}`);
     for (const m of METRICS) {
       const v = names.map((n) => metric(rows[n], m).toFixed(1));
       const q = ratios.map(([a, b]) => (metric(rows[a], m) / metric(rows[b], m)).toFixed(2));
-      lines.push(`| ${i + 1} | ${m}${m === 'tps' ? ' (trans/s)' : ' (µs)'} | ${v.join(' | ')} | ${q.join(' | ')} | ${m === 'p50' ? warned.join('; ') : ''} |`);
+      lines.push(
+        `| ${i + 1} | ${m}${m === 'tps' ? ' (trans/s)' : ' (µs)'} | ${v.join(' | ')} | ${q.join(' | ')} | ${m === 'p50' ? warned.join('; ') : ''} |`,
+      );
     }
   }
   return lines;
@@ -98,8 +131,21 @@ function summary(report: ReportModel, mode: Mode): string[] {
   const lines = ['| ratio | metric | median | min | max |', '|---|---|---:|---:|---:|'];
   for (const [a, b] of RATIOS[mode]) {
     for (const m of METRICS) {
-      const qs = Array.from({ length: rounds }, (_, i) => metric(report.rows.find((r) => r.id === rowId(mode, a, i)), m) / metric(report.rows.find((r) => r.id === rowId(mode, b, i)), m));
-      lines.push(`| ${a} / ${b} | ${m} | ${median(qs).toFixed(2)} | ${Math.min(...qs).toFixed(2)} | ${Math.max(...qs).toFixed(2)} |`);
+      const qs = Array.from(
+        { length: rounds },
+        (_, i) =>
+          metric(
+            report.rows.find((r) => r.id === rowId(mode, a, i)),
+            m,
+          ) /
+          metric(
+            report.rows.find((r) => r.id === rowId(mode, b, i)),
+            m,
+          ),
+      );
+      lines.push(
+        `| ${a} / ${b} | ${m} | ${median(qs).toFixed(2)} | ${Math.min(...qs).toFixed(2)} | ${Math.max(...qs).toFixed(2)} |`,
+      );
     }
   }
   return lines;
@@ -110,7 +156,12 @@ const tmp = mkdtempSync(join(tmpdir(), 'cnib-bench-'));
 const interrupts = trapInterrupts(log);
 try {
   const report = await runInLab(
-    { nodes: 2, proxy: { mode: 'iptables', iptablesBackend: 'legacy' }, dbPath: join(tmp, 'bench.db'), agentWaitMs: 30_000 },
+    {
+      nodes: 2,
+      proxy: { mode: 'iptables', iptablesBackend: 'legacy' },
+      dbPath: join(tmp, 'bench.db'),
+      agentWaitMs: 30_000,
+    },
     { name: 'fallback fidelity', durationSeconds: duration, warmupSeconds: 1, measurements },
     log,
     interrupts.signal,
@@ -120,10 +171,21 @@ try {
   const versions = [...new Set(report.rows.map((r) => `${r.tool} ${r.toolVersion}`.trim()))].join(', ');
   const out = [`${rounds} rounds of ${duration} s, pod-to-pod, interleaved; ${versions}`];
   for (const mode of modes) {
-    out.push('', `## ${mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'}`, '', ...roundTable(report, mode), '', ...summary(report, mode));
+    out.push(
+      '',
+      `## ${mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'}`,
+      '',
+      ...roundTable(report, mode),
+      '',
+      ...summary(report, mode),
+    );
   }
   process.stdout.write(`${out.join('\n')}\n`);
-  await writeFindings({ bench: 'fallback', title: 'Fallback tools against the native ones (TCP_RR, TCP_CRR)', body: out.join('\n') });
+  await writeFindings({
+    bench: 'fallback',
+    title: 'Fallback tools against the native ones (TCP_RR, TCP_CRR)',
+    body: out.join('\n'),
+  });
 } finally {
   interrupts.dispose();
   rmSync(tmp, { recursive: true, force: true });

@@ -25,7 +25,9 @@ export function machineFacts(): string[] {
   const cpu = cpus();
   return [
     `- kernel ${release()}, ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? 'unknown model'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    `- Node ${process.version}; load average at the end ${loadavg().map((l) => l.toFixed(2)).join(', ')}`,
+    `- Node ${process.version}; load average at the end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ')}`,
   ];
 }
 
@@ -40,7 +42,16 @@ export async function writeFindings(f: Findings, now = new Date(), dir = FINDING
   if (process.env.CNI_BENCH_FINDINGS === '0') return undefined;
   const day = now.toISOString().slice(0, 10);
   const path = join(dir, `${day}-${f.bench}.md`);
-  const text = [`# ${f.title} (${day})`, '', `Written by \`${commandLine(f.bench)}\` at ${now.toISOString()}.`, '', ...machineFacts(), '', f.body.trim(), ''].join('\n');
+  const text = [
+    `# ${f.title} (${day})`,
+    '',
+    `Written by \`${commandLine(f.bench)}\` at ${now.toISOString()}.`,
+    '',
+    ...machineFacts(),
+    '',
+    f.body.trim(),
+    '',
+  ].join('\n');
   await mkdir(dir, { recursive: true });
   await writeFile(path, text);
   process.stderr.write(`findings written to ${relative(process.cwd(), path)}\n`);

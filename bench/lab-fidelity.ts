@@ -16,25 +16,41 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
 import { clientDrivers } from '../agent/index.js';
-import { collectorConfig, DEFAULT_MEASUREMENTS, measurementLabel, parseScenario, startCollector } from '../collector/index.js';
-import { rowMetrics } from '../report/row-metrics.js';
+import {
+  collectorConfig,
+  DEFAULT_MEASUREMENTS,
+  measurementLabel,
+  parseScenario,
+  startCollector,
+} from '../collector/index.js';
 import { createLogger } from '../core/log.js';
 import { run, spawnLongRunning } from '../core/process.js';
 import { JobResult } from '../gen/cnibench/v1/agent.js';
 import { Lab, onNodeCpus } from '../lab/index.js';
+import { rowMetrics } from '../report/row-metrics.js';
 import { writeFindings } from './findings.js';
 
-const { values } = parseArgs({ options: { pairs: { type: 'string', default: '3' }, duration: { type: 'string', default: '3' }, warmup: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: {
+    pairs: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '1' },
+  },
+});
 const pairs = Number(values.pairs);
 const duration = Number(values.duration);
 const warmup = Number(values.warmup);
 const log = createLogger({ component: 'bench' }, 'warn');
 const median = (xs: number[]) => {
   const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2) : NaN;
+  return s.length
+    ? s.length % 2
+      ? (s[(s.length - 1) / 2] as number)
+      : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2
+    : NaN;
 };
 /** Hand servers: fortio, like the harness's default HTTP server, on ports of their own. */
 const HAND_POD_PORT = 8091;
@@ -43,7 +59,16 @@ const HAND_SERVICE_PORT = 8191;
 const began = Date.now();
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-bench-'));
 const lab = await Lab.create({ nodes: 2, log });
-const collector = await startCollector(collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: join(tmp, 'b.db') }), log, lab.services);
+const collector = await startCollector(
+  collectorConfig({
+    grpcListen: `unix:${lab.controlSocket}`,
+    httpHost: '127.0.0.1',
+    httpPort: 0,
+    dbPath: join(tmp, 'b.db'),
+  }),
+  log,
+  lab.services,
+);
 const stopAll = async () => {
   await collector.close();
   await lab.destroy();
@@ -58,7 +83,24 @@ try {
   const cp = client?.pods[0];
   if (!server || !client || !sp || !cp) throw new Error('lab has no pods');
   const fortioServer = (port: number) =>
-    spawnLongRunning(...onNodeCpus(server.cpus, 'ip', ['netns', 'exec', sp.ns, 'fortio', 'server', '-http-port', String(port), '-grpc-port', 'disabled', '-redirect-port', 'disabled', '-loglevel', 'error']), { tool: 'fortio' });
+    spawnLongRunning(
+      ...onNodeCpus(server.cpus, 'ip', [
+        'netns',
+        'exec',
+        sp.ns,
+        'fortio',
+        'server',
+        '-http-port',
+        String(port),
+        '-grpc-port',
+        'disabled',
+        '-redirect-port',
+        'disabled',
+        '-loglevel',
+        'error',
+      ]),
+      { tool: 'fortio' },
+    );
   const servers = [fortioServer(HAND_POD_PORT), fortioServer(HAND_SERVICE_PORT)];
   const svc = await lab.services.expose('fidelity-hand', 80, [{ ip: sp.ip, port: HAND_SERVICE_PORT }]);
   await sleep(500);
@@ -66,10 +108,22 @@ try {
   const rows = DEFAULT_MEASUREMENTS.filter((m) => m.kind === 'http');
   const parsed = parseScenario({ measurements: rows }).measurements;
   type Row = { label: string; higherIsBetter: boolean; unit: string; harness: number[]; hand: number[]; note?: string };
-  const out: Row[] = parsed.map((m) => ({ label: measurementLabel(m), higherIsBetter: true, unit: '', harness: [], hand: [] }));
+  const out: Row[] = parsed.map((m) => ({
+    label: measurementLabel(m),
+    higherIsBetter: true,
+    unit: '',
+    harness: [],
+    hand: [],
+  }));
 
   const viaHarness = async (i: number): Promise<number> => {
-    const created = collector.api.create({ name: 'fidelity', warmupSeconds: warmup, durationSeconds: duration, rounds: 1, measurements: [rows[i]] });
+    const created = collector.api.create({
+      name: 'fidelity',
+      warmupSeconds: warmup,
+      durationSeconds: duration,
+      rounds: 1,
+      measurements: [rows[i]],
+    });
     await collector.orchestrator.wait(created.id);
     const row = collector.api.reportModel(created.id).rows[0];
     const head = row?.metrics[0];
@@ -80,16 +134,31 @@ try {
   };
   const byHand = async (i: number): Promise<number> => {
     const m = parsed[i];
-    if (!m || m.kind !== 'http') return NaN;
+    if (m?.kind !== 'http') return NaN;
     const tool = m.qps > 0 ? (m.tool === 'auto' ? 'fortio' : m.tool) : 'wrk';
     const driver = clientDrivers.get(tool);
     if (!driver || tool === 'http-open-loop') {
       (out[i] as Row).note = `${tool} is cni-bench's built-in client: there is no native tool to run by hand`;
       return NaN;
     }
-    const target = m.path === 'service' ? { targetHost: svc.ip, targetPort: svc.port } : { targetHost: sp.ip, targetPort: HAND_POD_PORT };
-    const spec = (seconds: number) => ({ ...target, durationSeconds: seconds, connections: m.connections, threads: Math.min(m.threads, m.connections), keepalive: m.mode === 'keepalive', path: m.urlPath, qps: m.qps });
-    const exec = (seconds: number) => run(...onNodeCpus(client.cpus, 'ip', ['netns', 'exec', cp.ns, tool, ...driver.buildClientArgs(spec(seconds))]), { tool, timeoutMs: (seconds + 30) * 1000 });
+    const target =
+      m.path === 'service'
+        ? { targetHost: svc.ip, targetPort: svc.port }
+        : { targetHost: sp.ip, targetPort: HAND_POD_PORT };
+    const spec = (seconds: number) => ({
+      ...target,
+      durationSeconds: seconds,
+      connections: m.connections,
+      threads: Math.min(m.threads, m.connections),
+      keepalive: m.mode === 'keepalive',
+      path: m.urlPath,
+      qps: m.qps,
+    });
+    const exec = (seconds: number) =>
+      run(...onNodeCpus(client.cpus, 'ip', ['netns', 'exec', cp.ns, tool, ...driver.buildClientArgs(spec(seconds))]), {
+        tool,
+        timeoutMs: (seconds + 30) * 1000,
+      });
     if (warmup > 0) await exec(warmup);
     const res = await exec(duration);
     const measurement = driver.parse(res.stdout, spec(duration));
@@ -106,7 +175,9 @@ try {
         o.hand.push(await byHand(i));
         o.harness.push(await viaHarness(i));
       }
-      process.stderr.write(`pair ${p + 1}/${pairs} ${o.label}: cni-bench ${o.harness.at(-1)?.toFixed(2)}, by hand ${o.hand.at(-1)?.toFixed(2)} ${o.unit}\n`);
+      process.stderr.write(
+        `pair ${p + 1}/${pairs} ${o.label}: cni-bench ${o.harness.at(-1)?.toFixed(2)}, by hand ${o.hand.at(-1)?.toFixed(2)} ${o.unit}\n`,
+      );
     }
   }
   await Promise.all(servers.map((s) => s.stop()));
@@ -122,11 +193,17 @@ try {
     const d = median(o.hand);
     const ratio = o.higherIsBetter ? h / d : d / h;
     const f = (xs: number[]) => xs.map((x) => (Number.isFinite(x) ? x.toFixed(x >= 100 ? 0 : 2) : '—')).join(', ');
-    lines.push(`| ${o.label} | ${o.unit} | ${Number.isFinite(h) ? h.toFixed(2) : '—'} | ${Number.isFinite(d) ? d.toFixed(2) : '—'} | ${Number.isFinite(ratio) ? ratio.toFixed(3) : '—'} | ${f(o.harness)} | ${f(o.hand)} | ${o.note ?? ''} |`);
+    lines.push(
+      `| ${o.label} | ${o.unit} | ${Number.isFinite(h) ? h.toFixed(2) : '—'} | ${Number.isFinite(d) ? d.toFixed(2) : '—'} | ${Number.isFinite(ratio) ? ratio.toFixed(3) : '—'} | ${f(o.harness)} | ${f(o.hand)} | ${o.note ?? ''} |`,
+    );
   }
   lines.push('', `wall time ${((Date.now() - began) / 1000).toFixed(0)} s`);
   process.stdout.write(`\n${lines.join('\n')}\n`);
-  await writeFindings({ bench: 'lab-fidelity', title: 'Lab fidelity: every HTTP row of the default lab, cni-bench against the same tool by hand', body: lines.join('\n') });
+  await writeFindings({
+    bench: 'lab-fidelity',
+    title: 'Lab fidelity: every HTTP row of the default lab, cni-bench against the same tool by hand',
+    body: lines.join('\n'),
+  });
 } finally {
   await stopAll();
 }

@@ -13,16 +13,23 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Lab, type LabNode, startMonitorLab } from '../lab/index.js';
+import { parseArgs } from 'node:util';
+import { AGENT_NODE_FLAGS } from '../agent/index.js';
 import { collectorConfig, startCollector } from '../collector/index.js';
 import { createLogger } from '../core/log.js';
 import { runInNetns } from '../core/netns.js';
-import { AGENT_NODE_FLAGS } from '../agent/index.js';
+import { Lab, type LabNode, startMonitorLab } from '../lab/index.js';
 import { writeFindings } from './findings.js';
 
-const { values } = parseArgs({ options: { nodes: { type: 'string', default: '5' }, seconds: { type: 'string', default: '180' }, warmup: { type: 'string', default: '45' }, 'baseline-seconds': { type: 'string', default: '60' } } });
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '180' },
+    warmup: { type: 'string', default: '45' },
+    'baseline-seconds': { type: 'string', default: '60' },
+  },
+});
 const nodes = Number(values.nodes);
 const log = createLogger({ component: 'bench' }, 'warn');
 const TICKS = 100;
@@ -39,9 +46,16 @@ interface ProcRead {
 function readProc(pid: number): ProcRead {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const kb = (text: string, key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  const kb = (text: string, key: string) =>
+    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return { cpuSeconds: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS, rss: kb(status, 'VmRSS'), anon: kb(status, 'RssAnon'), file: kb(status, 'RssFile'), pss: kb(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss') };
+  return {
+    cpuSeconds: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS,
+    rss: kb(status, 'VmRSS'),
+    anon: kb(status, 'RssAnon'),
+    file: kb(status, 'RssFile'),
+    pss: kb(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss'),
+  };
 }
 
 /** The pid in `ns` whose command line contains `script`. */
@@ -65,7 +79,8 @@ async function uplinkBytes(node: LabNode): Promise<number> {
   const dev = (await runInNetns({ name: node.ns }, 'probe', 'cat', ['/proc/net/dev'])).stdout;
   const f = /^\s*eth0:\s*(.*)$/m.exec(dev)?.[1]?.trim().split(/\s+/).map(Number);
   // Receive bytes are the first field, transmit bytes the ninth.
-  if (!f || !Number.isFinite(f[0]) || !Number.isFinite(f[8])) throw new Error(`${node.ns}: no eth0 line in /proc/net/dev`);
+  if (!f || !Number.isFinite(f[0]) || !Number.isFinite(f[8]))
+    throw new Error(`${node.ns}: no eth0 line in /proc/net/dev`);
   return f[0]! + f[8]!;
 }
 
@@ -83,8 +98,18 @@ interface NodeCost {
 
 /** Measures every node of `lab` over `seconds`, memory as the peak of samples every 10 s. */
 async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
-  const who = lab.plan.nodes.map((n) => ({ n, agent: pidIn(n.pods[0]?.ns ?? '', 'agent/main.js'), responder: pidIn(n.ns, 'host-responder-main.js') }));
-  const start = await Promise.all(who.map(async (w) => ({ agent: w.agent ? readProc(w.agent) : undefined, responder: w.responder ? readProc(w.responder) : undefined, bytes: await uplinkBytes(w.n) })));
+  const who = lab.plan.nodes.map((n) => ({
+    n,
+    agent: pidIn(n.pods[0]?.ns ?? '', 'agent/main.js'),
+    responder: pidIn(n.ns, 'host-responder-main.js'),
+  }));
+  const start = await Promise.all(
+    who.map(async (w) => ({
+      agent: w.agent ? readProc(w.agent) : undefined,
+      responder: w.responder ? readProc(w.responder) : undefined,
+      bytes: await uplinkBytes(w.n),
+    })),
+  );
   const peak = who.map(() => ({ rss: 0, anon: 0, file: 0, pss: 0, responderRss: 0 }));
   const began = Date.now();
   while (Date.now() - began < seconds * 1000) {
@@ -92,7 +117,13 @@ async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
     who.forEach((w, i) => {
       const a = w.agent ? readProc(w.agent) : undefined;
       const p = peak[i] as (typeof peak)[number];
-      if (a) [p.rss, p.anon, p.file, p.pss] = [Math.max(p.rss, a.rss), Math.max(p.anon, a.anon), Math.max(p.file, a.file), Math.max(p.pss, a.pss)];
+      if (a)
+        [p.rss, p.anon, p.file, p.pss] = [
+          Math.max(p.rss, a.rss),
+          Math.max(p.anon, a.anon),
+          Math.max(p.file, a.file),
+          Math.max(p.pss, a.pss),
+        ];
       if (w.responder) p.responderRss = Math.max(p.responderRss, readProc(w.responder).rss);
     });
   }
@@ -101,7 +132,8 @@ async function measure(lab: Lab, seconds: number): Promise<NodeCost[]> {
   return who.map((w, i) => {
     const s = start[i] as (typeof start)[number];
     const p = peak[i] as (typeof peak)[number];
-    const mc = (pid: number | undefined, from: ProcRead | undefined) => (pid && from ? ((readProc(pid).cpuSeconds - from.cpuSeconds) / wall) * 1000 : undefined);
+    const mc = (pid: number | undefined, from: ProcRead | undefined) =>
+      pid && from ? ((readProc(pid).cpuSeconds - from.cpuSeconds) / wall) * 1000 : undefined;
     return {
       node: w.n.name,
       agentMcores: mc(w.agent, s.agent) ?? NaN,
@@ -122,7 +154,11 @@ function row(label: string, c: NodeCost): string {
   return `| ${label} | ${c.node} | ${mc(c.agentMcores)} | ${mib(c.agentRss)} | ${mib(c.agentAnon)} | ${mib(c.agentFile)} | ${mib(c.agentPss)} | ${mc(c.responderMcores)} | ${mib(c.responderRss)} | ${c.bytesPerSecond.toFixed(0)} |`;
 }
 
-async function run(label: string, seconds: number, open: () => Promise<{ lab: Lab; close: () => Promise<void> }>): Promise<string[]> {
+async function run(
+  label: string,
+  seconds: number,
+  open: () => Promise<{ lab: Lab; close: () => Promise<void> }>,
+): Promise<string[]> {
   const s = await open();
   try {
     await sleep(Number(values.warmup) * 1000);
@@ -135,7 +171,18 @@ async function run(label: string, seconds: number, open: () => Promise<{ lab: La
 /** The same lab and collector with monitoring off. */
 async function plainLab(): Promise<{ lab: Lab; close: () => Promise<void> }> {
   const lab = await Lab.create({ nodes, log });
-  const c = await startCollector(collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: ':memory:', heartbeatIntervalMs: 1000, livenessTimeoutMs: 30_000 }), log, lab.services);
+  const c = await startCollector(
+    collectorConfig({
+      grpcListen: `unix:${lab.controlSocket}`,
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      dbPath: ':memory:',
+      heartbeatIntervalMs: 1000,
+      livenessTimeoutMs: 30_000,
+    }),
+    log,
+    lab.services,
+  );
   lab.startAgents(c.grpcAddress);
   while (c.registry.available().length < lab.agentCount) await sleep(100);
   return {
@@ -149,10 +196,15 @@ async function plainLab(): Promise<{ lab: Lab; close: () => Promise<void> }> {
 
 const rows: string[] = [];
 const collectorCpu = process.cpuUsage();
-rows.push(...(await run('monitoring (defaults)', Number(values.seconds), () => startMonitorLab({ nodes, monitor: {}, dbPath: ':memory:', agentWaitMs: 60_000 }, log))));
+rows.push(
+  ...(await run('monitoring (defaults)', Number(values.seconds), () =>
+    startMonitorLab({ nodes, monitor: {}, dbPath: ':memory:', agentWaitMs: 60_000 }, log),
+  )),
+);
 const used = process.cpuUsage(collectorCpu);
 const collectorMs = (used.user + used.system) / 1000;
-if (Number(values['baseline-seconds']) > 0) rows.push(...(await run('monitoring off', Number(values['baseline-seconds']), plainLab)));
+if (Number(values['baseline-seconds']) > 0)
+  rows.push(...(await run('monitoring off', Number(values['baseline-seconds']), plainLab)));
 const text = [
   `monitoring cost on this machine (${new Date().toISOString()}, ${nodes} lab nodes, ${values.seconds} s measured after ${values.warmup} s); targets: agent <= 5 mcores average, <= 80 MiB RSS; agent Node flags: ${AGENT_NODE_FLAGS.join(' ') || '(none)'}`,
   '| mode | node | agent mcores (with its tools) | agent RSS MiB (peak) | RssAnon MiB (peak) | RssFile MiB (peak) | Pss MiB (peak) | host responder mcores | host responder RSS MiB | uplink bytes/s (rx+tx) |',

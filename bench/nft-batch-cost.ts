@@ -16,7 +16,9 @@ import { run } from '../core/process.js';
 import { dummyRange, renderNftBase, renderNftServicesAdd } from '../lab/index.js';
 import { writeFindings } from './findings.js';
 
-const { values } = parseArgs({ options: { batches: { type: 'string', default: '10' }, endpoints: { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  options: { batches: { type: 'string', default: '10' }, endpoints: { type: 'string', default: '4' } },
+});
 const batches = Number(values.batches);
 const endpoints = Number(values.endpoints);
 const BATCH = 1000;
@@ -50,7 +52,8 @@ async function series(eps: number): Promise<{ user: number; system: number; wall
 
 const withMaps = await series(endpoints);
 const plain = await series(1);
-const cell = (c: { user: number; system: number; wallMs: number }) => `${(c.wallMs / 1000).toFixed(2)} s (${c.user.toFixed(2)} user, ${c.system.toFixed(2)} system)`;
+const cell = (c: { user: number; system: number; wallMs: number }) =>
+  `${(c.wallMs / 1000).toFixed(2)} s (${c.user.toFixed(2)} user, ${c.system.toFixed(2)} system)`;
 const text = [
   `nft batch cost on this machine (${new Date().toISOString()}): ${BATCH} Services per nft -f, kube-proxy's nftables layout`,
   `| Services already there | ${endpoints} endpoints (anonymous numgen map each) | 1 endpoint (plain dnat) |`,

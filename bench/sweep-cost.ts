@@ -50,7 +50,11 @@ function childCpu(): { user: number; system: number } {
 }
 
 /** Samples at 1 Hz for `seconds` and returns the CPU it cost (millicores) and how many samples fit. */
-async function samplerCost(sampler: DataplaneSampler, seconds: number, fresh: boolean): Promise<{ millicores: number; samples: number }> {
+async function samplerCost(
+  sampler: DataplaneSampler,
+  seconds: number,
+  fresh: boolean,
+): Promise<{ millicores: number; samples: number }> {
   const began = Date.now();
   const cpuBefore = cpuSeconds();
   let samples = 0;
@@ -80,7 +84,8 @@ for (const mode of modes) {
       const first = await sampler.sample(undefined, { fresh: true });
       const loaded = await samplerCost(sampler, sampleSeconds, false);
       const loadedFresh = await samplerCost(sampler, sampleSeconds, true);
-      const mc = (c: { millicores: number; samples: number }) => `${c.millicores.toFixed(1)} mcores (${c.samples} samples)`;
+      const mc = (c: { millicores: number; samples: number }) =>
+        `${c.millicores.toFixed(1)} mcores (${c.samples} samples)`;
       rows.push(
         `| ${mode} | ${services.toLocaleString('en-US')} x ${endpoints} | ${(step.programmingMs / 1000).toFixed(1)} s (tools: ${(after.user - before.user).toFixed(1)} s user, ${(after.system - before.system).toFixed(1)} s system) | ${first.kubeServicesRules.toLocaleString('en-US')} | ${first.nftServiceIps ?? '-'} | ${mc(idle)} | ${mc(idleFresh)} | ${mc(loaded)} | ${mc(loadedFresh)} |`,
       );

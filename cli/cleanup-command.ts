@@ -8,7 +8,8 @@ import { defineCommand } from './command.js';
 export const command = defineCommand({
   spec: {
     usage: 'cni-bench lab cleanup',
-    summary: "Removes the network namespaces, processes and state of labs that were killed (a lab whose process still runs is left alone). Needs root.",
+    summary:
+      'Removes the network namespaces, processes and state of labs that were killed (a lab whose process still runs is left alone). Needs root.',
     flags: {},
     examples: ['cni-bench lab cleanup'],
   },

@@ -3,8 +3,9 @@
  * that gets the parsed, frozen values. main.ts dispatches to commands, prints
  * `--help` from the schema, and maps errors to exit codes.
  */
-import type { Logger } from '../core/log.js';
+
 import type { CommandSpec, FlagSet, FlagValues } from '../core/flags.js';
+import type { Logger } from '../core/log.js';
 
 export interface CliContext {
   log: Logger;

@@ -8,13 +8,20 @@
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { COMPARISON_FORMATS, compareReports, DEFAULT_NOISE_FLOOR, parseComparisonFormat, parseLabels, parseNoiseFloor } from '../report/compare.js';
-import { renderComparison } from '../report/compare-render.js';
-import { buildReport, type ReportModel } from '../report/report.js';
 import { Store } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import { customFlag, parseFlags, type FlagValues } from '../core/flags.js';
+import { customFlag, type FlagValues, parseFlags } from '../core/flags.js';
 import { parseWith } from '../core/validate.js';
+import {
+  COMPARISON_FORMATS,
+  compareReports,
+  DEFAULT_NOISE_FLOOR,
+  parseComparisonFormat,
+  parseLabels,
+  parseNoiseFloor,
+} from '../report/compare.js';
+import { renderComparison } from '../report/compare-render.js';
+import { buildReport, type ReportModel } from '../report/report.js';
 import { defineCommand } from './command.js';
 import { dbFlag } from './common-flags.js';
 
@@ -54,7 +61,10 @@ async function readReportFile(path: string): Promise<ReportModel> {
     throw invalid(path, `not a JSON report (${(err as Error).message})`);
   }
   if (json && typeof json === 'object' && Array.isArray((json as { runs?: unknown }).runs) && !('rows' in json)) {
-    throw invalid(path, 'holds several runs (cni-bench lab sweep --json); save each report on its own, or compare the runs by id');
+    throw invalid(
+      path,
+      'holds several runs (cni-bench lab sweep --json); save each report on its own, or compare the runs by id',
+    );
   }
   return parseWith(reportFileSchema, json, `report file '${path}'`) as unknown as ReportModel;
 }
@@ -69,13 +79,22 @@ async function loadReports(args: string[], dbPath: string): Promise<ReportModel[
         out.push(await readReportFile(arg));
         continue;
       }
-      if (!/^[\w-]+$/.test(arg)) throw new CniBenchError(ErrorCodes.NOT_FOUND, `'${arg}': no such report file, and not a run id`, { details: { argument: arg } });
+      if (!/^[\w-]+$/.test(arg))
+        throw new CniBenchError(ErrorCodes.NOT_FOUND, `'${arg}': no such report file, and not a run id`, {
+          details: { argument: arg },
+        });
       if (!store) {
-        if (!existsSync(dbPath)) throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${arg}' not found: no store at ${dbPath} (--db FILE)`, { details: { id: arg, dbPath } });
+        if (!existsSync(dbPath))
+          throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${arg}' not found: no store at ${dbPath} (--db FILE)`, {
+            details: { id: arg, dbPath },
+          });
         store = new Store(dbPath);
       }
       const run = store.getRun(arg);
-      if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${arg}' not found in ${dbPath}`, { details: { id: arg, dbPath } });
+      if (!run)
+        throw new CniBenchError(ErrorCodes.NOT_FOUND, `run '${arg}' not found in ${dbPath}`, {
+          details: { id: arg, dbPath },
+        });
       out.push(buildReport(run, store.phases(arg), store.results(arg), store.samples(arg)));
     }
     return out;
@@ -85,8 +104,18 @@ async function loadReports(args: string[], dbPath: string): Promise<ReportModel[
 }
 
 const flags = {
-  format: customFlag({ help: 'output format', value: COMPARISON_FORMATS.join('|'), default: 'md' as const, parse: (t, n) => parseComparisonFormat(n, t) }),
-  label: customFlag({ help: 'column labels, one per run (default: what each run measured)', value: 'A,B,...', default: undefined as string[] | undefined, parse: (t, n) => parseLabels(n, t) }),
+  format: customFlag({
+    help: 'output format',
+    value: COMPARISON_FORMATS.join('|'),
+    default: 'md' as const,
+    parse: (t, n) => parseComparisonFormat(n, t),
+  }),
+  label: customFlag({
+    help: 'column labels, one per run (default: what each run measured)',
+    value: 'A,B,...',
+    default: undefined as string[] | undefined,
+    parse: (t, n) => parseLabels(n, t),
+  }),
   'noise-floor': customFlag({
     help: 'relative difference below which nothing counts as a change',
     value: 'X',
@@ -97,12 +126,21 @@ const flags = {
   db: dbFlag,
 };
 
-async function compare(values: FlagValues<typeof flags>, positionals: readonly string[], stdout: (s: string) => void): Promise<number> {
+async function compare(
+  values: FlagValues<typeof flags>,
+  positionals: readonly string[],
+  stdout: (s: string) => void,
+): Promise<number> {
   const { format, label: labels, 'noise-floor': noiseFloor } = values;
-  if (positionals.length < 2) throw invalid('runs', `need at least 2 run ids or report files, got ${positionals.length}`);
-  if (labels && labels.length !== positionals.length) throw invalid('--label', `${labels.length} label(s) for ${positionals.length} runs; give one per run`);
+  if (positionals.length < 2)
+    throw invalid('runs', `need at least 2 run ids or report files, got ${positionals.length}`);
+  if (labels && labels.length !== positionals.length)
+    throw invalid('--label', `${labels.length} label(s) for ${positionals.length} runs; give one per run`);
   const reports = await loadReports([...positionals], values.db);
-  const table = compareReports(reports, { ...(labels ? { labels } : {}), ...(noiseFloor !== undefined ? { noiseFloor } : {}) });
+  const table = compareReports(reports, {
+    ...(labels ? { labels } : {}),
+    ...(noiseFloor !== undefined ? { noiseFloor } : {}),
+  });
   stdout(renderComparison(table, format).body);
   return 0;
 }
@@ -110,17 +148,24 @@ async function compare(values: FlagValues<typeof flags>, positionals: readonly s
 export const command = defineCommand({
   spec: {
     usage: 'cni-bench compare',
-    summary: 'Sets two or more runs side by side with a verdict per measurement (better, worse, within noise) from a significance test over their rounds; the first run is the baseline. A run is a run id in the store or a report file as `cni-bench lab --json` writes it.',
+    summary:
+      'Sets two or more runs side by side with a verdict per measurement (better, worse, within noise) from a significance test over their rounds; the first run is the baseline. A run is a run id in the store or a report file as `cni-bench lab --json` writes it.',
     flags,
     positionals: 'RUN|REPORT.json RUN|REPORT.json...',
-    examples: ['cni-bench compare iptables.json nftables.json', 'cni-bench compare r-1a2b r-3c4d --format csv --label before,after'],
+    examples: [
+      'cni-bench compare iptables.json nftables.json',
+      'cni-bench compare r-1a2b r-3c4d --format csv --label before,after',
+    ],
     notes: ['Exit codes: 0 compared, 1 a run or file not found, 2 bad flags or arguments.'],
   },
   run: (values, positionals, ctx) => compare(values, positionals, ctx.stdout),
 });
 
 /** Writes the comparison to io.stdout; returns the exit code (0). Bad input throws E_VALIDATION, an unknown run E_NOT_FOUND. */
-export async function compareCommand(args: string[], io: { stdout: (s: string) => void; dbPath: string }): Promise<number> {
+export async function compareCommand(
+  args: string[],
+  io: { stdout: (s: string) => void; dbPath: string },
+): Promise<number> {
   const parsed = parseFlags(command.spec, args, { CNI_BENCH_DB: io.dbPath });
   return compare(parsed.values, parsed.positionals, io.stdout);
 }

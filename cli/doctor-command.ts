@@ -16,7 +16,8 @@ export interface DoctorReport {
 }
 
 export function doctorReport(tools: RequirementCheck[]): DoctorReport {
-  const missing = (required: boolean): string[] => tools.filter((t) => !t.found && t.required === required).map((t) => t.binary);
+  const missing = (required: boolean): string[] =>
+    tools.filter((t) => !t.found && t.required === required).map((t) => t.binary);
   const missingRequired = missing(true);
   return { ok: missingRequired.length === 0, missingRequired, missingOptional: missing(false), tools };
 }
@@ -48,7 +49,8 @@ async function doctor(json: boolean, stdout: (s: string) => void, pathEnv: strin
 export const command = defineCommand({
   spec: {
     usage: 'cni-bench doctor',
-    summary: 'Checks every tool the agent runs on this PATH, with its version, and says what is lost where an optional one is missing.',
+    summary:
+      'Checks every tool the agent runs on this PATH, with its version, and says what is lost where an optional one is missing.',
     flags: { json: switchFlag({ help: 'print the checks as JSON' }) },
     env: [{ name: 'PATH', help: 'where the tools are looked for' }],
     examples: ['cni-bench doctor', 'cni-bench doctor --json | jq .missingOptional'],

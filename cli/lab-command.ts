@@ -6,13 +6,22 @@
 import { readFile, stat } from 'node:fs/promises';
 import { parseScenario } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import { numberFlag, oneOfFlag, stringFlag, type FlagValues } from '../core/flags.js';
+import { type FlagValues, numberFlag, oneOfFlag, stringFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
 import { CILIUM_DATAPLANES, type LabProxyOptions, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { defineCommand } from './command.js';
-import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, jsonFlag, nodesFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
+import {
+  agentWaitFlag,
+  dbFlag,
+  durationFlag,
+  iptablesBackendFlag,
+  jsonFlag,
+  nodesFlag,
+  shareCpusFlag,
+  warmupFlag,
+} from './common-flags.js';
 
 export interface LabCommandOptions {
   nodes: number;
@@ -39,13 +48,21 @@ export interface LabCommandOptions {
  * next round's SYNs with the same timestamp clock and accept them, and the
  * connections-refused guard would show it otherwise.
  */
-export const LAB_DEFAULTS = { nodes: 2, durationSeconds: 2, throughputDurationSeconds: 1, warmupSeconds: 1, rounds: 3, roundSleepSeconds: 0 } as const;
+export const LAB_DEFAULTS = {
+  nodes: 2,
+  durationSeconds: 2,
+  throughputDurationSeconds: 1,
+  warmupSeconds: 1,
+  rounds: 3,
+  roundSleepSeconds: 0,
+} as const;
 
 const MAX_SCENARIO_BYTES = 1024 * 1024;
 
 /** The scenario file as an object: a regular file of at most 1 MiB holding a JSON object; errors name --scenario and the path. */
 async function readScenarioFile(path: string): Promise<Record<string, unknown>> {
-  const bad = (why: string, cause?: unknown): CniBenchError => new CniBenchError(ErrorCodes.VALIDATION, `--scenario: '${path}' ${why}`, { cause, details: { field: 'scenario' } });
+  const bad = (why: string, cause?: unknown): CniBenchError =>
+    new CniBenchError(ErrorCodes.VALIDATION, `--scenario: '${path}' ${why}`, { cause, details: { field: 'scenario' } });
   const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
     throw bad(`cannot be read (${err.code ?? err.message})`, err);
   });
@@ -62,9 +79,21 @@ async function readScenarioFile(path: string): Promise<Record<string, unknown>> 
 }
 
 async function loadScenario(opts: LabCommandOptions): Promise<unknown> {
-  const base: Record<string, unknown> = opts.scenarioFile ? await readScenarioFile(opts.scenarioFile) : { name: 'lab default' };
-  const throughput = opts.durationSeconds === LAB_DEFAULTS.durationSeconds ? { throughputDurationSeconds: LAB_DEFAULTS.throughputDurationSeconds } : {};
-  const scenario = { durationSeconds: opts.durationSeconds, ...throughput, warmupSeconds: opts.warmupSeconds, rounds: LAB_DEFAULTS.rounds, roundSleepSeconds: LAB_DEFAULTS.roundSleepSeconds, ...base };
+  const base: Record<string, unknown> = opts.scenarioFile
+    ? await readScenarioFile(opts.scenarioFile)
+    : { name: 'lab default' };
+  const throughput =
+    opts.durationSeconds === LAB_DEFAULTS.durationSeconds
+      ? { throughputDurationSeconds: LAB_DEFAULTS.throughputDurationSeconds }
+      : {};
+  const scenario = {
+    durationSeconds: opts.durationSeconds,
+    ...throughput,
+    warmupSeconds: opts.warmupSeconds,
+    rounds: LAB_DEFAULTS.rounds,
+    roundSleepSeconds: LAB_DEFAULTS.roundSleepSeconds,
+    ...base,
+  };
   // Refused before a lab is built: a bad field costs no namespaces.
   parseScenario(scenario, process.env);
   return scenario;
@@ -78,7 +107,12 @@ export async function labCommand(opts: LabCommandOptions, log: Logger): Promise<
     const model = await runInLab(opts, scenario, log, interrupts.signal);
     // The whole command's wall time, lab set-up and teardown included (runInLab has torn the lab down by now).
     const wall = `Wall time of this command: ${process.uptime().toFixed(1)} s (lab set-up, run and teardown).\n`;
-    if (model) process.stdout.write(opts.json ? `${JSON.stringify({ ...model, commandWallSeconds: Number(process.uptime().toFixed(1)) }, null, 2)}\n` : `${renderMarkdown(model)}\n${wall}`);
+    if (model)
+      process.stdout.write(
+        opts.json
+          ? `${JSON.stringify({ ...model, commandWallSeconds: Number(process.uptime().toFixed(1)) }, null, 2)}\n`
+          : `${renderMarkdown(model)}\n${wall}`,
+      );
     if (interrupts.received()) return exitCodeFor(interrupts.received());
     return model?.run.state === 'succeeded' ? 0 : 1;
   } catch (err) {
@@ -92,7 +126,11 @@ export async function labCommand(opts: LabCommandOptions, log: Logger): Promise<
 const DATAPLANES = [...PROXY_MODES, ...CILIUM_DATAPLANES] as const;
 
 /** --dataplane when given, else --proxy-mode. */
-function dataplaneOf(v: { dataplane: string; 'proxy-mode': ProxyMode; 'iptables-backend': 'legacy' | 'nft' }): LabProxyOptions {
+function dataplaneOf(v: {
+  dataplane: string;
+  'proxy-mode': ProxyMode;
+  'iptables-backend': 'legacy' | 'nft';
+}): LabProxyOptions {
   const mode = v.dataplane || v['proxy-mode'];
   if (mode === 'cilium' || mode === 'cilium-vxlan') return { mode };
   return { mode: mode as ProxyMode, iptablesBackend: v['iptables-backend'] };
@@ -102,16 +140,28 @@ const flags = {
   nodes: nodesFlag(LAB_DEFAULTS.nodes),
   duration: durationFlag(LAB_DEFAULTS.durationSeconds),
   warmup: warmupFlag(LAB_DEFAULTS.warmupSeconds),
-  scenario: stringFlag({ help: 'scenario file (JSON); its fields override the lab defaults', value: 'FILE', default: undefined }),
+  scenario: stringFlag({
+    help: 'scenario file (JSON); its fields override the lab defaults',
+    value: 'FILE',
+    default: undefined,
+  }),
   json: jsonFlag,
   db: dbFlag,
   dataplane: oneOfFlag<'' | (typeof DATAPLANES)[number]>(DATAPLANES, {
     help: "the lab's dataplane: kube-proxy's iptables or nftables mode (as --proxy-mode), or real Cilium with kube-proxy replacement, native routing (cilium) or its VXLAN tunnel (cilium-vxlan), on the lab's own apiserver (needs 'bash scripts/setup.sh --cilium'); wins over --proxy-mode",
     default: '',
   }),
-  'proxy-mode': oneOfFlag<ProxyMode>(PROXY_MODES, { help: 'which kube-proxy mode the lab programs', default: 'iptables' }),
+  'proxy-mode': oneOfFlag<ProxyMode>(PROXY_MODES, {
+    help: 'which kube-proxy mode the lab programs',
+    default: 'iptables',
+  }),
   'iptables-backend': iptablesBackendFlag,
-  'link-mbit': numberFlag({ help: "shape every node's uplink to this rate (tc tbf) and declare it as the link speed", value: 'N', default: undefined, min: 1 }),
+  'link-mbit': numberFlag({
+    help: "shape every node's uplink to this rate (tc tbf) and declare it as the link speed",
+    value: 'N',
+    default: undefined,
+    min: 1,
+  }),
   'share-cpus': shareCpusFlag,
   'agent-wait': agentWaitFlag,
 };
@@ -134,7 +184,8 @@ function options(v: FlagValues<typeof flags>): LabCommandOptions {
 export const command = defineCommand({
   spec: {
     usage: 'cni-bench lab',
-    summary: "Runs the study's measurements in a network-namespace lab on this machine (one namespace per node, real kube-proxy rules, one agent per node, the collector in this process), prints the report and removes the lab. Needs root.",
+    summary:
+      "Runs the study's measurements in a network-namespace lab on this machine (one namespace per node, real kube-proxy rules, one agent per node, the collector in this process), prints the report and removes the lab. Needs root.",
     flags,
     subcommands: [
       { name: 'sweep', summary: 'the Service scale sweep, once per kube-proxy mode' },
@@ -148,7 +199,11 @@ export const command = defineCommand({
       { name: 'ROUND_SLEEP', help: 'seconds between rounds (overrides the scenario)' },
       { name: 'CNI_BENCH_LOG_LEVEL', help: 'debug, info, warn or error (logs go to stderr)' },
     ],
-    examples: ['cni-bench lab', 'cni-bench lab --nodes 2 --proxy-mode nftables --json > report.json', 'cni-bench lab --dataplane cilium'],
+    examples: [
+      'cni-bench lab',
+      'cni-bench lab --nodes 2 --proxy-mode nftables --json > report.json',
+      'cni-bench lab --dataplane cilium',
+    ],
     notes: ['Exit codes: 0 the run succeeded, 1 it failed, 2 bad flags, 130/143 interrupted (SIGINT/SIGTERM).'],
   },
   run: (values, _positionals, ctx) => labCommand(options(values), ctx.log),

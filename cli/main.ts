@@ -7,7 +7,7 @@
  * 130/143 interrupted.
  */
 import { asCniBenchError } from '../core/errors.js';
-import { helpText, parseFlags, type CommandSpec } from '../core/flags.js';
+import { type CommandSpec, helpText, parseFlags } from '../core/flags.js';
 import { createLogger } from '../core/log.js';
 import { requireSupportedNode, VERSION } from '../core/version.js';
 import type { Command } from './command.js';
@@ -19,9 +19,18 @@ interface Entry {
 
 /** Every command, by the words that name it; loaded only when used (after the Node version check). */
 const COMMANDS: Readonly<Record<string, Entry>> = {
-  lab: { summary: 'run the benchmark in a network-namespace lab on this machine', load: () => import('./lab-command.js') },
-  'lab sweep': { summary: 'the Service scale sweep, once per kube-proxy mode', load: () => import('./sweep-command.js') },
-  'lab monitor': { summary: 'monitoring mode in a lab: peer probes and dataplane gauges', load: () => import('./monitor-command.js') },
+  lab: {
+    summary: 'run the benchmark in a network-namespace lab on this machine',
+    load: () => import('./lab-command.js'),
+  },
+  'lab sweep': {
+    summary: 'the Service scale sweep, once per kube-proxy mode',
+    load: () => import('./sweep-command.js'),
+  },
+  'lab monitor': {
+    summary: 'monitoring mode in a lab: peer probes and dataplane gauges',
+    load: () => import('./monitor-command.js'),
+  },
   'lab cleanup': { summary: 'remove what killed labs left behind', load: () => import('./cleanup-command.js') },
   compare: { summary: 'runs side by side with a verdict per measurement', load: () => import('./compare-command.js') },
   doctor: { summary: 'check the tools the agent needs on this PATH', load: () => import('./doctor-command.js') },
@@ -69,7 +78,11 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(parsed.help ? helpText(command.spec) : versionLine());
     return 0;
   }
-  const ctx = { log: createLogger({ component: 'cni-bench' }), stdout: (s: string) => void process.stdout.write(s), env: process.env };
+  const ctx = {
+    log: createLogger({ component: 'cni-bench' }),
+    stdout: (s: string) => void process.stdout.write(s),
+    env: process.env,
+  };
   return command.run(parsed.values, parsed.positionals, ctx);
 }
 

@@ -5,7 +5,7 @@
  * overtakes the other.
  */
 import { DEFAULT_SCALE_STEPS } from '../collector/index.js';
-import { listFlag, numberFlag, oneOfFlag, switchFlag, type FlagValues } from '../core/flags.js';
+import { type FlagValues, listFlag, numberFlag, oneOfFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
 import { type IptablesBackend, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
@@ -13,7 +13,15 @@ import { renderMarkdown, renderSweepComparison } from '../report/markdown.js';
 import type { ReportModel } from '../report/report.js';
 import { compareSweeps } from '../report/sweep.js';
 import { defineCommand } from './command.js';
-import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, nodesFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
+import {
+  agentWaitFlag,
+  dbFlag,
+  durationFlag,
+  iptablesBackendFlag,
+  nodesFlag,
+  shareCpusFlag,
+  warmupFlag,
+} from './common-flags.js';
 import { LAB_DEFAULTS } from './lab-command.js';
 
 export interface SweepCommandOptions {
@@ -52,12 +60,22 @@ export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Prom
         // Boundary samples only: a periodic sample of a node with 30,000 Services costs seconds of CPU.
         sampleIntervalMs: 0,
       };
-      const model = await runInLab({ ...opts, proxy: { mode, iptablesBackend: opts.iptablesBackend } }, scenario, log, interrupts.signal);
+      const model = await runInLab(
+        { ...opts, proxy: { mode, iptablesBackend: opts.iptablesBackend } },
+        scenario,
+        log,
+        interrupts.signal,
+      );
       if (model) done.push({ label: modeLabel(mode, opts.iptablesBackend), model });
     }
-    const withSweep = done.filter((d) => d.model.sweep).map((d) => ({ label: d.label, sweep: d.model.sweep as NonNullable<ReportModel['sweep']> }));
+    const withSweep = done
+      .filter((d) => d.model.sweep)
+      .map((d) => ({ label: d.label, sweep: d.model.sweep as NonNullable<ReportModel['sweep']> }));
     const comparison = withSweep.length ? compareSweeps(withSweep) : undefined;
-    if (opts.json) process.stdout.write(`${JSON.stringify({ runs: done.map((d) => ({ mode: d.label, report: d.model })), comparison }, null, 2)}\n`);
+    if (opts.json)
+      process.stdout.write(
+        `${JSON.stringify({ runs: done.map((d) => ({ mode: d.label, report: d.model })), comparison }, null, 2)}\n`,
+      );
     else {
       for (const d of done) process.stdout.write(`${renderMarkdown(d.model)}\n`);
       if (comparison && withSweep.length > 1) process.stdout.write(renderSweepComparison(comparison));
@@ -76,12 +94,25 @@ const mode = oneOfFlag<ProxyMode>(PROXY_MODES, { help: '', default: 'iptables' }
 const step = numberFlag({ help: '', default: 0, min: 0, integer: true });
 
 const flags = {
-  modes: listFlag((t, n) => mode.parse(t, n), { help: 'kube-proxy modes to sweep, each in a fresh lab', value: PROXY_MODES.join(','), default: PROXY_MODES }),
-  steps: listFlag((t, n) => step.parse(t, n), { help: 'dummy Services present at each step', value: 'N,N,...', default: DEFAULT_SCALE_STEPS }),
+  modes: listFlag((t, n) => mode.parse(t, n), {
+    help: 'kube-proxy modes to sweep, each in a fresh lab',
+    value: PROXY_MODES.join(','),
+    default: PROXY_MODES,
+  }),
+  steps: listFlag((t, n) => step.parse(t, n), {
+    help: 'dummy Services present at each step',
+    value: 'N,N,...',
+    default: DEFAULT_SCALE_STEPS,
+  }),
   endpoints: numberFlag({ help: 'endpoints per dummy Service', default: 4, min: 1, integer: true }),
   duration: durationFlag(LAB_DEFAULTS.durationSeconds),
   warmup: warmupFlag(1),
-  rounds: numberFlag({ help: 'measured rounds per measurement at each step', default: LAB_DEFAULTS.rounds, min: 1, integer: true }),
+  rounds: numberFlag({
+    help: 'measured rounds per measurement at each step',
+    default: LAB_DEFAULTS.rounds,
+    min: 1,
+    integer: true,
+  }),
   nodes: nodesFlag(2),
   'iptables-backend': iptablesBackendFlag,
   'share-cpus': shareCpusFlag,
@@ -110,9 +141,13 @@ function options(v: FlagValues<typeof flags>): SweepCommandOptions {
 export const command = defineCommand({
   spec: {
     usage: 'cni-bench lab sweep',
-    summary: "The reference study's Service scale sweep: at each step the lab holds that many dummy Services, waits until every node's rules show them, and measures again; once per kube-proxy mode, then the modes side by side with where one overtakes the other. Needs root.",
+    summary:
+      "The reference study's Service scale sweep: at each step the lab holds that many dummy Services, waits until every node's rules show them, and measures again; once per kube-proxy mode, then the modes side by side with where one overtakes the other. Needs root.",
     flags,
-    examples: ['cni-bench lab sweep', 'cni-bench lab sweep --modes nftables --steps 0,1000,5000 --rounds 2 --json > sweep.json'],
+    examples: [
+      'cni-bench lab sweep',
+      'cni-bench lab sweep --modes nftables --steps 0,1000,5000 --rounds 2 --json > sweep.json',
+    ],
     notes: ['Exit codes: 0 every mode succeeded, 1 a run failed, 2 bad flags, 130/143 interrupted.'],
   },
   run: (values, _positionals, ctx) => sweepCommand(options(values), ctx.log),

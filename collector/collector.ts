@@ -5,26 +5,27 @@
  * (collector/listen.ts does both for the collector's main, the lab and tests,
  * so every caller runs exactly the same wiring).
  */
+
+import type { Server as HttpServer } from 'node:http';
 import type { Server } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
-import type { Server as HttpServer } from 'node:http';
 import type { Logger } from '../core/log.js';
+import type { ServiceFrontend } from '../core/service-frontend.js';
 import { AgentRegistry } from './agents/registry.js';
-import { readConfigFile, type CollectorConfig } from './config.js';
+import { loadAgentKey } from './auth/agent-key.js';
+import { Authenticator, type TokenReviewer } from './auth/principal.js';
+import { type CollectorConfig, readConfigFile } from './config.js';
 import { AgentServiceImpl } from './grpc/agent-service.js';
 import { MonitorServiceImpl } from './grpc/monitor-service.js';
 import { RunServiceImpl } from './grpc/run-service.js';
-import { serverCredentials, type ServerTransport } from './grpc/server-credentials.js';
+import { type ServerTransport, serverCredentials } from './grpc/server-credentials.js';
 import { CollectorMetrics } from './metrics.js';
 import { MonitorCoordinator, type MonitorCoordinatorOptions } from './monitor/coordinator.js';
-import { loadAgentKey } from './auth/agent-key.js';
-import { Authenticator, type TokenReviewer } from './auth/principal.js';
-import { operatorAuth, loadRestToken } from './rest/auth.js';
+import { loadRestToken, operatorAuth } from './rest/auth.js';
 import { createRestServer } from './rest/server.js';
 import { JobTracker } from './runs/job-tracker.js';
 import { Orchestrator } from './runs/orchestrator.js';
 import { RunsApi } from './runs/runs-api.js';
-import type { ServiceFrontend } from '../core/service-frontend.js';
 import { Store } from './store/store.js';
 
 export interface CollectorOptions {
@@ -62,12 +63,19 @@ export interface AssembledCollector {
 
 const GRPC_SERVICES = ['', 'cnibench.v1.AgentService', 'cnibench.v1.RunService', 'cnibench.v1.MonitorService'];
 
-export function assembleCollector(config: CollectorConfig, log: Logger, services?: ServiceFrontend, options: CollectorOptions = {}): AssembledCollector {
+export function assembleCollector(
+  config: CollectorConfig,
+  log: Logger,
+  services?: ServiceFrontend,
+  options: CollectorOptions = {},
+): AssembledCollector {
   // Secrets first: a bad mount fails start-up before anything is opened or bound.
   const transport = serverCredentials(config);
   const operatorToken = config.restTokenFile ? loadRestToken(config.restTokenFile) : undefined;
   const agentKey = config.agentKeyFile ? loadAgentKey(config.agentKeyFile) : undefined;
-  const restTls = config.restTls ? { cert: readConfigFile('tlsCertFile', config.tlsCertFile), key: readConfigFile('tlsKeyFile', config.tlsKeyFile) } : undefined;
+  const restTls = config.restTls
+    ? { cert: readConfigFile('tlsCertFile', config.tlsCertFile), key: readConfigFile('tlsKeyFile', config.tlsKeyFile) }
+    : undefined;
   // One Authenticator decides for REST, RunService, MonitorService and AgentService alike.
   const authn = new Authenticator({
     ...(operatorToken ? { operatorToken } : {}),
@@ -88,7 +96,10 @@ export function assembleCollector(config: CollectorConfig, log: Logger, services
     const id = orchestrator.activeRunId();
     return id === undefined ? undefined : { id, cluster: store.getRun(id)?.cluster };
   };
-  const monitor = new MonitorCoordinator({ registry, activeRun, log, ...(services ? { services } : {}) }, options.monitor);
+  const monitor = new MonitorCoordinator(
+    { registry, activeRun, log, ...(services ? { services } : {}) },
+    options.monitor,
+  );
   metrics.setMonitorSource(() => monitor.snapshot());
   const health = new HealthImplementation(Object.fromEntries(GRPC_SERVICES.map((s) => [s, 'NOT_SERVING'])));
   let ready = false;
@@ -106,11 +117,28 @@ export function assembleCollector(config: CollectorConfig, log: Logger, services
     registryMetrics: () => metrics.registry.metrics(),
     addToServer(server) {
       health.addToServer(server);
-      new AgentServiceImpl({ registry, tracker, metrics, log, auth: authn, heartbeatIntervalMs: config.heartbeatIntervalMs, isRunActive: (id) => orchestrator.isActive(id), onMonitorReport: (id, r) => monitor.onReport(id, r) }).addToServer(server);
+      new AgentServiceImpl({
+        registry,
+        tracker,
+        metrics,
+        log,
+        auth: authn,
+        heartbeatIntervalMs: config.heartbeatIntervalMs,
+        isRunActive: (id) => orchestrator.isActive(id),
+        onMonitorReport: (id, r) => monitor.onReport(id, r),
+      }).addToServer(server);
       new RunServiceImpl(api, authn).addToServer(server);
       new MonitorServiceImpl(() => monitor.snapshot(), authn).addToServer(server);
     },
-    createHttpServer: () => createRestServer(api, metrics, () => ready, auth, () => monitor.snapshot(), restTls),
+    createHttpServer: () =>
+      createRestServer(
+        api,
+        metrics,
+        () => ready,
+        auth,
+        () => monitor.snapshot(),
+        restTls,
+      ),
     start() {
       sweeper = setInterval(() => registry.sweep(), Math.max(250, Math.floor(config.livenessTimeoutMs / 4)));
       sweeper.unref();

@@ -14,68 +14,100 @@ const namespaceName = z
   .max(63)
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 label');
 
-export const collectorConfigSchema = z.strictObject({
-  /** gRPC listen address: host:port (port 0 picks one) or unix:/path. Loopback unless told otherwise. */
-  grpcListen: z.string().min(1).max(4096).default('127.0.0.1:7070'),
-  /** REST + /metrics listen host and port (port 0 picks one). Loopback unless told otherwise. */
-  httpHost: z.string().min(1).max(255).default('127.0.0.1'),
-  httpPort: z.coerce.number().int().min(0).max(65535).default(8080),
-  /** SQLite file; ':memory:' keeps nothing. */
-  dbPath: z.string().min(1).default('/var/lib/cni-bench/collector.db'),
-  heartbeatIntervalMs: z.coerce.number().int().min(100).default(2000),
-  /** An agent silent this long is declared lost and its jobs fail. */
-  livenessTimeoutMs: z.coerce.number().int().min(500).default(10_000),
-  /** PEM server certificate and key for gRPC; both set turns TLS on, neither leaves gRPC plaintext. */
-  tlsCertFile: z.string().default(''),
-  tlsKeyFile: z.string().default(''),
-  /** PEM CA that signs agent certificates; set, agents must present one (mTLS). */
-  tlsCaFile: z.string().default(''),
-  /** File holding the operator's bearer token: every /v1/* REST request and every RunService/MonitorService call must carry it (or an operator certificate); '' leaves them open. */
-  restTokenFile: z.string().default(''),
-  /** Serve REST over TLS with tlsCertFile and tlsKeyFile. */
-  restTls: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  /** Secret key node tokens are derived from (agent/auth: nodeToken); set, every agent must present its own node's token or certificate. */
-  agentKeyFile: z.string().default(''),
-  /** Verify agents' projected ServiceAccount tokens with the TokenReview API and bind each to its pod's node (needs Kubernetes). */
-  agentTokenReview: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  /** The ServiceAccount agents run as (namespace/name); a reviewed token of any other account is refused. */
-  agentServiceAccount: z.string().max(317).default(''),
-  /** Allow listening beyond loopback without an operator token and TLS (a lab behind its own fence; never in a shared network). */
-  insecure: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  /** kubeconfig for talking to the cluster from outside it; '' means in-cluster or none. */
-  kubeconfig: z.string().default(''),
-  /** The collector's own namespace (downward API metadata.namespace in a cluster). */
-  namespace: namespaceName.default('cni-bench'),
-  /** Namespace the collector creates sweep workloads in, so cleanup can delete all of it. */
-  sweepNamespace: namespaceName.default('cni-bench-sweep'),
-  /** Label selector that finds the agent pods. */
-  agentSelector: z.string().min(1).default('app.kubernetes.io/name=cni-bench-agent'),
-  /** How to reach the Kubernetes API: the service account ('in-cluster'), the kubeconfig file, whichever is there ('auto'), or not at all ('off'). */
-  kubernetes: z.enum(['auto', 'off', 'in-cluster', 'kubeconfig']).default('auto'),
-  /** Client-side limits on API calls (like client-go's QPS and burst) and requests in flight during a sweep. */
-  kubeQps: z.coerce.number().positive().max(10_000).default(50),
-  kubeBurst: z.coerce.number().int().min(1).max(10_000).default(100),
-  kubeParallelism: z.coerce.number().int().min(1).max(256).default(16),
-  /** Namespace of Cilium's cilium-config ConfigMap (read for the scale sweep's LB map preflight). */
-  ciliumNamespace: namespaceName.default('kube-system'),
-  /** Raise bpf-lb-map-max when a sweep would overflow it (and put it back afterwards); off: refuse with the fix. */
-  allowCiliumConfigChange: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-}).superRefine((c, ctx) => {
-  if (c.tlsCertFile && !c.tlsKeyFile) ctx.addIssue({ code: 'custom', path: ['tlsKeyFile'], message: 'required when tlsCertFile is set' });
-  if (c.tlsKeyFile && !c.tlsCertFile) ctx.addIssue({ code: 'custom', path: ['tlsCertFile'], message: 'required when tlsKeyFile is set' });
-  if (c.tlsCaFile && !(c.tlsCertFile && c.tlsKeyFile)) {
-    ctx.addIssue({ code: 'custom', path: ['tlsCaFile'], message: 'verifying agent certificates needs TLS: set tlsCertFile and tlsKeyFile' });
-  }
-  if (c.restTls && !c.tlsCertFile) ctx.addIssue({ code: 'custom', path: ['restTls'], message: 'needs tlsCertFile and tlsKeyFile' });
-  if (c.agentTokenReview && c.kubernetes === 'off') ctx.addIssue({ code: 'custom', path: ['agentTokenReview'], message: 'needs Kubernetes (kubernetes is off)' });
-  if (!c.insecure) {
-    const exposed = [!isLoopbackListen(c.grpcListen) && 'grpcListen', !isLoopbackHost(c.httpHost) && 'httpHost'].filter((x): x is string => Boolean(x));
-    for (const field of exposed) {
-      const missing = [!c.restTokenFile && 'restTokenFile', !c.tlsCertFile && 'tlsCertFile'].filter(Boolean).join(' and ');
-      if (missing) ctx.addIssue({ code: 'custom', path: [field], message: `listening beyond loopback needs ${missing} (or insecure=true for a fenced lab)` });
+export const collectorConfigSchema = z
+  .strictObject({
+    /** gRPC listen address: host:port (port 0 picks one) or unix:/path. Loopback unless told otherwise. */
+    grpcListen: z.string().min(1).max(4096).default('127.0.0.1:7070'),
+    /** REST + /metrics listen host and port (port 0 picks one). Loopback unless told otherwise. */
+    httpHost: z.string().min(1).max(255).default('127.0.0.1'),
+    httpPort: z.coerce.number().int().min(0).max(65535).default(8080),
+    /** SQLite file; ':memory:' keeps nothing. */
+    dbPath: z.string().min(1).default('/var/lib/cni-bench/collector.db'),
+    heartbeatIntervalMs: z.coerce.number().int().min(100).default(2000),
+    /** An agent silent this long is declared lost and its jobs fail. */
+    livenessTimeoutMs: z.coerce.number().int().min(500).default(10_000),
+    /** PEM server certificate and key for gRPC; both set turns TLS on, neither leaves gRPC plaintext. */
+    tlsCertFile: z.string().default(''),
+    tlsKeyFile: z.string().default(''),
+    /** PEM CA that signs agent certificates; set, agents must present one (mTLS). */
+    tlsCaFile: z.string().default(''),
+    /** File holding the operator's bearer token: every /v1/* REST request and every RunService/MonitorService call must carry it (or an operator certificate); '' leaves them open. */
+    restTokenFile: z.string().default(''),
+    /** Serve REST over TLS with tlsCertFile and tlsKeyFile. */
+    restTls: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    /** Secret key node tokens are derived from (agent/auth: nodeToken); set, every agent must present its own node's token or certificate. */
+    agentKeyFile: z.string().default(''),
+    /** Verify agents' projected ServiceAccount tokens with the TokenReview API and bind each to its pod's node (needs Kubernetes). */
+    agentTokenReview: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    /** The ServiceAccount agents run as (namespace/name); a reviewed token of any other account is refused. */
+    agentServiceAccount: z.string().max(317).default(''),
+    /** Allow listening beyond loopback without an operator token and TLS (a lab behind its own fence; never in a shared network). */
+    insecure: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    /** kubeconfig for talking to the cluster from outside it; '' means in-cluster or none. */
+    kubeconfig: z.string().default(''),
+    /** The collector's own namespace (downward API metadata.namespace in a cluster). */
+    namespace: namespaceName.default('cni-bench'),
+    /** Namespace the collector creates sweep workloads in, so cleanup can delete all of it. */
+    sweepNamespace: namespaceName.default('cni-bench-sweep'),
+    /** Label selector that finds the agent pods. */
+    agentSelector: z.string().min(1).default('app.kubernetes.io/name=cni-bench-agent'),
+    /** How to reach the Kubernetes API: the service account ('in-cluster'), the kubeconfig file, whichever is there ('auto'), or not at all ('off'). */
+    kubernetes: z.enum(['auto', 'off', 'in-cluster', 'kubeconfig']).default('auto'),
+    /** Client-side limits on API calls (like client-go's QPS and burst) and requests in flight during a sweep. */
+    kubeQps: z.coerce.number().positive().max(10_000).default(50),
+    kubeBurst: z.coerce.number().int().min(1).max(10_000).default(100),
+    kubeParallelism: z.coerce.number().int().min(1).max(256).default(16),
+    /** Namespace of Cilium's cilium-config ConfigMap (read for the scale sweep's LB map preflight). */
+    ciliumNamespace: namespaceName.default('kube-system'),
+    /** Raise bpf-lb-map-max when a sweep would overflow it (and put it back afterwards); off: refuse with the fix. */
+    allowCiliumConfigChange: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+  })
+  .superRefine((c, ctx) => {
+    if (c.tlsCertFile && !c.tlsKeyFile)
+      ctx.addIssue({ code: 'custom', path: ['tlsKeyFile'], message: 'required when tlsCertFile is set' });
+    if (c.tlsKeyFile && !c.tlsCertFile)
+      ctx.addIssue({ code: 'custom', path: ['tlsCertFile'], message: 'required when tlsKeyFile is set' });
+    if (c.tlsCaFile && !(c.tlsCertFile && c.tlsKeyFile)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tlsCaFile'],
+        message: 'verifying agent certificates needs TLS: set tlsCertFile and tlsKeyFile',
+      });
     }
-  }
-});
+    if (c.restTls && !c.tlsCertFile)
+      ctx.addIssue({ code: 'custom', path: ['restTls'], message: 'needs tlsCertFile and tlsKeyFile' });
+    if (c.agentTokenReview && c.kubernetes === 'off')
+      ctx.addIssue({ code: 'custom', path: ['agentTokenReview'], message: 'needs Kubernetes (kubernetes is off)' });
+    if (!c.insecure) {
+      const exposed = [
+        !isLoopbackListen(c.grpcListen) && 'grpcListen',
+        !isLoopbackHost(c.httpHost) && 'httpHost',
+      ].filter((x): x is string => Boolean(x));
+      for (const field of exposed) {
+        const missing = [!c.restTokenFile && 'restTokenFile', !c.tlsCertFile && 'tlsCertFile']
+          .filter(Boolean)
+          .join(' and ');
+        if (missing)
+          ctx.addIssue({
+            code: 'custom',
+            path: [field],
+            message: `listening beyond loopback needs ${missing} (or insecure=true for a fenced lab)`,
+          });
+      }
+    }
+  });
 
 /** A host the kernel keeps on this machine: 127.0.0.0/8, ::1, localhost. */
 export function isLoopbackHost(host: string): boolean {
@@ -104,10 +136,14 @@ export function readConfigFile(field: keyof CollectorConfig, path: string): Buff
   try {
     return readFileSync(path);
   } catch (err) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `invalid collector config: ${field}: cannot read '${path}' (${(err as Error).message})`, {
-      cause: err,
-      details: { field, path, issues: [{ path: field, message: `cannot read '${path}'` }] },
-    });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `invalid collector config: ${field}: cannot read '${path}' (${(err as Error).message})`,
+      {
+        cause: err,
+        details: { field, path, issues: [{ path: field, message: `cannot read '${path}'` }] },
+      },
+    );
   }
 }
 

@@ -9,7 +9,10 @@ import { COLLECTOR_ENV, COLLECTOR_FLAGS, collectorConfigSchema } from './config.
 type Field = keyof typeof COLLECTOR_FLAGS;
 
 const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
-  grpcListen: ['ADDR', 'gRPC listen address: host:port (port 0 picks one) or unix:/path; beyond loopback needs a token and TLS'],
+  grpcListen: [
+    'ADDR',
+    'gRPC listen address: host:port (port 0 picks one) or unix:/path; beyond loopback needs a token and TLS',
+  ],
   httpHost: ['HOST', 'REST and /metrics listen host; beyond loopback needs a token and TLS'],
   httpPort: ['PORT', 'REST and /metrics port (0 picks one)'],
   dbPath: ['FILE', "SQLite store of runs; ':memory:' keeps nothing"],
@@ -18,10 +21,19 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
   tlsCertFile: ['FILE', 'PEM server certificate for gRPC; with --tls-key-file turns TLS on'],
   tlsKeyFile: ['FILE', 'PEM key of the server certificate'],
   tlsCaFile: ['FILE', 'PEM CA that signs agent certificates; set, agents must present one (mTLS)'],
-  restTokenFile: ['FILE', "the operator's bearer token: every /v1/* request and RunService/MonitorService call must carry it (or an operator certificate); unset leaves them open"],
+  restTokenFile: [
+    'FILE',
+    "the operator's bearer token: every /v1/* request and RunService/MonitorService call must carry it (or an operator certificate); unset leaves them open",
+  ],
   restTls: ['true|false', "serve REST over TLS with the collector's certificate"],
-  agentKeyFile: ['FILE', "secret (32+ bytes) node tokens derive from; set, every agent must present its own node's token or certificate"],
-  agentTokenReview: ['true|false', "verify agents' projected ServiceAccount tokens with TokenReview, bound to their pod's node"],
+  agentKeyFile: [
+    'FILE',
+    "secret (32+ bytes) node tokens derive from; set, every agent must present its own node's token or certificate",
+  ],
+  agentTokenReview: [
+    'true|false',
+    "verify agents' projected ServiceAccount tokens with TokenReview, bound to their pod's node",
+  ],
   agentServiceAccount: ['NS/NAME', 'the ServiceAccount agents run as; reviewed tokens of any other are refused'],
   insecure: ['true|false', 'allow listening beyond loopback without a token and TLS (a fenced lab only)'],
   kubeconfig: ['FILE', 'kubeconfig for a cluster reached from outside; unset: in-cluster or none'],
@@ -33,7 +45,10 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
   kubeBurst: ['N', 'client-side API burst'],
   kubeParallelism: ['N', 'API requests in flight during a sweep'],
   ciliumNamespace: ['NS', "namespace of Cilium's cilium-config ConfigMap"],
-  allowCiliumConfigChange: ['true|false', 'raise bpf-lb-map-max for a sweep that would overflow it (and restore it after)'],
+  allowCiliumConfigChange: [
+    'true|false',
+    'raise bpf-lb-map-max for a sweep that would overflow it (and restore it after)',
+  ],
 };
 
 export function collectorHelp(): string {
@@ -44,8 +59,12 @@ export function collectorHelp(): string {
     shape: collectorConfigSchema.shape,
     spec: {
       usage: 'cni-bench-collector',
-      summary: 'The cni-bench collector: coordinates the agents, runs scenarios and sweeps, stores runs, serves gRPC and REST (/v1/runs, /v1/monitor), exports Prometheus metrics and writes reports. Flags win over environment variables.',
-      examples: ['cni-bench-collector --db /var/lib/cni-bench/collector.db --kubernetes in-cluster', 'cni-bench-collector --kubernetes off --grpc-listen 127.0.0.1:7070 --http-port 8080 --db :memory:'],
+      summary:
+        'The cni-bench collector: coordinates the agents, runs scenarios and sweeps, stores runs, serves gRPC and REST (/v1/runs, /v1/monitor), exports Prometheus metrics and writes reports. Flags win over environment variables.',
+      examples: [
+        'cni-bench-collector --db /var/lib/cni-bench/collector.db --kubernetes in-cluster',
+        'cni-bench-collector --kubernetes off --grpc-listen 127.0.0.1:7070 --http-port 8080 --db :memory:',
+      ],
       notes: ['Exit codes: 0 stopped by SIGTERM/SIGINT, 1 a failed shutdown, 2 bad configuration or a failed start.'],
     },
   });

@@ -5,15 +5,15 @@
  * `compare`. Everything else in collector/ is private to it
  * (test/unit/boundaries.test.ts holds every other folder to that).
  */
-export { assembleCollector, type AssembledCollector, type CollectorOptions } from './collector.js';
-export { listenCollector, startCollector, type Collector } from './listen.js';
-export { collectorConfig, type CollectorConfig } from './config.js';
-export { Store } from './store/store.js';
-export { DEFAULT_SCALE_STEPS, parseScenario } from './runs/scenario.js';
+
 export { nodeToken } from './auth/principal.js';
-export { DEFAULT_MEASUREMENTS } from './runs/scenario-defaults.js';
-export { measurementLabel } from './runs/scenario.js';
+export { type AssembledCollector, assembleCollector, type CollectorOptions } from './collector.js';
+export { type CollectorConfig, collectorConfig } from './config.js';
+export { ClusterDescriber } from './kubernetes/cluster-describer.js';
 /** The collector's Kubernetes side, which the Cilium lab wires against its own apiserver as collector/main.ts does in a cluster. */
 export { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 export { ClusterInventory } from './kubernetes/inventory.js';
-export { ClusterDescriber } from './kubernetes/cluster-describer.js';
+export { type Collector, listenCollector, startCollector } from './listen.js';
+export { DEFAULT_SCALE_STEPS, measurementLabel, parseScenario } from './runs/scenario.js';
+export { DEFAULT_MEASUREMENTS } from './runs/scenario-defaults.js';
+export { Store } from './store/store.js';

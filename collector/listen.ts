@@ -4,13 +4,14 @@
  * picks one). Only this file listens; the collector's main, the lab and the
  * tests all come through startCollector.
  */
-import { Server } from '@grpc/grpc-js';
+
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Server } from '@grpc/grpc-js';
 import type { Logger } from '../core/log.js';
 import type { ServiceFrontend } from '../core/service-frontend.js';
 import type { AgentRegistry } from './agents/registry.js';
-import { assembleCollector, type AssembledCollector, type CollectorOptions } from './collector.js';
+import { type AssembledCollector, assembleCollector, type CollectorOptions } from './collector.js';
 import type { CollectorConfig } from './config.js';
 import type { MonitorCoordinator } from './monitor/coordinator.js';
 import type { Orchestrator } from './runs/orchestrator.js';
@@ -34,7 +35,9 @@ export interface Collector {
 }
 
 function bindGrpc(server: Server, c: AssembledCollector, address: string): Promise<number> {
-  return new Promise<number>((resolve, reject) => server.bindAsync(address, c.transport.credentials, (err, p) => (err ? reject(err) : resolve(p))));
+  return new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, c.transport.credentials, (err, p) => (err ? reject(err) : resolve(p))),
+  );
 }
 
 function listenHttp(http: HttpServer, host: string, port: number): Promise<number> {
@@ -46,15 +49,26 @@ function listenHttp(http: HttpServer, host: string, port: number): Promise<numbe
 
 /** Binds an assembled collector's two listeners and starts it. */
 export async function listenCollector(c: AssembledCollector, config: CollectorConfig, log: Logger): Promise<Collector> {
-  const grpcServer = new Server({ 'grpc.keepalive_permit_without_calls': 1, 'grpc.http2.min_ping_interval_without_data_ms': 5000 });
+  const grpcServer = new Server({
+    'grpc.keepalive_permit_without_calls': 1,
+    'grpc.http2.min_ping_interval_without_data_ms': 5000,
+  });
   c.addToServer(grpcServer);
   const port = await bindGrpc(grpcServer, c, config.grpcListen);
-  const grpcAddress = config.grpcListen.startsWith('unix:') ? config.grpcListen : `${config.grpcListen.replace(/:\d+$/, '')}:${port}`;
+  const grpcAddress = config.grpcListen.startsWith('unix:')
+    ? config.grpcListen
+    : `${config.grpcListen.replace(/:\d+$/, '')}:${port}`;
   const http = c.createHttpServer();
   const httpPort = await listenHttp(http, config.httpHost, config.httpPort);
   c.start();
   const scheme = c.restTls ? 'https' : 'http';
-  log.info('collector listening', { grpc: grpcAddress, grpcTls: c.transport.mode, http: `${scheme}://${config.httpHost}:${httpPort}`, restAuth: c.restAuth ? 'bearer' : 'none', agentIdentity: c.agentIdentity ? 'required' : 'open' });
+  log.info('collector listening', {
+    grpc: grpcAddress,
+    grpcTls: c.transport.mode,
+    http: `${scheme}://${config.httpHost}:${httpPort}`,
+    restAuth: c.restAuth ? 'bearer' : 'none',
+    agentIdentity: c.agentIdentity ? 'required' : 'open',
+  });
   return {
     api: c.api,
     registry: c.registry,
@@ -76,6 +90,11 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
 }
 
 /** Assembles a collector and binds it: what the collector's main, the lab and tests (with port 0) run. */
-export async function startCollector(config: CollectorConfig, log: Logger, services?: ServiceFrontend, options: CollectorOptions = {}): Promise<Collector> {
+export async function startCollector(
+  config: CollectorConfig,
+  log: Logger,
+  services?: ServiceFrontend,
+  options: CollectorOptions = {},
+): Promise<Collector> {
   return listenCollector(assembleCollector(config, log, services, options), config, log);
 }

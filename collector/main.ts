@@ -14,9 +14,13 @@ async function main(): Promise<void> {
 
 requireSupportedNode('cni-bench-collector');
 const info = infoRequest(process.argv.slice(2));
-if (info) process.stdout.write(info === 'help' ? collectorHelp() : `cni-bench-collector ${VERSION} (node ${process.version})\n`);
-else main().catch((err: unknown) => {
-  // One line, whatever the error's own layout (parseArgs' hints span several).
-  process.stderr.write(`cni-bench-collector: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}\n`);
-  process.exit(2);
-});
+if (info)
+  process.stdout.write(
+    info === 'help' ? collectorHelp() : `cni-bench-collector ${VERSION} (node ${process.version})\n`,
+  );
+else
+  main().catch((err: unknown) => {
+    // One line, whatever the error's own layout (parseArgs' hints span several).
+    process.stderr.write(`cni-bench-collector: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}\n`);
+    process.exit(2);
+  });

@@ -2,7 +2,7 @@
  * Every Prometheus metric the collector exports, declared once with help text.
  * Callers use the narrow helpers below and never handle label arrays.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { MonitorSnapshot } from '../gen/cnibench/v1/monitor.js';
 
 /**
@@ -10,12 +10,24 @@ import type { MonitorSnapshot } from '../gen/cnibench/v1/monitor.js';
  * non-counter with that suffix); the same counts are exported per type by
  * `nodejs_active_handles`, `nodejs_active_requests` and `nodejs_active_resources`.
  */
-const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
 
 export class CollectorMetrics {
   readonly registry = new Registry();
-  private readonly agentsConnected = new Gauge({ name: 'cni_bench_agents_connected', help: 'Agents with an open session stream', registers: [this.registry] });
-  private readonly agentsRegistered = new Gauge({ name: 'cni_bench_agents_registered', help: 'Agents known to the collector (connected or not)', registers: [this.registry] });
+  private readonly agentsConnected = new Gauge({
+    name: 'cni_bench_agents_connected',
+    help: 'Agents with an open session stream',
+    registers: [this.registry],
+  });
+  private readonly agentsRegistered = new Gauge({
+    name: 'cni_bench_agents_registered',
+    help: 'Agents known to the collector (connected or not)',
+    registers: [this.registry],
+  });
   private readonly agentMessages = new Counter({
     name: 'cni_bench_agent_messages_total',
     help: 'Sequenced messages received from agents, by type and outcome (stored, duplicate, refused, out-of-window)',
@@ -28,9 +40,22 @@ export class CollectorMetrics {
     labelNames: ['agent'] as const,
     registers: [this.registry],
   });
-  private readonly agentsLost = new Counter({ name: 'cni_bench_agents_lost_total', help: 'Agents declared lost after the liveness timeout', registers: [this.registry] });
-  private readonly runs = new Counter({ name: 'cni_bench_runs_total', help: 'Runs that ended, by final state', labelNames: ['state'] as const, registers: [this.registry] });
-  private readonly runsActive = new Gauge({ name: 'cni_bench_runs_active', help: 'Runs currently executing', registers: [this.registry] });
+  private readonly agentsLost = new Counter({
+    name: 'cni_bench_agents_lost_total',
+    help: 'Agents declared lost after the liveness timeout',
+    registers: [this.registry],
+  });
+  private readonly runs = new Counter({
+    name: 'cni_bench_runs_total',
+    help: 'Runs that ended, by final state',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  private readonly runsActive = new Gauge({
+    name: 'cni_bench_runs_active',
+    help: 'Runs currently executing',
+    registers: [this.registry],
+  });
   private readonly runDuration = new Histogram({
     name: 'cni_bench_run_duration_seconds',
     help: 'Wall time of finished runs',
@@ -67,45 +92,100 @@ export class CollectorMetrics {
       if (!cache || Date.now() - cache.atMs > 500) cache = { atMs: Date.now(), snap: this.monitorSource?.() };
       return cache.snap;
     };
-    const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge<string>, s: MonitorSnapshot) => void): void => {
-      new Gauge({ name, help, labelNames, registers: [this.registry], collect() {
-        this.reset();
-        const s = read();
-        if (s) fill(this, s);
-      } });
+    const gauge = (
+      name: string,
+      help: string,
+      labelNames: string[],
+      fill: (g: Gauge<string>, s: MonitorSnapshot) => void,
+    ): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          const s = read();
+          if (s) fill(this, s);
+        },
+      });
     };
-    gauge('cni_bench_monitor_nodes', 'Monitoring agents by state (probing, paused, starting, stale, disconnected)', ['state'], (g, s) => {
-      for (const state of ['probing', 'paused', 'starting', 'stale', 'disconnected']) g.set({ state }, s.nodes.filter((n) => n.state === state).length);
-    });
-    gauge('cni_bench_monitor_pairs', 'Planned node pairs by the state of their latest probes (ok, failing, missing)', ['state'], (g, s) => {
-      g.set({ state: 'ok' }, s.summary?.pairsOk ?? 0);
-      g.set({ state: 'failing' }, s.summary?.pairsFailing ?? 0);
-      g.set({ state: 'missing' }, s.summary?.pairsMissing ?? 0);
-    });
-    gauge('cni_bench_monitor_node_probers', 'Nodes whose latest probes to this node succeeded (ok) or failed (failing)', ['node', 'state'], (g, s) => {
-      for (const n of s.nodes) {
-        g.set({ node: n.nodeName, state: 'ok' }, n.probedOk);
-        g.set({ node: n.nodeName, state: 'failing' }, n.probedFailing);
-      }
-    });
-    gauge('cni_bench_monitor_probe_p50_seconds', 'Median probe latency per type over recent rounds of every pair', ['type'], (g, s) => {
-      for (const l of s.summary?.latency ?? []) if (l.samples) g.set({ type: l.type }, l.p50Us / 1e6);
-    });
-    gauge('cni_bench_monitor_probe_p99_seconds', '99th percentile probe latency per type over recent rounds of every pair', ['type'], (g, s) => {
-      for (const l of s.summary?.latency ?? []) if (l.samples) g.set({ type: l.type }, l.p99Us / 1e6);
-    });
-    gauge('cni_bench_monitor_conntrack_fill_ratio', 'Conntrack entries over maximum per node, as last reported', ['node'], (g, s) => {
-      for (const n of s.nodes) if (n.dataplane && n.dataplane.conntrackMax > 0) g.set({ node: n.nodeName }, n.dataplane.conntrackFillRatio);
-    });
-    gauge('cni_bench_monitor_bpf_map_fill_ratio_max', 'Fullest counted BPF map per node, as last reported', ['node'], (g, s) => {
-      for (const n of s.nodes) {
-        const fills = (n.dataplane?.bpfMaps ?? []).filter((m) => m.entries !== undefined && m.maxEntries > 0).map((m) => (m.entries ?? 0) / m.maxEntries);
-        if (fills.length) g.set({ node: n.nodeName }, Math.max(...fills));
-      }
-    });
-    gauge('cni_bench_monitor_kube_services_rules', 'KUBE-SERVICES rules per node, as last reported', ['node'], (g, s) => {
-      for (const n of s.nodes) if (n.dataplane) g.set({ node: n.nodeName }, n.dataplane.kubeServicesRules);
-    });
+    gauge(
+      'cni_bench_monitor_nodes',
+      'Monitoring agents by state (probing, paused, starting, stale, disconnected)',
+      ['state'],
+      (g, s) => {
+        for (const state of ['probing', 'paused', 'starting', 'stale', 'disconnected'])
+          g.set({ state }, s.nodes.filter((n) => n.state === state).length);
+      },
+    );
+    gauge(
+      'cni_bench_monitor_pairs',
+      'Planned node pairs by the state of their latest probes (ok, failing, missing)',
+      ['state'],
+      (g, s) => {
+        g.set({ state: 'ok' }, s.summary?.pairsOk ?? 0);
+        g.set({ state: 'failing' }, s.summary?.pairsFailing ?? 0);
+        g.set({ state: 'missing' }, s.summary?.pairsMissing ?? 0);
+      },
+    );
+    gauge(
+      'cni_bench_monitor_node_probers',
+      'Nodes whose latest probes to this node succeeded (ok) or failed (failing)',
+      ['node', 'state'],
+      (g, s) => {
+        for (const n of s.nodes) {
+          g.set({ node: n.nodeName, state: 'ok' }, n.probedOk);
+          g.set({ node: n.nodeName, state: 'failing' }, n.probedFailing);
+        }
+      },
+    );
+    gauge(
+      'cni_bench_monitor_probe_p50_seconds',
+      'Median probe latency per type over recent rounds of every pair',
+      ['type'],
+      (g, s) => {
+        for (const l of s.summary?.latency ?? []) if (l.samples) g.set({ type: l.type }, l.p50Us / 1e6);
+      },
+    );
+    gauge(
+      'cni_bench_monitor_probe_p99_seconds',
+      '99th percentile probe latency per type over recent rounds of every pair',
+      ['type'],
+      (g, s) => {
+        for (const l of s.summary?.latency ?? []) if (l.samples) g.set({ type: l.type }, l.p99Us / 1e6);
+      },
+    );
+    gauge(
+      'cni_bench_monitor_conntrack_fill_ratio',
+      'Conntrack entries over maximum per node, as last reported',
+      ['node'],
+      (g, s) => {
+        for (const n of s.nodes)
+          if (n.dataplane && n.dataplane.conntrackMax > 0) g.set({ node: n.nodeName }, n.dataplane.conntrackFillRatio);
+      },
+    );
+    gauge(
+      'cni_bench_monitor_bpf_map_fill_ratio_max',
+      'Fullest counted BPF map per node, as last reported',
+      ['node'],
+      (g, s) => {
+        for (const n of s.nodes) {
+          const fills = (n.dataplane?.bpfMaps ?? [])
+            .filter((m) => m.entries !== undefined && m.maxEntries > 0)
+            .map((m) => (m.entries ?? 0) / m.maxEntries);
+          if (fills.length) g.set({ node: n.nodeName }, Math.max(...fills));
+        }
+      },
+    );
+    gauge(
+      'cni_bench_monitor_kube_services_rules',
+      'KUBE-SERVICES rules per node, as last reported',
+      ['node'],
+      (g, s) => {
+        for (const n of s.nodes) if (n.dataplane) g.set({ node: n.nodeName }, n.dataplane.kubeServicesRules);
+      },
+    );
   }
 
   setAgents(connected: number, registered: number): void {

@@ -6,13 +6,13 @@
  * node:sqlite, the Kubernetes client a recent undici).
  */
 import type { Logger } from '../core/log.js';
+import { tokenReviewer } from './auth/token-review.js';
 import type { CollectorConfig } from './config.js';
 import { ClusterDescriber } from './kubernetes/cluster-describer.js';
 import { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 import { ClusterInventory } from './kubernetes/inventory.js';
 import { loadKubeConfig } from './kubernetes/kube-config.js';
 import { DEFAULT_PACER } from './kubernetes/pacer.js';
-import { tokenReviewer } from './auth/token-review.js';
 import { startCollector } from './listen.js';
 
 /** Connects to Kubernetes when it is there, starts the collector, and stops it cleanly on SIGINT/SIGTERM. */
@@ -32,16 +32,36 @@ export async function serve(config: CollectorConfig, log: Logger): Promise<void>
     const { leftovers } = await frontend.init();
     inventory = new ClusterInventory(kc, frontend.pacer, config.namespace, config.agentSelector, log);
     await inventory.start();
-    const describer = new ClusterDescriber(kc, frontend.pacer, inventory, { ciliumNamespace: config.ciliumNamespace, log });
+    const describer = new ClusterDescriber(kc, frontend.pacer, inventory, {
+      ciliumNamespace: config.ciliumNamespace,
+      log,
+    });
     const cluster = await describer.refresh();
     frontend.describeWith(describer);
-    log.info('kubernetes frontend ready', { server: kc.getCurrentCluster()?.server, version: cluster.kubernetesVersion, cni: cluster.cni, cniMode: cluster.cniMode, kubeProxyMode: cluster.kubeProxyMode, leftoversRemoved: leftovers, ...inventory.coverage() });
+    log.info('kubernetes frontend ready', {
+      server: kc.getCurrentCluster()?.server,
+      version: cluster.kubernetesVersion,
+      cni: cluster.cni,
+      cniMode: cluster.cniMode,
+      kubeProxyMode: cluster.kubeProxyMode,
+      leftoversRemoved: leftovers,
+      ...inventory.coverage(),
+    });
   }
   const nodes = inventory;
-  if (config.agentTokenReview && !kc) throw new Error('agentTokenReview: needs Kubernetes, and none was found (set kubernetes and kubeconfig, or run in a cluster)');
+  if (config.agentTokenReview && !kc)
+    throw new Error(
+      'agentTokenReview: needs Kubernetes, and none was found (set kubernetes and kubeconfig, or run in a cluster)',
+    );
   // Agents' pod-bound ServiceAccount tokens, verified by the API server (auth/token-review.ts).
-  const tokenReview = config.agentTokenReview && kc ? tokenReviewer(kc, config.agentServiceAccount, (why) => log.warn('agent token refused', { why })) : undefined;
-  const collector = await startCollector(config, log, frontend, { ...(nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {}), ...(tokenReview ? { tokenReview } : {}) });
+  const tokenReview =
+    config.agentTokenReview && kc
+      ? tokenReviewer(kc, config.agentServiceAccount, (why) => log.warn('agent token refused', { why }))
+      : undefined;
+  const collector = await startCollector(config, log, frontend, {
+    ...(nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {}),
+    ...(tokenReview ? { tokenReview } : {}),
+  });
   // Cordoned and NotReady nodes leave the monitor's plans as the node watch sees them.
   nodes?.onNodeStatusChange(() => collector.monitor.nodesChanged());
   let stopping = false;

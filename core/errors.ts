@@ -60,9 +60,13 @@ const SAMPLE_CHARS = 200;
 export function parseError(tool: string, output: string, reason: string): CniBenchError {
   const trimmed = output.trim();
   const sample = trimmed.length > SAMPLE_CHARS ? `${trimmed.slice(0, SAMPLE_CHARS)}…` : trimmed;
-  return new CniBenchError(ErrorCodes.PARSE, `${tool}: cannot parse output (${reason}); output: ${JSON.stringify(sample)}`, {
-    details: { tool, reason, sample },
-  });
+  return new CniBenchError(
+    ErrorCodes.PARSE,
+    `${tool}: cannot parse output (${reason}); output: ${JSON.stringify(sample)}`,
+    {
+      details: { tool, reason, sample },
+    },
+  );
 }
 
 export function isCniBenchError(err: unknown, code?: ErrorCode): err is CniBenchError {
@@ -77,7 +81,18 @@ export function asCniBenchError(err: unknown): CniBenchError {
 }
 
 // gRPC status numbers (grpc.status) kept here so core does not import grpc-js.
-const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, FAILED_PRECONDITION: 9, ABORTED: 10, INTERNAL: 13, UNAVAILABLE: 14, CANCELLED: 1, PERMISSION_DENIED: 7, UNAUTHENTICATED: 16 } as const;
+const GRPC = {
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  CANCELLED: 1,
+  PERMISSION_DENIED: 7,
+  UNAUTHENTICATED: 16,
+} as const;
 
 const WIRE: Record<ErrorCode, { http: number; grpc: number }> = {
   E_VALIDATION: { http: 400, grpc: GRPC.INVALID_ARGUMENT },
@@ -100,7 +115,13 @@ const WIRE: Record<ErrorCode, { http: number; grpc: number }> = {
 };
 
 /** The one mapping from any error to the statuses the APIs answer with. */
-export function toWireStatus(err: unknown): { http: number; grpc: number; code: ErrorCode; message: string; details: Record<string, unknown> } {
+export function toWireStatus(err: unknown): {
+  http: number;
+  grpc: number;
+  code: ErrorCode;
+  message: string;
+  details: Record<string, unknown>;
+} {
   const e = asCniBenchError(err);
   return { ...WIRE[e.code], code: e.code, message: e.message, details: { ...e.details } };
 }

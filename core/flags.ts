@@ -51,11 +51,21 @@ export interface Parsed<F extends FlagSet> {
 
 /** E_VALIDATION that starts with the flag's name, e.g. "--nodes: must be an integer >= 2, got 'x'". */
 export function flagError(name: string, message: string, cause?: unknown): CniBenchError {
-  return new CniBenchError(ErrorCodes.VALIDATION, `${name}: ${message}`, { ...(cause ? { cause } : {}), details: { field: name, issues: [{ path: name, message }] } });
+  return new CniBenchError(ErrorCodes.VALIDATION, `${name}: ${message}`, {
+    ...(cause ? { cause } : {}),
+    details: { field: name, issues: [{ path: name, message }] },
+  });
 }
 
 /** A number >= min (an integer when asked). */
-export function numberFlag<D extends number | undefined>(o: { help: string; default: D; min: number; integer?: boolean; value?: string; env?: string }): Flag<number | D> {
+export function numberFlag<D extends number | undefined>(o: {
+  help: string;
+  default: D;
+  min: number;
+  integer?: boolean;
+  value?: string;
+  env?: string;
+}): Flag<number | D> {
   return {
     help: o.help,
     value: o.value ?? 'N',
@@ -63,14 +73,28 @@ export function numberFlag<D extends number | undefined>(o: { help: string; defa
     ...(o.env ? { env: o.env } : {}),
     parse(text, name) {
       const v = Number(text);
-      if (text.trim() === '' || !Number.isFinite(v) || v < o.min || (o.integer && !Number.isInteger(v))) throw flagError(name, `must be ${o.integer ? 'an integer' : 'a number'} >= ${o.min}, got '${text}'`);
+      if (text.trim() === '' || !Number.isFinite(v) || v < o.min || (o.integer && !Number.isInteger(v)))
+        throw flagError(name, `must be ${o.integer ? 'an integer' : 'a number'} >= ${o.min}, got '${text}'`);
       return v;
     },
   };
 }
 
-export function stringFlag<D extends string | undefined>(o: { help: string; default: D; value?: string; env?: string; defaultText?: string }): Flag<string | D> {
-  return { help: o.help, value: o.value ?? 'TEXT', default: o.default, ...(o.env ? { env: o.env } : {}), ...(o.defaultText ? { defaultText: o.defaultText } : {}), parse: (text) => text };
+export function stringFlag<D extends string | undefined>(o: {
+  help: string;
+  default: D;
+  value?: string;
+  env?: string;
+  defaultText?: string;
+}): Flag<string | D> {
+  return {
+    help: o.help,
+    value: o.value ?? 'TEXT',
+    default: o.default,
+    ...(o.env ? { env: o.env } : {}),
+    ...(o.defaultText ? { defaultText: o.defaultText } : {}),
+    parse: (text) => text,
+  };
 }
 
 export function switchFlag(o: { help: string }): Flag<boolean> {
@@ -83,35 +107,49 @@ export function oneOfFlag<T extends string>(allowed: readonly T[], o: { help: st
     value: allowed.join('|'),
     default: o.default,
     parse(text, name) {
-      if (!(allowed as readonly string[]).includes(text)) throw flagError(name, `must be one of ${allowed.join(', ')}, got '${text}'`);
+      if (!(allowed as readonly string[]).includes(text))
+        throw flagError(name, `must be one of ${allowed.join(', ')}, got '${text}'`);
       return text as T;
     },
   };
 }
 
 /** A comma-separated list whose items each pass `item`. */
-export function listFlag<T>(item: (text: string, name: string) => T, o: { help: string; default: readonly T[]; value: string }): Flag<readonly T[]> {
+export function listFlag<T>(
+  item: (text: string, name: string) => T,
+  o: { help: string; default: readonly T[]; value: string },
+): Flag<readonly T[]> {
   return {
     help: o.help,
     value: o.value,
     default: Object.freeze([...o.default]),
     parse(text, name) {
       const parts = text.split(',').map((t) => t.trim());
-      if (!text.trim() || parts.some((p) => p === '')) throw flagError(name, `must be a comma-separated list, got '${text}'`);
+      if (!text.trim() || parts.some((p) => p === ''))
+        throw flagError(name, `must be a comma-separated list, got '${text}'`);
       return Object.freeze(parts.map((p) => item(p, name)));
     },
   };
 }
 
 /** Any parser of the caller's (an existing domain parser that names the field itself). */
-export function customFlag<T>(o: { help: string; value: string; default: T; defaultText?: string; parse(text: string, name: string): T }): Flag<T> {
+export function customFlag<T>(o: {
+  help: string;
+  value: string;
+  default: T;
+  defaultText?: string;
+  parse(text: string, name: string): T;
+}): Flag<T> {
   return o;
 }
 
 /** A node:util parseArgs error as E_VALIDATION naming the flag (`--bogus`, `-x`). */
 function argsError(err: Error & { code?: string }, usage: string): CniBenchError {
   const name = /'(-{1,2}[\w-]+)/.exec(err.message)?.[1] ?? 'arguments';
-  const what: Record<string, string> = { ERR_PARSE_ARGS_UNKNOWN_OPTION: 'unknown flag', ERR_PARSE_ARGS_INVALID_OPTION_VALUE: 'needs a value' };
+  const what: Record<string, string> = {
+    ERR_PARSE_ARGS_UNKNOWN_OPTION: 'unknown flag',
+    ERR_PARSE_ARGS_INVALID_OPTION_VALUE: 'needs a value',
+  };
   return flagError(name, `${what[err.code ?? ''] ?? err.message.split('. ')[0]} (see ${usage} --help)`, err);
 }
 
@@ -121,17 +159,31 @@ const NONE = Object.freeze({});
  * Parses argv against the spec. Unknown flags, missing values and bad values
  * throw E_VALIDATION naming the flag; `--help`/`-h` wins over everything else.
  */
-export function parseFlags<F extends FlagSet>(spec: CommandSpec<F>, argv: readonly string[], env: NodeJS.ProcessEnv = {}): Parsed<F> {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } };
+export function parseFlags<F extends FlagSet>(
+  spec: CommandSpec<F>,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Parsed<F> {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean' },
+  };
   for (const [name, flag] of Object.entries(spec.flags)) options[name] = { type: flag.boolean ? 'boolean' : 'string' };
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
   } catch (err) {
-    if (argv.includes('--help') || argv.includes('-h')) return { help: true, version: false, values: NONE as FlagValues<F>, positionals: [] };
+    if (argv.includes('--help') || argv.includes('-h'))
+      return { help: true, version: false, values: NONE as FlagValues<F>, positionals: [] };
     throw argsError(err as Error, spec.usage);
   }
-  if (parsed.values.help || parsed.values.version) return { help: parsed.values.help === true, version: !parsed.values.help, values: NONE as FlagValues<F>, positionals: [] };
+  if (parsed.values.help || parsed.values.version)
+    return {
+      help: parsed.values.help === true,
+      version: !parsed.values.help,
+      values: NONE as FlagValues<F>,
+      positionals: [],
+    };
   if (!spec.positionals && parsed.positionals.length) {
     throw flagError(parsed.positionals[0] as string, `unexpected argument (${spec.usage} takes none; see --help)`);
   }
@@ -140,10 +192,16 @@ export function parseFlags<F extends FlagSet>(spec: CommandSpec<F>, argv: readon
     const given = parsed.values[name];
     if (flag.boolean) values[name] = given === true;
     else if (typeof given === 'string') values[name] = flag.parse(given, `--${name}`);
-    else if (flag.env && env[flag.env] !== undefined && env[flag.env] !== '') values[name] = flag.parse(env[flag.env] as string, flag.env);
+    else if (flag.env && env[flag.env] !== undefined && env[flag.env] !== '')
+      values[name] = flag.parse(env[flag.env] as string, flag.env);
     else values[name] = flag.default;
   }
-  return { help: false, version: false, values: Object.freeze(values) as FlagValues<F>, positionals: Object.freeze([...parsed.positionals]) };
+  return {
+    help: false,
+    version: false,
+    values: Object.freeze(values) as FlagValues<F>,
+    positionals: Object.freeze([...parsed.positionals]),
+  };
 }
 
 function defaultOf(flag: Flag<unknown>): string {
@@ -155,7 +213,12 @@ function defaultOf(flag: Flag<unknown>): string {
 
 /** The `--help` text: usage, summary, subcommands, flags with defaults and env vars, environment, examples. */
 export function helpText(spec: CommandSpec): string {
-  const out = [`usage: ${spec.usage}${spec.subcommands?.length ? ' [COMMAND]' : ''} [FLAGS]${spec.positionals ? ` ${spec.positionals}` : ''}`, '', spec.summary, ''];
+  const out = [
+    `usage: ${spec.usage}${spec.subcommands?.length ? ' [COMMAND]' : ''} [FLAGS]${spec.positionals ? ` ${spec.positionals}` : ''}`,
+    '',
+    spec.summary,
+    '',
+  ];
   if (spec.subcommands?.length) {
     const w = Math.max(...spec.subcommands.map((s) => s.name.length));
     out.push('commands:', ...spec.subcommands.map((s) => `  ${s.name.padEnd(w)}  ${s.summary}`), '');
@@ -180,7 +243,13 @@ export function helpText(spec: CommandSpec): string {
  * A flag described for help only: the daemons parse their config with their
  * own schema (agent/config.ts, collector/config.ts) and describe it here.
  */
-export function describedFlag(o: { help: string; value?: string; default: unknown; env?: string; boolean?: boolean }): Flag<unknown> {
+export function describedFlag(o: {
+  help: string;
+  value?: string;
+  default: unknown;
+  env?: string;
+  boolean?: boolean;
+}): Flag<unknown> {
   const shown = o.default === '' || (Array.isArray(o.default) && o.default.length === 0) ? undefined : o.default;
   return { ...o, default: shown, ...(o.boolean ? { boolean: true } : {}), parse: (text) => text };
 }
@@ -213,7 +282,12 @@ export function configHelpText<K extends string>(o: {
   for (const field of Object.keys(o.help) as K[]) {
     const [value, help] = o.help[field];
     const parsed = o.shape[field].safeParse(undefined);
-    flags[o.flag(field)] = describedFlag({ help, default: parsed.success ? parsed.data : undefined, env: o.env[field], ...(value ? { value } : { boolean: true }) });
+    flags[o.flag(field)] = describedFlag({
+      help,
+      default: parsed.success ? parsed.data : undefined,
+      env: o.env[field],
+      ...(value ? { value } : { boolean: true }),
+    });
   }
   return helpText({ ...o.spec, flags: { ...flags, ...o.extra } });
 }

@@ -26,7 +26,8 @@ function checkValue(us: number, what: string): void {
 }
 
 function checkCount(count: number): void {
-  if (!Number.isSafeInteger(count) || count < 0) throw invalid(`count must be a non-negative integer, got ${String(count)}`, { count });
+  if (!Number.isSafeInteger(count) || count < 0)
+    throw invalid(`count must be a non-negative integer, got ${String(count)}`, { count });
 }
 
 export class LatencyHistogram {
@@ -122,7 +123,8 @@ export class LatencyHistogram {
    * exact min and max. NaN when empty.
    */
   percentile(p: number): number {
-    if (typeof p !== 'number' || !(p >= 0 && p <= 100)) throw invalid(`percentile must be in [0, 100], got ${String(p)}`, { p });
+    if (typeof p !== 'number' || !(p >= 0 && p <= 100))
+      throw invalid(`percentile must be in [0, 100], got ${String(p)}`, { p });
     if (this.#total === 0) return NaN;
     if (p === 0) return this.#min;
     if (p === 100) return this.#max;
@@ -185,14 +187,21 @@ export class LatencyHistogram {
     for (let k = 0; k < indexes.length; k++) {
       const i = indexes[k]!;
       const c = counts[k]!;
-      if (!Number.isSafeInteger(i) || i < 0 || !Number.isFinite(out.lower(i + 1))) throw invalid(`bad bucket index ${String(i)} at ${k}`, { at: k });
-      if (!Number.isSafeInteger(c) || c < 0) throw invalid(`counts must be non-negative integers, got ${String(c)} at ${k}`, { at: k });
+      if (!Number.isSafeInteger(i) || i < 0 || !Number.isFinite(out.lower(i + 1)))
+        throw invalid(`bad bucket index ${String(i)} at ${k}`, { at: k });
+      if (!Number.isSafeInteger(c) || c < 0)
+        throw invalid(`counts must be non-negative integers, got ${String(c)} at ${k}`, { at: k });
       if (out.#counts.has(i)) throw invalid(`bucket index ${i} appears twice`, { at: k });
       if (c > 0) out.#counts.set(i, c);
       total += c;
     }
     if (h.total !== total) throw invalid(`total ${String(h.total)} does not equal the sum of counts ${total}`);
-    for (const [v, what] of [[h.minUs, 'minUs'], [h.maxUs, 'maxUs'], [h.sumUs, 'sumUs']] as const) checkValue(v, what);
+    for (const [v, what] of [
+      [h.minUs, 'minUs'],
+      [h.maxUs, 'maxUs'],
+      [h.sumUs, 'sumUs'],
+    ] as const)
+      checkValue(v, what);
     if (total > 0) {
       const sorted = out.#sortedIndexes();
       const first = sorted[0]!;
@@ -216,7 +225,10 @@ export class LatencyHistogram {
    * must ascend in rank and value; `bad` turns a violation into the caller's
    * error (a parse error naming the tool).
    */
-  static fromRankedPoints(points: readonly { rank: number; us: number }[], bad: (reason: string) => Error): LatencyHistogram {
+  static fromRankedPoints(
+    points: readonly { rank: number; us: number }[],
+    bad: (reason: string) => Error,
+  ): LatencyHistogram {
     const h = new LatencyHistogram();
     const first = points[0];
     if (!first) return h;
@@ -224,7 +236,8 @@ export class LatencyHistogram {
     for (let k = 1; k < points.length; k++) {
       const a = points[k - 1] as { rank: number; us: number };
       const b = points[k] as { rank: number; us: number };
-      if (b.rank < a.rank || b.us < a.us) throw bad(`percentile points not ascending (${a.us} at rank ${a.rank}, ${b.us} at rank ${b.rank})`);
+      if (b.rank < a.rank || b.us < a.us)
+        throw bad(`percentile points not ascending (${a.us} at rank ${a.rank}, ${b.us} at rank ${b.rank})`);
       if (b.rank === a.rank) continue;
       h.recordRange(a.us, b.us, b.rank - a.rank - 1);
       h.record(b.us, 1);

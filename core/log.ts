@@ -13,7 +13,10 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
-export function createLogger(base: Record<string, unknown> = {}, level: Level = (process.env.CNI_BENCH_LOG_LEVEL as Level) || 'info'): Logger {
+export function createLogger(
+  base: Record<string, unknown> = {},
+  level: Level = (process.env.CNI_BENCH_LOG_LEVEL as Level) || 'info',
+): Logger {
   const min = ORDER[level] ?? ORDER.info;
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>): void => {
     if (ORDER[lvl] < min) return;

@@ -14,7 +14,7 @@
  * still shows the namespace that mounted sysfs, so per-namespace counters are
  * read from /proc/net (which follows the reader), never from /sys.
  */
-import { run, type RunOptions, type RunResult } from './process.js';
+import { type RunOptions, type RunResult, run } from './process.js';
 
 export type Netns = { readonly name: string } | { readonly path: string } | { readonly pid: number };
 
@@ -42,7 +42,8 @@ const NAME = /^[A-Za-z0-9_.-]+$/;
 /** The namespace file nsenter opens. */
 export function netnsPath(ns: Netns): string {
   if ('name' in ns) {
-    if (!NAME.test(ns.name) || ns.name === '.' || ns.name === '..') throw new Error(`netns name: '${ns.name}' is not a namespace name (letters, digits, . _ -)`);
+    if (!NAME.test(ns.name) || ns.name === '.' || ns.name === '..')
+      throw new Error(`netns name: '${ns.name}' is not a namespace name (letters, digits, . _ -)`);
     return `/run/netns/${ns.name}`;
   }
   if ('pid' in ns) {
@@ -67,7 +68,13 @@ export function netnsArgv(ns: Netns | undefined, file: string, args: readonly st
 export type NetnsRunOptions = Omit<RunOptions, 'timeoutMs' | 'maxBuffer' | 'onSpawn' | 'stdin'>;
 
 /** Runs `file args` to completion inside `ns` (this process's namespace when undefined) with the preset's limits. */
-export function runInNetns(ns: Netns | undefined, preset: NetnsPreset, file: string, args: readonly string[], opts: NetnsRunOptions = {}): Promise<RunResult> {
+export function runInNetns(
+  ns: Netns | undefined,
+  preset: NetnsPreset,
+  file: string,
+  args: readonly string[],
+  opts: NetnsRunOptions = {},
+): Promise<RunResult> {
   const [bin, argv] = netnsArgv(ns, file, args);
   return run(bin, argv, { tool: file, ...opts, ...NETNS_PRESETS[preset] });
 }

@@ -82,7 +82,8 @@ function sample(text: string): string {
  */
 export async function run(file: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
   const tool = opts.tool ?? file;
-  if (opts.signal?.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, `${tool}: cancelled before start`, { details: { tool } });
+  if (opts.signal?.aborted)
+    throw new CniBenchError(ErrorCodes.CANCELLED, `${tool}: cancelled before start`, { details: { tool } });
   const began = Date.now();
   const child = start(file, args, opts);
   let why: 'timeout' | 'cancel' | undefined;
@@ -114,11 +115,16 @@ export async function run(file: string, args: readonly string[], opts: RunOption
       exitCode: r.exitCode ?? -1,
       durationMs: Date.now() - began,
     };
-    if (why === 'timeout') throw new CniBenchError(ErrorCodes.TIMEOUT, `${tool}: timed out after ${opts.timeoutMs} ms`, { details: { tool } });
+    if (why === 'timeout')
+      throw new CniBenchError(ErrorCodes.TIMEOUT, `${tool}: timed out after ${opts.timeoutMs} ms`, {
+        details: { tool },
+      });
     if (why === 'cancel') throw new CniBenchError(ErrorCodes.CANCELLED, `${tool}: cancelled`, { details: { tool } });
     const code = (r as { code?: string }).code;
-    if (code === 'ENOENT' || /ENOENT/.test(String(r.message ?? '')) && r.exitCode === undefined) {
-      throw new CniBenchError(ErrorCodes.TOOL_MISSING, `${tool}: executable '${file}' not found on PATH`, { details: { tool, binary: file } });
+    if (code === 'ENOENT' || (/ENOENT/.test(String(r.message ?? '')) && r.exitCode === undefined)) {
+      throw new CniBenchError(ErrorCodes.TOOL_MISSING, `${tool}: executable '${file}' not found on PATH`, {
+        details: { tool, binary: file },
+      });
     }
     const ok = opts.okExitCodes ?? [0];
     if (!ok.includes(out.exitCode)) {
@@ -143,7 +149,11 @@ export interface LongRunning {
 }
 
 /** Starts a server-like process that runs until stopped or until `signal` aborts. */
-export function spawnLongRunning(file: string, args: readonly string[], opts: Omit<RunOptions, 'timeoutMs' | 'okExitCodes'> = {}): LongRunning {
+export function spawnLongRunning(
+  file: string,
+  args: readonly string[],
+  opts: Omit<RunOptions, 'timeoutMs' | 'okExitCodes'> = {},
+): LongRunning {
   const began = Date.now();
   const child = start(file, args, opts);
   const exited: Promise<RunResult> = child.then((r) => ({
@@ -175,10 +185,20 @@ export function liveChildren(): number {
 /** Absolute path of `binary` on PATH, or undefined. */
 export async function findOnPath(binary: string, pathEnv = process.env.PATH ?? ''): Promise<string | undefined> {
   const { access, constants } = await import('node:fs/promises');
-  if (binary.includes('/')) return access(binary, constants.X_OK).then(() => binary, () => undefined);
+  if (binary.includes('/'))
+    return access(binary, constants.X_OK).then(
+      () => binary,
+      () => undefined,
+    );
   for (const dir of pathEnv.split(':').filter(Boolean)) {
     const full = `${dir}/${binary}`;
-    if (await access(full, constants.X_OK).then(() => true, () => false)) return full;
+    if (
+      await access(full, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return full;
   }
   return undefined;
 }

@@ -34,7 +34,12 @@ export interface ServiceFrontend {
   readonly cluster?: Partial<ClusterDescription>;
   /** Reads the cluster's description again (unless the last reading is younger than maxAgeMs); never throws. */
   refreshCluster?(maxAgeMs?: number): Promise<void>;
-  expose(name: string, port: number, endpoints: ServiceEndpoint[], extraPorts?: readonly ExtraServicePort[]): Promise<ServiceAddress>;
+  expose(
+    name: string,
+    port: number,
+    endpoints: ServiceEndpoint[],
+    extraPorts?: readonly ExtraServicePort[],
+  ): Promise<ServiceAddress>;
   remove(name: string): Promise<void>;
   /** Present when the frontend can run a Service scale sweep. */
   readonly scale?: ServiceScaler;

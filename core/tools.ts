@@ -16,7 +16,9 @@ export const SERVER_TOOL_OF: Readonly<Record<string, string>> = Object.freeze(
 
 /** Where each server listens (pod or host network) and the port its Service exposes. */
 export const SERVER_PORTS: Readonly<Record<string, { port: number; servicePort: number }>> = Object.freeze(
-  Object.fromEntries(SERVERS.map((t) => [t.name, Object.freeze({ port: t.server.port, servicePort: t.server.servicePort })])),
+  Object.fromEntries(
+    SERVERS.map((t) => [t.name, Object.freeze({ port: t.server.port, servicePort: t.server.servicePort })]),
+  ),
 );
 
 /**
@@ -29,7 +31,9 @@ export const SERVER_DATA_PORTS: Readonly<Record<string, number>> = Object.freeze
 );
 
 /** Servers that run one thread of work (their saturation point is one core); others use every core. */
-export const SINGLE_THREADED_SERVERS: ReadonlySet<string> = new Set(SERVERS.filter((t) => t.server.singleThreaded).map((t) => t.name));
+export const SINGLE_THREADED_SERVERS: ReadonlySet<string> = new Set(
+  SERVERS.filter((t) => t.server.singleThreaded).map((t) => t.name),
+);
 
 /** Agent label that marks the second agent of a node (same-node measurements). */
 export const PEER_ROLE_LABEL = 'cni-bench.io/role';

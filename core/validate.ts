@@ -4,7 +4,7 @@
  * Successful results are deep-frozen, so parsed config cannot drift at run time.
  */
 import type { z } from 'zod';
-import { validationError, type FieldIssue } from './errors.js';
+import { type FieldIssue, validationError } from './errors.js';
 
 export function formatPath(path: readonly PropertyKey[]): string {
   let out = '';

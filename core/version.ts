@@ -8,7 +8,9 @@ export const NODE_MAJOR = 24;
 export function requireSupportedNode(binary: string): void {
   const major = Number(process.versions.node.split('.')[0]);
   if (major !== NODE_MAJOR) {
-    process.stderr.write(`${binary}: needs Node ${NODE_MAJOR}, running on ${process.version}; use the one in node_modules/.bin (npx, npm run) or the image\n`);
+    process.stderr.write(
+      `${binary}: needs Node ${NODE_MAJOR}, running on ${process.version}; use the one in node_modules/.bin (npx, npm run) or the image\n`,
+    );
     process.exit(2);
   }
 }

@@ -31,7 +31,9 @@ export async function removeLeftovers(log: Logger, opts: { all?: boolean } = {})
   for (const [id, names] of byLab) {
     log.warn('removing leftovers of an earlier lab', { lab: id, namespaces: names.length });
     await deleteNamespaces(names);
-    await removeLabCgroups(id).catch((err: Error) => log.error('cannot remove a leftover lab cgroup', { lab: id, error: err.message }));
+    await removeLabCgroups(id).catch((err: Error) =>
+      log.error('cannot remove a leftover lab cgroup', { lab: id, error: err.message }),
+    );
     await removeLabState(id);
   }
   return [...byLab.keys()];

@@ -17,7 +17,8 @@ import { parseError } from '../core/errors.js';
 /** Pure: a kernel CPU list such as "0-3,6,8-9" as CPU numbers. */
 export function parseCpuList(text: string): number[] {
   const t = text.trim();
-  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(t)) throw parseError('Cpus_allowed_list', text, 'expected a CPU list like 0-3,6');
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(t))
+    throw parseError('Cpus_allowed_list', text, 'expected a CPU list like 0-3,6');
   const out: number[] = [];
   for (const part of t.split(',')) {
     const [a, b] = part.split('-').map(Number) as [number, number | undefined];
@@ -34,7 +35,11 @@ export function nodeCpuSets(nodes: number, cpus: readonly number[]): number[][] 
 }
 
 /** Pure: `file args` run on the node's CPUs (through taskset) when it has its own, else as they are. */
-export function onNodeCpus(cpus: readonly number[] | undefined, file: string, args: readonly string[]): [string, string[]] {
+export function onNodeCpus(
+  cpus: readonly number[] | undefined,
+  file: string,
+  args: readonly string[],
+): [string, string[]] {
   return cpus?.length ? ['taskset', ['--cpu-list', cpus.join(','), file, ...args]] : [file, [...args]];
 }
 

@@ -12,7 +12,11 @@ export const DUMMY_NAMESPACE = 'cni-bench-scale';
 
 export function dummyService(i: number, endpointsPerService: number): LabService {
   if (!Number.isInteger(i) || i < 0 || i >= MAX_DUMMY_SERVICES) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `serviceScale.steps: at most ${MAX_DUMMY_SERVICES} dummy Services fit the lab's range, asked for index ${i}`, { details: { field: 'serviceScale.steps' } });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `serviceScale.steps: at most ${MAX_DUMMY_SERVICES} dummy Services fit the lab's range, asked for index ${i}`,
+      { details: { field: 'serviceScale.steps' } },
+    );
   }
   const ip = `198.19.${128 + (i >> 8)}.${i & 255}`;
   const epIp = `198.18.${128 + ((i >> 8) & 127)}.${i & 255}`;

@@ -5,14 +5,15 @@
  * renderers the nftables benchmark times. Everything else in lab/ is private
  * to it (test/unit/boundaries.test.ts holds every other folder to that).
  */
-export { Lab, type LabMonitorOptions, type LabOptions } from './lab.js';
-export { runInLab, type LabSessionOptions } from './session.js';
-export { startMonitorLab, type MonitorLab, type MonitorLabOptions } from './monitor-session.js';
-export { removeLeftovers } from './cleanup.js';
-export { PROXY_MODES, type LabProxyOptions, type ProxyMode } from './proxy.js';
-export type { IptablesBackend } from './proxy-iptables.js';
+
 export { CILIUM_DATAPLANES, type CiliumDataplane } from './cilium/config.js';
-export type { LabNode } from './plan.js';
+export { removeLeftovers } from './cleanup.js';
+export { onNodeCpus } from './cpu-sets.js';
 export { dummyRange } from './dummy-services.js';
 export { renderNftBase, renderNftServicesAdd } from './kube-proxy-nftables.js';
-export { onNodeCpus } from './cpu-sets.js';
+export { Lab, type LabMonitorOptions, type LabOptions } from './lab.js';
+export { type MonitorLab, type MonitorLabOptions, startMonitorLab } from './monitor-session.js';
+export type { LabNode } from './plan.js';
+export { type LabProxyOptions, PROXY_MODES, type ProxyMode } from './proxy.js';
+export type { IptablesBackend } from './proxy-iptables.js';
+export { type LabSessionOptions, runInLab } from './session.js';

@@ -54,7 +54,7 @@ export function svcChain(s: LabService): string {
 }
 
 export function sepChain(s: LabService, ep: { ip: string; port: number }): string {
-  return `KUBE-SEP-${hash16(servicePortName(s) + s.protocol + `${ep.ip}:${ep.port}`)}`;
+  return `KUBE-SEP-${hash16(`${servicePortName(s)}${s.protocol}${ep.ip}:${ep.port}`)}`;
 }
 
 /**
@@ -138,7 +138,9 @@ export function renderServicesAdd(services: readonly LabService[], clusterCidr: 
       rules.push(`-A ${svc} ${comment}${pick} -j ${sep}`);
       decl.push(`:${sep} - [0:0]`);
       rules.push(`-A ${sep} -s ${ep.ip}/32 -m comment --comment "${servicePortName(s)}" -j KUBE-MARK-MASQ`);
-      rules.push(`-A ${sep} -p ${s.protocol} -m comment --comment "${servicePortName(s)}" -m ${s.protocol} -j DNAT --to-destination ${ep.ip}:${ep.port}`);
+      rules.push(
+        `-A ${sep} -p ${s.protocol} -m comment --comment "${servicePortName(s)}" -m ${s.protocol} -j DNAT --to-destination ${ep.ip}:${ep.port}`,
+      );
     });
   }
   return ['*nat', ...decl, ...rules, 'COMMIT', ''].join('\n');

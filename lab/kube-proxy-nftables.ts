@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import { base32, servicePortName, type LabService } from './kube-proxy-iptables.js';
+import { base32, type LabService, servicePortName } from './kube-proxy-iptables.js';
 import { CLUSTER_CIDR } from './plan.js';
 
 export const NFT_TABLE = 'kube-proxy';
@@ -123,7 +123,11 @@ export function renderNftServicesAdd(services: readonly LabService[], _clusterCi
   const rules: string[] = [];
   const elements: string[] = [];
   for (const s of services) {
-    if (s.endpoints.length === 0) throw new CniBenchError(ErrorCodes.LAB, `lab nftables: Service ${servicePortName(s)} has no endpoints; kube-proxy would reject its traffic, which the lab does not render`);
+    if (s.endpoints.length === 0)
+      throw new CniBenchError(
+        ErrorCodes.LAB,
+        `lab nftables: Service ${servicePortName(s)} has no endpoints; kube-proxy would reject its traffic, which the lab does not render`,
+      );
     const svc = nftServiceChain(s);
     chains.push(`add chain ${T} ${svc}`);
     rules.push(`add rule ${T} ${svc} ${dnatRule(s)}`);

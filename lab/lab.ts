@@ -8,18 +8,18 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AGENT_MAIN, AGENT_NODE_FLAGS } from '../agent/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { netnsArgv } from '../core/netns.js';
-import { run, spawnLongRunning, type LongRunning } from '../core/process.js';
+import { type LongRunning, run, spawnLongRunning } from '../core/process.js';
+import { PEER_ROLE_LABEL } from '../core/tools.js';
 import { removeLeftovers } from './cleanup.js';
 import { allowedCpus, nodeCpuSets, onNodeCpus } from './cpu-sets.js';
 import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
-import { labNamespacePrefix, planLab, type LabNode, type LabPlan, type LabPod } from './plan.js';
-import { PEER_ROLE_LABEL } from '../core/tools.js';
+import { type LabNode, type LabPlan, type LabPod, labNamespacePrefix, planLab } from './plan.js';
 import { createLabProxy, isCiliumMode, type LabProxy, type LabProxyOptions } from './proxy.js';
 import { labRunDir, removeLabState, writeLabState } from './state.js';
-import { AGENT_MAIN, AGENT_NODE_FLAGS } from '../agent/index.js';
 
 export interface LabOptions {
   nodes: number;
@@ -55,14 +55,26 @@ export interface LabMonitorOptions {
  */
 async function enableHairpin(plan: LabPlan): Promise<void> {
   for (const node of plan.nodes) {
-    for (const pod of node.pods) await run('ip', ['-n', node.ns, 'link', 'set', 'dev', pod.hostIf, 'type', 'bridge_slave', 'hairpin', 'on'], { tool: 'ip', timeoutMs: 10_000 });
+    for (const pod of node.pods)
+      await run('ip', ['-n', node.ns, 'link', 'set', 'dev', pod.hostIf, 'type', 'bridge_slave', 'hairpin', 'on'], {
+        tool: 'ip',
+        timeoutMs: 10_000,
+      });
   }
 }
 
 /** Agent flags for monitoring mode. */
 export function monitorArgs(m: LabMonitorOptions): string[] {
-  const opt = (flag: string, v: number | string[] | undefined): string[] => (v === undefined ? [] : [flag, Array.isArray(v) ? v.join(',') : String(v)]);
-  return ['--monitor', ...opt('--monitor-interval-s', m.intervalS), ...opt('--monitor-peers', m.peers), ...opt('--monitor-timeout-ms', m.timeoutMs), ...opt('--monitor-jitter', m.jitter), ...opt('--monitor-bpf-maps', m.bpfMaps)];
+  const opt = (flag: string, v: number | string[] | undefined): string[] =>
+    v === undefined ? [] : [flag, Array.isArray(v) ? v.join(',') : String(v)];
+  return [
+    '--monitor',
+    ...opt('--monitor-interval-s', m.intervalS),
+    ...opt('--monitor-peers', m.peers),
+    ...opt('--monitor-timeout-ms', m.timeoutMs),
+    ...opt('--monitor-jitter', m.jitter),
+    ...opt('--monitor-bpf-maps', m.bpfMaps),
+  ];
 }
 
 /**
@@ -98,7 +110,7 @@ export class Lab {
     const id = opts.id ?? randomBytes(4).toString('hex');
     const plan = planLab(id, opts.nodes, PODS_PER_NODE);
     const cpuSets = opts.shareCpus ? undefined : nodeCpuSets(plan.nodes.length, await allowedCpus());
-    if (cpuSets) plan.nodes.forEach((n, i) => (n.cpus = cpuSets[i]));
+    if (cpuSets) for (const [i, n] of plan.nodes.entries()) n.cpus = cpuSets[i];
     await removeLeftovers(opts.log);
     await writeLabState(id);
     await mkdir(labRunDir(id), { recursive: true });
@@ -114,7 +126,11 @@ export class Lab {
       await lab.destroy();
       throw new CniBenchError(ErrorCodes.LAB, `cannot create lab: ${(err as Error).message}`, { cause: err });
     }
-    opts.log.info('lab created', { id, nodes: plan.nodes.length, cpus: cpuSets ? cpuSets.map((c) => c.join(',')).join(' | ') : 'shared by all nodes' });
+    opts.log.info('lab created', {
+      id,
+      nodes: plan.nodes.length,
+      cpus: cpuSets ? cpuSets.map((c) => c.join(',')).join(' | ') : 'shared by all nodes',
+    });
     return lab;
   }
 
@@ -123,9 +139,22 @@ export class Lab {
     for (const node of this.plan.nodes) {
       const [pod, second] = node.pods;
       const monitoring = this.monitor ? monitorArgs(this.monitor) : [];
-      if (pod) this.startAgent(node, pod, collectorAddress, [`cni-bench-agent-${node.index}`, ...monitoring], extraArgs);
+      if (pod)
+        this.startAgent(node, pod, collectorAddress, [`cni-bench-agent-${node.index}`, ...monitoring], extraArgs);
       if (second && node.index === 0) {
-        this.startAgent(node, second, collectorAddress, [`cni-bench-agent-peer-${node.index}`, '--agent-name', `${node.name}-peer`, '--label', `${PEER_ROLE_LABEL}=peer`], extraArgs);
+        this.startAgent(
+          node,
+          second,
+          collectorAddress,
+          [
+            `cni-bench-agent-peer-${node.index}`,
+            '--agent-name',
+            `${node.name}-peer`,
+            '--label',
+            `${PEER_ROLE_LABEL}=peer`,
+          ],
+          extraArgs,
+        );
       }
     }
   }
@@ -135,22 +164,44 @@ export class Lab {
     return this.plan.nodes.length + 1;
   }
 
-  private startAgent(node: LabNode, pod: LabPod, collectorAddress: string, [podName, ...own]: string[], extraArgs: string[]): void {
+  private startAgent(
+    node: LabNode,
+    pod: LabPod,
+    collectorAddress: string,
+    [podName, ...own]: string[],
+    extraArgs: string[],
+  ): void {
     const args = [
-      ...AGENT_NODE_FLAGS, AGENT_MAIN,
-      '--collector', collectorAddress,
-      '--node-name', node.name,
-      '--pod-name', podName as string,
-      '--pod-ip', pod.ip,
-      '--host-ip', node.underlayIp,
-      '--host-netns', `/run/netns/${node.ns}`,
-      '--label', `lab=${this.plan.id}`,
+      ...AGENT_NODE_FLAGS,
+      AGENT_MAIN,
+      '--collector',
+      collectorAddress,
+      '--node-name',
+      node.name,
+      '--pod-name',
+      podName as string,
+      '--pod-ip',
+      pod.ip,
+      '--host-ip',
+      node.underlayIp,
+      '--host-netns',
+      `/run/netns/${node.ns}`,
+      '--label',
+      `lab=${this.plan.id}`,
       ...own,
       ...extraArgs,
     ];
     const [pinned, pinnedArgs] = netnsArgv({ name: pod.ns }, ...onNodeCpus(node.cpus, process.execPath, args));
     const [file, argv] = node.podCgroup ? inCgroup(node.podCgroup, pinned, pinnedArgs) : [pinned, pinnedArgs];
-    this.agents.push(spawnLongRunning(file, argv, { tool: 'cni-bench-agent', env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<string, string> }));
+    this.agents.push(
+      spawnLongRunning(file, argv, {
+        tool: 'cni-bench-agent',
+        env: { ...process.env, CNI_BENCH_LOG_LEVEL: process.env.CNI_BENCH_LOG_LEVEL ?? 'warn' } as Record<
+          string,
+          string
+        >,
+      }),
+    );
   }
 
   /** Stops agents, kills anything left in the lab's namespaces and deletes them. Idempotent. */
@@ -158,10 +209,16 @@ export class Lab {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.allSettled(this.agents.map((a) => a.stop()));
-    await this.services.destroy?.().catch((err: Error) => this.log.error('lab dataplane teardown failed', { error: err.message }));
-    const mine = (await listNamespaces().catch(() => [] as string[])).filter((ns) => ns.startsWith(labNamespacePrefix(this.plan.id)));
+    await this.services
+      .destroy?.()
+      .catch((err: Error) => this.log.error('lab dataplane teardown failed', { error: err.message }));
+    const mine = (await listNamespaces().catch(() => [] as string[])).filter((ns) =>
+      ns.startsWith(labNamespacePrefix(this.plan.id)),
+    );
     await deleteNamespaces(mine);
-    await this.services.removeCgroups?.().catch((err: Error) => this.log.error('lab cgroup removal failed', { error: err.message }));
+    await this.services
+      .removeCgroups?.()
+      .catch((err: Error) => this.log.error('lab cgroup removal failed', { error: err.message }));
     await removeLabState(this.plan.id);
     this.log.info('lab destroyed', { id: this.plan.id, namespaces: mine.length });
   }

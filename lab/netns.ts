@@ -29,7 +29,11 @@ function nodeLines(node: LabNode): string[] {
     'link add cbr0 type bridge',
     `addr add ${node.bridgeIp}/24 dev cbr0`,
     'link set cbr0 up',
-    ...node.pods.flatMap((p) => [`link add ${p.hostIf} type veth peer name eth0 netns ${p.ns}`, `link set ${p.hostIf} master cbr0`, `link set ${p.hostIf} up`]),
+    ...node.pods.flatMap((p) => [
+      `link add ${p.hostIf} type veth peer name eth0 netns ${p.ns}`,
+      `link set ${p.hostIf} master cbr0`,
+      `link set ${p.hostIf} up`,
+    ]),
     ...node.routes.map((r) => `route add ${r.dst} via ${r.via} dev eth0`),
   ];
 }
@@ -45,18 +49,40 @@ export type PodNetwork = 'bridge' | 'cni';
 /** Creates every namespace and link of the plan. On error the caller tears down (names are all prefixed). */
 export async function createTopology(plan: LabPlan, podNetwork: PodNetwork = 'bridge'): Promise<void> {
   const all = [plan.fabricNs, ...plan.nodes.flatMap((n) => [n.ns, ...n.pods.map((p) => p.ns)])];
-  await ipBatch(undefined, all.map((ns) => `netns add ${ns}`));
+  await ipBatch(
+    undefined,
+    all.map((ns) => `netns add ${ns}`),
+  );
   await ipBatch(plan.fabricNs, [
     'link set lo up',
     'link add br0 type bridge',
     'link set br0 up',
-    ...plan.nodes.flatMap((n) => [`link add n${n.index} type veth peer name eth0 netns ${n.ns}`, `link set n${n.index} master br0`, `link set n${n.index} up`]),
+    ...plan.nodes.flatMap((n) => [
+      `link add n${n.index} type veth peer name eth0 netns ${n.ns}`,
+      `link set n${n.index} master br0`,
+      `link set n${n.index} up`,
+    ]),
   ]);
   for (const node of plan.nodes) {
-    await ipBatch(node.ns, podNetwork === 'bridge' ? nodeLines(node) : ['link set lo up', `addr add ${node.underlayIp}/24 dev eth0`, 'link set eth0 up']);
+    await ipBatch(
+      node.ns,
+      podNetwork === 'bridge'
+        ? nodeLines(node)
+        : ['link set lo up', `addr add ${node.underlayIp}/24 dev eth0`, 'link set eth0 up'],
+    );
     await sysctl(node.ns, NODE_SYSCTLS);
     for (const pod of node.pods) {
-      await ipBatch(pod.ns, podNetwork === 'bridge' ? ['link set lo up', `addr add ${pod.ip}/24 dev eth0`, 'link set eth0 up', `route add default via ${node.bridgeIp} dev eth0`] : ['link set lo up']);
+      await ipBatch(
+        pod.ns,
+        podNetwork === 'bridge'
+          ? [
+              'link set lo up',
+              `addr add ${pod.ip}/24 dev eth0`,
+              'link set eth0 up',
+              `route add default via ${node.bridgeIp} dev eth0`,
+            ]
+          : ['link set lo up'],
+      );
       await sysctl(pod.ns, POD_SYSCTLS);
     }
   }
@@ -91,9 +117,14 @@ export async function deleteNamespaces(names: string[]): Promise<void> {
       }
     }
   }
-  if (names.length) await ipBatch(undefined, names.map((ns) => `netns delete ${ns}`)).catch(async () => {
-    for (const ns of names) await run('ip', ['netns', 'delete', ns], { tool: 'ip', okExitCodes: [0, 1] }).catch(() => undefined);
-  });
+  if (names.length)
+    await ipBatch(
+      undefined,
+      names.map((ns) => `netns delete ${ns}`),
+    ).catch(async () => {
+      for (const ns of names)
+        await run('ip', ['netns', 'delete', ns], { tool: 'ip', okExitCodes: [0, 1] }).catch(() => undefined);
+    });
 }
 
 /**
@@ -104,6 +135,19 @@ export async function deleteNamespaces(names: string[]): Promise<void> {
 export async function shapeUplinks(plan: LabPlan, mbit: number): Promise<void> {
   if (!Number.isFinite(mbit) || mbit <= 0) throw new Error(`linkMbit: must be a positive number, got ${mbit}`);
   for (const node of plan.nodes) {
-    await runInNetns({ name: node.ns }, 'change', 'tc', ['qdisc', 'replace', 'dev', 'eth0', 'root', 'tbf', 'rate', `${mbit}mbit`, 'burst', '256kb', 'latency', '20ms']);
+    await runInNetns({ name: node.ns }, 'change', 'tc', [
+      'qdisc',
+      'replace',
+      'dev',
+      'eth0',
+      'root',
+      'tbf',
+      'rate',
+      `${mbit}mbit`,
+      'burst',
+      '256kb',
+      'latency',
+      '20ms',
+    ]);
   }
 }

@@ -58,12 +58,23 @@ export function labIdOf(nsName: string): string | undefined {
 }
 
 export function planLab(id: string, nodeCount: number, podsPerNode = 1): LabPlan {
-  if (!/^[0-9a-z]{4,16}$/.test(id)) throw new CniBenchError(ErrorCodes.VALIDATION, `lab id: '${id}' must be 4-16 lowercase letters or digits`, { details: { field: 'id' } });
+  if (!/^[0-9a-z]{4,16}$/.test(id))
+    throw new CniBenchError(ErrorCodes.VALIDATION, `lab id: '${id}' must be 4-16 lowercase letters or digits`, {
+      details: { field: 'id' },
+    });
   if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > MAX_NODES) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `nodes: must be an integer from 1 to ${MAX_NODES}, got ${nodeCount}`, { details: { field: 'nodes' } });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `nodes: must be an integer from 1 to ${MAX_NODES}, got ${nodeCount}`,
+      { details: { field: 'nodes' } },
+    );
   }
   if (!Number.isInteger(podsPerNode) || podsPerNode < 1 || podsPerNode > 200) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `podsPerNode: must be an integer from 1 to 200, got ${podsPerNode}`, { details: { field: 'podsPerNode' } });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `podsPerNode: must be an integer from 1 to 200, got ${podsPerNode}`,
+      { details: { field: 'podsPerNode' } },
+    );
   }
   const p = labNamespacePrefix(id);
   const nodes: LabNode[] = [];
@@ -76,7 +87,11 @@ export function planLab(id: string, nodeCount: number, podsPerNode = 1): LabPlan
       underlayIp: `198.18.0.${i + 1}`,
       podCidr: `198.18.${third}.0/24`,
       bridgeIp: `198.18.${third}.1`,
-      pods: Array.from({ length: podsPerNode }, (_, j) => ({ ns: `${p}n${i}-p${j}`, ip: `198.18.${third}.${10 + j}`, hostIf: `p${j}` })),
+      pods: Array.from({ length: podsPerNode }, (_, j) => ({
+        ns: `${p}n${i}-p${j}`,
+        ip: `198.18.${third}.${10 + j}`,
+        hostIf: `p${j}`,
+      })),
       routes: [],
     });
   }
@@ -86,7 +101,12 @@ export function planLab(id: string, nodeCount: number, podsPerNode = 1): LabPlan
 
 /** Every IPv4 address the plan assigns, for the range check. */
 export function planAddresses(plan: LabPlan): string[] {
-  return plan.nodes.flatMap((n) => [n.underlayIp, n.bridgeIp, ...n.pods.map((p) => p.ip), ...n.routes.map((r) => r.via)]);
+  return plan.nodes.flatMap((n) => [
+    n.underlayIp,
+    n.bridgeIp,
+    ...n.pods.map((p) => p.ip),
+    ...n.routes.map((r) => r.via),
+  ]);
 }
 
 /** True for an address in 198.18.0.0/15. */

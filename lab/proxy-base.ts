@@ -3,9 +3,18 @@
  * stable ClusterIPs, and a sweep's dummy Services added or removed by index in
  * batches. A mode supplies only how to render and apply rules (LabRules).
  */
-import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import type { ExtraServicePort, ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler, SyncTarget } from '../core/service-frontend.js';
+
 import type { ClusterDescription } from '../core/cluster.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import type {
+  ExtraServicePort,
+  ScaleStep,
+  ServiceAddress,
+  ServiceEndpoint,
+  ServiceFrontend,
+  ServiceScaler,
+  SyncTarget,
+} from '../core/service-frontend.js';
 import { dummyRange } from './dummy-services.js';
 import type { LabService } from './kube-proxy-iptables.js';
 import { ServiceIps } from './service-ips.js';
@@ -42,12 +51,27 @@ export abstract class LabProxyBase implements ServiceFrontend, ServiceScaler {
     await this.rules.init();
   }
 
-  async expose(name: string, port: number, endpoints: ServiceEndpoint[], extraPorts: readonly ExtraServicePort[] = []): Promise<ServiceAddress> {
+  async expose(
+    name: string,
+    port: number,
+    endpoints: ServiceEndpoint[],
+    extraPorts: readonly ExtraServicePort[] = [],
+  ): Promise<ServiceAddress> {
     if (this.services.has(name)) throw new CniBenchError(ErrorCodes.CONFLICT, `lab service '${name}' exists`);
     const clusterIp = this.ips.allocate(name);
     const svcs: LabService[] = [
       { namespace: 'cni-bench', name, portName: 'p', clusterIp, port, protocol: 'tcp', endpoints },
-      ...extraPorts.map((x): LabService => ({ namespace: 'cni-bench', name, portName: x.name, clusterIp, port: x.port, protocol: 'tcp', endpoints: endpoints.map((e) => ({ ip: e.ip, port: x.targetPort })) })),
+      ...extraPorts.map(
+        (x): LabService => ({
+          namespace: 'cni-bench',
+          name,
+          portName: x.name,
+          clusterIp,
+          port: x.port,
+          protocol: 'tcp',
+          endpoints: endpoints.map((e) => ({ ip: e.ip, port: x.targetPort })),
+        }),
+      ),
     ];
     await this.rules.add(svcs);
     this.services.set(name, svcs);

@@ -6,9 +6,10 @@
  * "exposed" would exist in no kube-proxy's view, and measurements through it
  * would fail far from the cause.
  */
+
+import type { ClusterDescription } from '../core/cluster.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { ScaleStep, ServiceAddress, ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
-import type { ClusterDescription } from '../core/cluster.js';
 
 function notAFrontend(what: string): CniBenchError {
   return new CniBenchError(

@@ -19,7 +19,10 @@ function iptablesRules(plan: LabPlan, backend: IptablesBackend): LabRules {
     await Promise.all(
       plan.nodes.map((node) => {
         // The 'load' preset's 15 minutes are generous: iptables-nft needs about a minute for 5,000 Services in kube-proxy's layout.
-        return runInNetns({ name: node.ns }, 'load', ...onNodeCpus(node.cpus, tool, ['--noflush']), { input: text, tool });
+        return runInNetns({ name: node.ns }, 'load', ...onNodeCpus(node.cpus, tool, ['--noflush']), {
+          input: text,
+          tool,
+        });
       }),
     );
   };
@@ -38,7 +41,10 @@ export class LabIptablesProxy extends LabProxyBase {
   readonly description: string;
   protected readonly proxyMode: string;
 
-  constructor(plan: LabPlan, readonly backend: IptablesBackend) {
+  constructor(
+    plan: LabPlan,
+    readonly backend: IptablesBackend,
+  ) {
     super(iptablesRules(plan, backend));
     this.description = `lab kube-proxy iptables (${backend})`;
     this.proxyMode = `iptables (${backend})`;

@@ -6,7 +6,7 @@
 import { runInNetns } from '../core/netns.js';
 import { onNodeCpus } from './cpu-sets.js';
 import { renderNftBase, renderNftServicesAdd, renderNftServicesDelete } from './kube-proxy-nftables.js';
-import { SERVICE_CIDR, type LabNode, type LabPlan } from './plan.js';
+import { type LabNode, type LabPlan, SERVICE_CIDR } from './plan.js';
 import { LabProxyBase, type LabRules } from './proxy-base.js';
 
 /**
@@ -22,7 +22,10 @@ export const NFT_BATCH_SERVICES = 1000;
 
 function nftRules(plan: LabPlan): LabRules {
   const applyOne = async (node: LabNode, text: string | ((node: LabNode) => string)): Promise<void> => {
-    await runInNetns({ name: node.ns }, 'load', ...onNodeCpus(node.cpus, 'nft', ['-f', '-']), { input: typeof text === 'string' ? text : text(node), tool: 'nft' });
+    await runInNetns({ name: node.ns }, 'load', ...onNodeCpus(node.cpus, 'nft', ['-f', '-']), {
+      input: typeof text === 'string' ? text : text(node),
+      tool: 'nft',
+    });
   };
   // A large nft transaction is kernel CPU (rule validation). Nodes with their
   // own CPUs program at once, each on its own, as each node's kube-proxy would;

@@ -5,13 +5,14 @@
  * scaler; or 'external', where a real kube-proxy outside the lab programs the
  * nodes and the lab writes nothing (see proxy-external.ts).
  */
-import type { ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
+
 import { createLogger, type Logger } from '../core/log.js';
-import { CiliumLab } from './cilium/dataplane.js';
+import type { ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
 import type { CiliumDataplane } from './cilium/config.js';
+import { CiliumLab } from './cilium/dataplane.js';
 import type { LabPlan } from './plan.js';
 import { LabExternalProxy } from './proxy-external.js';
-import { LabIptablesProxy, type IptablesBackend } from './proxy-iptables.js';
+import { type IptablesBackend, LabIptablesProxy } from './proxy-iptables.js';
 import { LabNftablesProxy } from './proxy-nftables.js';
 
 /** The modes the lab emulates (what `--proxy-mode` and a sweep's `--modes` accept). */
@@ -43,7 +44,11 @@ export function isCiliumMode(mode: string): mode is CiliumDataplane {
   return mode === 'cilium' || mode === 'cilium-vxlan';
 }
 
-export function createLabProxy(plan: LabPlan, opts: LabProxyOptions, log: Logger = createLogger({ component: 'lab' })): LabProxy {
+export function createLabProxy(
+  plan: LabPlan,
+  opts: LabProxyOptions,
+  log: Logger = createLogger({ component: 'lab' }),
+): LabProxy {
   if (opts.mode === 'external') return new LabExternalProxy();
   if (isCiliumMode(opts.mode)) return new CiliumLab(opts.mode, plan, log);
   const o = opts as { mode: ProxyMode; iptablesBackend?: IptablesBackend };

@@ -4,10 +4,10 @@
  * runs a scenario to its end, and tears everything down whatever happens.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { collectorConfig, startCollector, type Collector } from '../collector/index.js';
-import type { ReportModel } from '../report/report.js';
+import { type Collector, collectorConfig, startCollector } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import type { ReportModel } from '../report/report.js';
 import { Lab } from './lab.js';
 import type { LabProxyOptions } from './proxy.js';
 
@@ -36,7 +36,10 @@ async function waitForAgents(c: Collector, n: number, timeoutMs: number, signal:
   while (c.registry.available().length < n) {
     if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'interrupted while waiting for agents');
     if (Date.now() > deadline) {
-      throw new CniBenchError(ErrorCodes.NO_AGENTS, `only ${c.registry.available().length} of ${n} lab agents connected within ${timeoutMs} ms`);
+      throw new CniBenchError(
+        ErrorCodes.NO_AGENTS,
+        `only ${c.registry.available().length} of ${n} lab agents connected within ${timeoutMs} ms`,
+      );
     }
     await sleep(100);
   }
@@ -47,29 +50,56 @@ async function waitForAgents(c: Collector, n: number, timeoutMs: number, signal:
  * when interrupted before the run started. An interrupt during the run cancels
  * it (with cleanup on the agents) and returns what was measured so far.
  */
-export async function runInLab(opts: LabSessionOptions, scenario: unknown, log: Logger, signal: AbortSignal): Promise<ReportModel | undefined> {
+export async function runInLab(
+  opts: LabSessionOptions,
+  scenario: unknown,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<ReportModel | undefined> {
   let lab: Lab | undefined;
   let collector: Collector | undefined;
   try {
-    lab = await Lab.create({ nodes: opts.nodes, log, proxy: opts.proxy, shareCpus: opts.shareCpus ?? false, signal, ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}) });
+    lab = await Lab.create({
+      nodes: opts.nodes,
+      log,
+      proxy: opts.proxy,
+      shareCpus: opts.shareCpus ?? false,
+      signal,
+      ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}),
+    });
     if (signal.aborted) return undefined;
     collector = await startCollector(
-      collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: opts.dbPath, heartbeatIntervalMs: 1000, livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS }),
+      collectorConfig({
+        grpcListen: `unix:${lab.controlSocket}`,
+        httpHost: '127.0.0.1',
+        httpPort: 0,
+        dbPath: opts.dbPath,
+        heartbeatIntervalMs: 1000,
+        livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS,
+      }),
       log,
       lab.services,
     );
     await opts.beforeAgents?.(lab);
     lab.startAgents(collector.grpcAddress);
     await waitForAgents(collector, lab.agentCount, opts.agentWaitMs, signal);
-    const declared = opts.linkMbit !== undefined && typeof scenario === 'object' && scenario !== null && !('linkGbps' in scenario) ? { ...scenario, linkGbps: opts.linkMbit / 1000 } : scenario;
+    const declared =
+      opts.linkMbit !== undefined && typeof scenario === 'object' && scenario !== null && !('linkGbps' in scenario)
+        ? { ...scenario, linkGbps: opts.linkMbit / 1000 }
+        : scenario;
     const run = collector.api.create(declared, process.env);
     log.info('run started', { runId: run.id, rest: collector.httpUrl, proxy: lab.services.description });
     const c = collector;
-    await Promise.race([c.orchestrator.wait(run.id), new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+    await Promise.race([
+      c.orchestrator.wait(run.id),
+      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    ]);
     if (signal.aborted) await c.orchestrator.cancel(run.id);
     return c.api.reportModel(run.id);
   } finally {
-    await collector?.close().catch((err: unknown) => log.error('collector close failed', { error: (err as Error).message }));
+    await collector
+      ?.close()
+      .catch((err: unknown) => log.error('collector close failed', { error: (err as Error).message }));
     await lab?.destroy().catch((err: unknown) => log.error('lab teardown failed', { error: (err as Error).message }));
   }
 }

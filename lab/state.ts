@@ -3,7 +3,7 @@
  * pid; a lab namespace whose owner is gone (killed with SIGKILL, machine
  * crashed) is a leftover that the next lab removes before it starts.
  */
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const STATE_DIR = process.env.CNI_BENCH_RUN_DIR ?? '/run/cni-bench';
@@ -37,7 +37,10 @@ export async function liveLabIds(): Promise<Set<string>> {
   const ids = new Set<string>();
   const files = await readdir(LABS).catch(() => [] as string[]);
   for (const f of files) {
-    const state = await readFile(join(LABS, f), 'utf8').then((t) => JSON.parse(t) as { id: string; pid: number }, () => undefined);
+    const state = await readFile(join(LABS, f), 'utf8').then(
+      (t) => JSON.parse(t) as { id: string; pid: number },
+      () => undefined,
+    );
     if (state && alive(state.pid)) ids.add(state.id);
   }
   return ids;

@@ -3,8 +3,9 @@
  * (JSON, schema `cni-bench.comparison/v1`) and for spreadsheets (CSV, RFC 4180).
  * Pure.
  */
-import { csvText, mdText } from './escape.js';
+
 import type { ComparisonCell, ComparisonFormat, ComparisonRow, ComparisonTable } from './compare.js';
+import { csvText, mdText } from './escape.js';
 
 /** Plain numbers people can read: thousands separators from 1,000 on, four significant digits below. */
 export function formatNumber(v: number): string {
@@ -35,7 +36,9 @@ function valueCell(c: ComparisonCell): string {
 }
 
 function deltaCell(c: ComparisonCell): string {
-  return c.vsBaseline?.relDiff === null || c.vsBaseline?.relDiff === undefined ? '—' : formatPercent(c.vsBaseline.relDiff);
+  return c.vsBaseline?.relDiff === null || c.vsBaseline?.relDiff === undefined
+    ? '—'
+    : formatPercent(c.vsBaseline.relDiff);
 }
 
 /** "run-b better (+12.3%, p=0.003)", "within noise (intervals overlap)", "noise unknown (…)". */
@@ -65,13 +68,37 @@ function dash(s: string): string {
 }
 
 function headerBlock(t: ComparisonTable): string[] {
-  const head = ['column', 'run', 'name', 'state', 'kube-proxy', 'CNI', 'CNI mode', 'kernel', 'Kubernetes', 'node type', 'OS, runtime'];
+  const head = [
+    'column',
+    'run',
+    'name',
+    'state',
+    'kube-proxy',
+    'CNI',
+    'CNI mode',
+    'kernel',
+    'Kubernetes',
+    'node type',
+    'OS, runtime',
+  ];
   return [
     `| ${head.join(' | ')} |`,
     `|${head.map(() => '---').join('|')}|`,
     ...t.runs.map((r, i) => {
       const d = r.cluster;
-      const cells = [`${r.label}${i === 0 ? ' (baseline)' : ''}`, r.id, r.name, `${r.state}${r.reason ? ` (${r.reason})` : ''}`, d?.kubeProxyMode, d?.cni, d?.cniMode, d?.kernel, d?.kubernetesVersion, d?.nodeType, [d?.osImage, d?.containerRuntime].filter(Boolean).join(', ')];
+      const cells = [
+        `${r.label}${i === 0 ? ' (baseline)' : ''}`,
+        r.id,
+        r.name,
+        `${r.state}${r.reason ? ` (${r.reason})` : ''}`,
+        d?.kubeProxyMode,
+        d?.cni,
+        d?.cniMode,
+        d?.kernel,
+        d?.kubernetesVersion,
+        d?.nodeType,
+        [d?.osImage, d?.containerRuntime].filter(Boolean).join(', '),
+      ];
       return `| ${cells.map((c) => md(dash(c ?? ''))).join(' | ')} |`;
     }),
   ];
@@ -80,7 +107,13 @@ function headerBlock(t: ComparisonTable): string[] {
 /** One row per measurement metric, one column per run, then the change against the baseline and the verdict. */
 export function renderComparisonMarkdown(t: ComparisonTable): string {
   const others = t.runs.slice(1);
-  const head = ['measurement', 'unit', ...t.runs.map((r) => r.label), ...others.map((r) => (others.length > 1 ? `Δ ${r.label} vs ${t.baseline}` : `Δ vs ${t.baseline}`)), 'verdict'];
+  const head = [
+    'measurement',
+    'unit',
+    ...t.runs.map((r) => r.label),
+    ...others.map((r) => (others.length > 1 ? `Δ ${r.label} vs ${t.baseline}` : `Δ vs ${t.baseline}`)),
+    'verdict',
+  ];
   const align = ['---', '---', ...t.runs.map(() => '---:'), ...others.map(() => '---:'), '---'];
   const lines = [
     `# cni-bench comparison: ${t.runs.map((r) => md(r.label)).join(' vs ')}`,
@@ -97,7 +130,12 @@ export function renderComparisonMarkdown(t: ComparisonTable): string {
     `Values are the headline of each run (median of the rounds for rates, merged-histogram percentiles for latency); ± is the half-width of the 95% confidence interval of the mean of the rounds. Δ is the change of the median of the rounds against ${t.baseline}. Better or worse needs a Welch t-test below alpha 0.05, a change above the ${Number((t.noiseFloor * 100).toFixed(2))}% noise floor and disjoint intervals; with one round, only a change far above the noise floor counts.`,
   ];
   if (t.warnings.length) {
-    lines.push('', '## Warnings', '', ...t.warnings.map((w) => `- ⚠ ${md(w.run)}, ${md(w.measurement)}: ${md(w.code)}: ${md(w.message)}`));
+    lines.push(
+      '',
+      '## Warnings',
+      '',
+      ...t.warnings.map((w) => `- ⚠ ${md(w.run)}, ${md(w.measurement)}: ${md(w.code)}: ${md(w.message)}`),
+    );
   }
   const failed = t.runs.flatMap((run, i) => {
     const seen = new Set<string>();
@@ -131,14 +169,40 @@ function csvNum(v: number | null | undefined): string {
   return v === null || v === undefined || !Number.isFinite(v) ? '' : String(v);
 }
 
-export const CSV_COLUMNS = ['measurement', 'metric', 'unit', 'run', 'value', 'n', 'ci_low', 'ci_high', 'cv', 'rel_diff', 'verdict', 'warnings'] as const;
+export const CSV_COLUMNS = [
+  'measurement',
+  'metric',
+  'unit',
+  'run',
+  'value',
+  'n',
+  'ci_low',
+  'ci_high',
+  'cv',
+  'rel_diff',
+  'verdict',
+  'warnings',
+] as const;
 
 /** One line per row and run; empty fields where there is no number (baseline rel_diff and verdict included). Lines end CRLF. */
 export function renderComparisonCsv(t: ComparisonTable): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of t.rows) {
     r.cells.forEach((c, i) => {
-      const fields = [r.measurement, r.metric, r.unit, t.runs[i]!.label, csvNum(c.value), String(c.n), csvNum(c.ci95?.[0]), csvNum(c.ci95?.[1]), csvNum(c.cv), csvNum(c.vsBaseline?.relDiff), c.vsBaseline?.verdict ?? '', c.warnings.join(';')];
+      const fields = [
+        r.measurement,
+        r.metric,
+        r.unit,
+        t.runs[i]!.label,
+        csvNum(c.value),
+        String(c.n),
+        csvNum(c.ci95?.[0]),
+        csvNum(c.ci95?.[1]),
+        csvNum(c.cv),
+        csvNum(c.vsBaseline?.relDiff),
+        c.vsBaseline?.verdict ?? '',
+        c.warnings.join(';'),
+      ];
       lines.push(fields.map(csvField).join(','));
     });
   }
@@ -153,6 +217,11 @@ const CONTENT_TYPES: Record<ComparisonFormat, string> = {
 
 /** The table in one format with its media type, for the REST route and the CLI alike. */
 export function renderComparison(t: ComparisonTable, format: ComparisonFormat): { contentType: string; body: string } {
-  const body = format === 'md' ? renderComparisonMarkdown(t) : format === 'json' ? renderComparisonJson(t) : renderComparisonCsv(t);
+  const body =
+    format === 'md'
+      ? renderComparisonMarkdown(t)
+      : format === 'json'
+        ? renderComparisonJson(t)
+        : renderComparisonCsv(t);
   return { contentType: CONTENT_TYPES[format], body };
 }

@@ -6,11 +6,12 @@
  * first run is the baseline. Pure: report models in, table out; the renderers
  * are in compare-render.ts.
  */
-import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import { compareRounds, type Verdict } from './significance.js';
+
 import type { ClusterDescription } from '../core/cluster.js';
+import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Metric, MetricName } from './metrics-model.js';
 import type { ReportModel, ReportRow } from './report.js';
+import { compareRounds, type Verdict } from './significance.js';
 
 /** Relative difference below which nothing counts as a change (report/significance.ts uses the same default). */
 export const DEFAULT_NOISE_FLOOR = 0.03;
@@ -139,7 +140,8 @@ function descriptionOf(r: ReportModel): ClusterDescription | null {
 
 function columnLabels(reports: ReportModel[], labels: string[] | undefined): string[] {
   if (labels) {
-    if (labels.length !== reports.length) throw invalid('labels', `${labels.length} label(s) for ${reports.length} runs; give one per run`);
+    if (labels.length !== reports.length)
+      throw invalid('labels', `${labels.length} label(s) for ${reports.length} runs; give one per run`);
     const bad = labels.findIndex((l) => !l.trim());
     if (bad >= 0) throw invalid('labels', `label ${bad + 1} is empty`);
     const dup = labels.find((l, i) => labels.indexOf(l) !== i);
@@ -188,9 +190,25 @@ function cellOf(e: Entry | undefined): Cell {
   const warnings = (e.row.warnings ?? []).map((w) => w.code);
   const m = e.metric;
   if (e.row.status !== 'succeeded' || !m || !Number.isFinite(m.value)) {
-    return { value: null, n: 0, ci95: null, cv: null, status: m || e.row.status !== 'succeeded' ? e.row.status : 'missing', error: e.row.error, warnings };
+    return {
+      value: null,
+      n: 0,
+      ci95: null,
+      cv: null,
+      status: m || e.row.status !== 'succeeded' ? e.row.status : 'missing',
+      error: e.row.error,
+      warnings,
+    };
   }
-  return { value: m.value, n: m.perRound.length, ci95: m.summary?.ci95 ?? null, cv: m.summary?.cv ?? null, status: e.row.status, error: e.row.error, warnings };
+  return {
+    value: m.value,
+    n: m.perRound.length,
+    ci95: m.summary?.ci95 ?? null,
+    cv: m.summary?.cv ?? null,
+    status: e.row.status,
+    error: e.row.error,
+    warnings,
+  };
 }
 
 function absent(label: string, c: Cell): string {
@@ -199,8 +217,20 @@ function absent(label: string, c: Cell): string {
   return `${label} has no value`;
 }
 
-function versus(base: Entry | undefined, cand: Entry | undefined, cells: [Cell, Cell], labels: [string, string], higherIsBetter: boolean, noiseFloor: number): VersusBaseline {
-  const notCompared = (reason: string): VersusBaseline => ({ relDiff: null, pValue: null, verdict: 'not compared', reason });
+function versus(
+  base: Entry | undefined,
+  cand: Entry | undefined,
+  cells: [Cell, Cell],
+  labels: [string, string],
+  higherIsBetter: boolean,
+  noiseFloor: number,
+): VersusBaseline {
+  const notCompared = (reason: string): VersusBaseline => ({
+    relDiff: null,
+    pValue: null,
+    verdict: 'not compared',
+    reason,
+  });
   if (cells[0].value === null) return notCompared(absent(labels[0], cells[0]));
   if (cells[1].value === null) return notCompared(absent(labels[1], cells[1]));
   const b = base?.metric?.perRound ?? [];
@@ -236,25 +266,65 @@ export function compareReports(reports: ReportModel[], opts: CompareOptions = {}
       const row = ix.rows.get(rk);
       return row ? { row } : undefined;
     });
-    const { metric, row } = indexed.map((ix) => ix.metrics.get(key)).find((e) => e !== undefined) as Entry & { metric: Metric };
+    const { metric, row } = indexed.map((ix) => ix.metrics.get(key)).find((e) => e !== undefined) as Entry & {
+      metric: Metric;
+    };
     const cells = entries.map(cellOf);
-    const out = cells.map((cell, i): ComparisonCell => ({
-      ...cell,
-      vsBaseline: i === 0 ? null : versus(entries[0], entries[i], [cells[0]!, cell], [labels[0]!, labels[i]!], metric.higherIsBetter, noiseFloor),
-    }));
+    const out = cells.map(
+      (cell, i): ComparisonCell => ({
+        ...cell,
+        vsBaseline:
+          i === 0
+            ? null
+            : versus(
+                entries[0],
+                entries[i],
+                [cells[0]!, cell],
+                [labels[0]!, labels[i]!],
+                metric.higherIsBetter,
+                noiseFloor,
+              ),
+      }),
+    );
     const measurement = measurementName(row);
-    return { key, measurementId: row.id, step: stepOf(row), metric: metric.name, measurement, label: `${measurement} — ${metric.name}`, unit: metric.unit, higherIsBetter: metric.higherIsBetter, cells: out };
+    return {
+      key,
+      measurementId: row.id,
+      step: stepOf(row),
+      metric: metric.name,
+      measurement,
+      label: `${measurement} — ${metric.name}`,
+      unit: metric.unit,
+      higherIsBetter: metric.higherIsBetter,
+      cells: out,
+    };
   });
 
   const warnings: ComparisonWarning[] = reports.flatMap((r, i) =>
-    r.rows.flatMap((row) => (row.warnings ?? []).map((w) => ({ run: labels[i]!, measurement: measurementName(row), code: w.code, message: w.message }))),
+    r.rows.flatMap((row) =>
+      (row.warnings ?? []).map((w) => ({
+        run: labels[i]!,
+        measurement: measurementName(row),
+        code: w.code,
+        message: w.message,
+      })),
+    ),
   );
 
   return {
     schema: COMPARISON_SCHEMA,
     noiseFloor,
     baseline: labels[0]!,
-    runs: reports.map((r, i) => ({ label: labels[i]!, id: r.run.id, name: r.run.name, state: r.run.state, reason: r.run.reason, startedMs: r.run.startedMs, endedMs: r.run.endedMs, cluster: descriptionOf(r) })),
+    runs: reports.map((r, i) => ({
+      label: labels[i]!,
+      id: r.run.id,
+      name: r.run.name,
+      state: r.run.state,
+      reason: r.run.reason,
+      startedMs: r.run.startedMs,
+      endedMs: r.run.endedMs,
+      cluster: descriptionOf(r),
+    })),
     rows,
     warnings,
   };
@@ -266,9 +336,11 @@ const MAX_ITEM = 200;
 
 function list(field: string, text: string | null | undefined): string[] | undefined {
   if (text === null || text === undefined) return undefined;
-  if (text.length > (MAX_ITEM + 1) * MAX_COMPARE_RUNS) throw invalid(field, `longer than ${(MAX_ITEM + 1) * MAX_COMPARE_RUNS} characters`);
+  if (text.length > (MAX_ITEM + 1) * MAX_COMPARE_RUNS)
+    throw invalid(field, `longer than ${(MAX_ITEM + 1) * MAX_COMPARE_RUNS} characters`);
   const items = text.split(',').map((s) => s.trim());
-  if (items.some((s) => !s)) throw invalid(field, `must be a comma-separated list without empty items, got '${text.slice(0, 200)}'`);
+  if (items.some((s) => !s))
+    throw invalid(field, `must be a comma-separated list without empty items, got '${text.slice(0, 200)}'`);
   if (items.length > MAX_COMPARE_RUNS) throw invalid(field, `at most ${MAX_COMPARE_RUNS} items, got ${items.length}`);
   if (items.some((s) => s.length > MAX_ITEM)) throw invalid(field, `items are at most ${MAX_ITEM} characters`);
   return items;
@@ -278,14 +350,16 @@ function list(field: string, text: string | null | undefined): string[] | undefi
 export function parseNoiseFloor(field: string, text: string | null | undefined): number | undefined {
   if (text === null || text === undefined) return undefined;
   const v = Number(text);
-  if (!text.trim() || !(Number.isFinite(v) && v >= 0 && v < 1)) throw invalid(field, `must be a number in [0, 1) such as 0.03, got '${text.slice(0, 64)}'`);
+  if (!text.trim() || !(Number.isFinite(v) && v >= 0 && v < 1))
+    throw invalid(field, `must be a number in [0, 1) such as 0.03, got '${text.slice(0, 64)}'`);
   return v;
 }
 
 /** Parses a `--format` / `format=` value; errors name `field`. */
 export function parseComparisonFormat(field: string, text: string | null | undefined): ComparisonFormat {
   if (text === null || text === undefined) return 'md';
-  if (!(COMPARISON_FORMATS as readonly string[]).includes(text)) throw invalid(field, `must be one of ${COMPARISON_FORMATS.join(', ')}, got '${text.slice(0, 64)}'`);
+  if (!(COMPARISON_FORMATS as readonly string[]).includes(text))
+    throw invalid(field, `must be one of ${COMPARISON_FORMATS.join(', ')}, got '${text.slice(0, 64)}'`);
   return text as ComparisonFormat;
 }
 
@@ -300,10 +374,16 @@ export interface CompareRequest extends CompareOptions {
  */
 export function parseCompareQuery(q: URLSearchParams): CompareRequest {
   const runs = list('runs', q.get('runs'));
-  if (!runs || runs.length < 2) throw invalid('runs', `need at least 2 comma-separated run ids, got '${(q.get('runs') ?? '').slice(0, 200)}'`);
+  if (!runs || runs.length < 2)
+    throw invalid('runs', `need at least 2 comma-separated run ids, got '${(q.get('runs') ?? '').slice(0, 200)}'`);
   const labels = list('labels', q.get('labels'));
   const noiseFloor = parseNoiseFloor('noiseFloor', q.get('noiseFloor'));
-  return { runs, format: parseComparisonFormat('format', q.get('format')), ...(labels ? { labels } : {}), ...(noiseFloor !== undefined ? { noiseFloor } : {}) };
+  return {
+    runs,
+    format: parseComparisonFormat('format', q.get('format')),
+    ...(labels ? { labels } : {}),
+    ...(noiseFloor !== undefined ? { noiseFloor } : {}),
+  };
 }
 
 /** Splits a `--label a,b` value; errors name `field`. */

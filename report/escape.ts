@@ -17,7 +17,7 @@ const MD_SPECIAL = /[\\`[\]|#>]/g;
 /** Inline Markdown text, safe in a table cell, a heading or a list item. */
 export function mdText(v: unknown): string {
   return String(v ?? '')
-    .replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ')
+    .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')
     .replace(MD_SPECIAL, (c) => (c === '>' ? '&gt;' : `\\${c}`));

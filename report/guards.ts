@@ -144,12 +144,16 @@ const ephemeralPorts: Rule = ({ observation: o, result }, t) => {
   if (!o) return [];
   const out: string[] = [];
   if (o.ephemeralPorts > 0 && o.timeWaitPeak >= t.timeWaitShare * o.ephemeralPorts) {
-    out.push(`TIME_WAIT peaked at ${int(o.timeWaitPeak)} of ${int(o.ephemeralPorts)} ephemeral ports: short-connection rate is limited by the client's ports.`);
+    out.push(
+      `TIME_WAIT peaked at ${int(o.timeWaitPeak)} of ${int(o.ephemeralPorts)} ephemeral ports: short-connection rate is limited by the client's ports.`,
+    );
   }
   const http = measurementOf(result, 'http');
   const toolConnect = http && !http.keepalive ? (http.socketErrors?.connect ?? 0) : 0;
-  if (o.connectErrors > 0) out.push(`${int(o.connectErrors)} connects failed for want of a local port (EADDRNOTAVAIL).`);
-  else if (toolConnect > 0 && !o.tcpTwReuse) out.push(`${int(toolConnect)} connect errors with tcp_tw_reuse off: the client may have run out of ports.`);
+  if (o.connectErrors > 0)
+    out.push(`${int(o.connectErrors)} connects failed for want of a local port (EADDRNOTAVAIL).`);
+  else if (toolConnect > 0 && !o.tcpTwReuse)
+    out.push(`${int(toolConnect)} connect errors with tcp_tw_reuse off: the client may have run out of ports.`);
   return out;
 };
 
@@ -161,17 +165,25 @@ const ephemeralPorts: Rule = ({ observation: o, result }, t) => {
  */
 const conntrackFull: Rule = ({ clientSamples, serverSamples }, t) => {
   const out: string[] = [];
-  for (const [node, pair] of [['client', clientSamples], ['server', serverSamples]] as const) {
+  for (const [node, pair] of [
+    ['client', clientSamples],
+    ['server', serverSamples],
+  ] as const) {
     const fullest = (['start', 'end'] as const)
       .map((when) => ({ when, s: pair?.[when] }))
       .filter((x): x is { when: 'start' | 'end'; s: DataplaneSample } => x.s !== undefined && x.s.conntrackMax > 0)
       .sort((a, b) => b.s.conntrackCount / b.s.conntrackMax - a.s.conntrackCount / a.s.conntrackMax)[0];
     if (fullest && fullest.s.conntrackCount >= t.conntrackShare * fullest.s.conntrackMax) {
       const { s, when } = fullest;
-      out.push(`conntrack was ${pct(s.conntrackCount / s.conntrackMax)} full on the ${node} node at the ${when} (${int(s.conntrackCount)} of ${int(s.conntrackMax)} entries): new connections may be dropped.`);
+      out.push(
+        `conntrack was ${pct(s.conntrackCount / s.conntrackMax)} full on the ${node} node at the ${when} (${int(s.conntrackCount)} of ${int(s.conntrackMax)} entries): new connections may be dropped.`,
+      );
     }
     const dropped = pair?.start && pair.end ? pair.end.conntrackDrops - pair.start.conntrackDrops : 0;
-    if (dropped > 0) out.push(`conntrack dropped ${int(dropped)} packets on the ${node} node during the measurement because no entry could be added (table full): those flows were lost.`);
+    if (dropped > 0)
+      out.push(
+        `conntrack dropped ${int(dropped)} packets on the ${node} node during the measurement because no entry could be added (table full): those flows were lost.`,
+      );
   }
   return out;
 };
@@ -179,7 +191,9 @@ const conntrackFull: Rule = ({ clientSamples, serverSamples }, t) => {
 /** A generator near its cores measures itself; the dataplane's cost is hidden behind it. */
 const clientCpu: Rule = ({ observation: o }, t) =>
   o && o.cpuCapacityCores > 0 && o.cpuCores >= t.clientCpuShare * o.cpuCapacityCores
-    ? [`The load generator used ${cores(o.cpuCores)} of the ${cores(o.cpuCapacityCores)} cores it can use: the client, not the dataplane, may be the limit.`]
+    ? [
+        `The load generator used ${cores(o.cpuCores)} of the ${cores(o.cpuCapacityCores)} cores it can use: the client, not the dataplane, may be the limit.`,
+      ]
     : [];
 
 /**
@@ -195,15 +209,22 @@ const serverCpu: Rule = ({ serverSamples, serverTool, serverCapacityCores: cap }
   let used: number | undefined;
   const seconds = start ? (end.timeMs - start.timeMs) / 1000 : 0;
   if (start && seconds > 0) {
-    const pairs = end.servers.filter((e) => e.tool === serverTool).map((e) => [start.servers.find((s) => s.jobId === e.jobId && s.pid === e.pid), e] as const);
+    const pairs = end.servers
+      .filter((e) => e.tool === serverTool)
+      .map((e) => [start.servers.find((s) => s.jobId === e.jobId && s.pid === e.pid), e] as const);
     const matched = pairs.filter(([s]) => s !== undefined);
-    if (matched.length > 0) used = matched.reduce((sum, [s, e]) => sum + Math.max(0, e.cpuSeconds - (s?.cpuSeconds ?? 0)), 0) / seconds;
+    if (matched.length > 0)
+      used = matched.reduce((sum, [s, e]) => sum + Math.max(0, e.cpuSeconds - (s?.cpuSeconds ?? 0)), 0) / seconds;
   }
   if (used === undefined) {
     const p = end.processes.find((x) => x.name === serverTool && x.cpuMillicores !== undefined);
     if (p?.cpuMillicores !== undefined) used = p.cpuMillicores / 1000;
   }
-  return used !== undefined && used >= t.serverCpuShare * cap ? [`The ${serverTool} server used ${cores(used)} of the ${cores(cap)} cores it can use: the server, not the dataplane, may be the limit.`] : [];
+  return used !== undefined && used >= t.serverCpuShare * cap
+    ? [
+        `The ${serverTool} server used ${cores(used)} of the ${cores(cap)} cores it can use: the server, not the dataplane, may be the limit.`,
+      ]
+    : [];
 };
 
 /** A rate that counts failed requests is not a rate of work done. */
@@ -214,12 +235,16 @@ const errors: Rule = ({ result }, t) => {
     const socket = se ? se.connect + se.read + se.write + se.timeout : 0;
     const failed = http.non2xx + socket;
     if (failed > 0 && (http.requests === 0 || failed / http.requests > t.errorShare)) {
-      return [`${int(failed)} failures against ${int(http.requests)} requests (${http.requests > 0 ? pct(failed / http.requests) : 'all'}; ${int(http.non2xx)} non-2xx, ${int(socket)} socket errors): the rate includes failures.`];
+      return [
+        `${int(failed)} failures against ${int(http.requests)} requests (${http.requests > 0 ? pct(failed / http.requests) : 'all'}; ${int(http.non2xx)} non-2xx, ${int(socket)} socket errors): the rate includes failures.`,
+      ];
     }
   }
   const rr = measurementOf(result, 'rr');
   if (rr && rr.errors > 0 && (rr.transactions === 0 || rr.errors / rr.transactions > t.errorShare)) {
-    return [`${int(rr.errors)} errors against ${int(rr.transactions)} transactions (${rr.transactions > 0 ? pct(rr.errors / rr.transactions) : 'all'}): the rate includes failures.`];
+    return [
+      `${int(rr.errors)} errors against ${int(rr.transactions)} transactions (${rr.transactions > 0 ? pct(rr.errors / rr.transactions) : 'all'}): the rate includes failures.`,
+    ];
   }
   return [];
 };
@@ -231,11 +256,15 @@ const retransmits: Rule = ({ result, observation: o }, t) => {
   if (tp && tp.protocol !== 'udp') {
     const segs = tp.bytes / t.segmentBytes;
     if (segs > 0 && tp.retransmits / segs > t.retransmitShare) {
-      out.push(`${int(tp.retransmits)} retransmits, ${pct(tp.retransmits / segs)} of about ${int(segs)} segments sent: loss on the path is shaping the throughput.`);
+      out.push(
+        `${int(tp.retransmits)} retransmits, ${pct(tp.retransmits / segs)} of about ${int(segs)} segments sent: loss on the path is shaping the throughput.`,
+      );
     }
   }
   if (o && o.tcpOutSegs > 0 && o.tcpRetransSegs / o.tcpOutSegs > t.retransmitShare) {
-    out.push(`TCP retransmitted ${pct(o.tcpRetransSegs / o.tcpOutSegs)} of segments in the client's namespace (${int(o.tcpRetransSegs)} of ${int(o.tcpOutSegs)}): loss is shaping the result.`);
+    out.push(
+      `TCP retransmitted ${pct(o.tcpRetransSegs / o.tcpOutSegs)} of segments in the client's namespace (${int(o.tcpRetransSegs)} of ${int(o.tcpOutSegs)}): loss is shaping the result.`,
+    );
   }
   return out;
 };
@@ -245,7 +274,11 @@ const linkRate: Rule = ({ result, observation: o }, t) => {
   const tp = measurementOf(result, 'throughput');
   if (!tp || !o || o.linkSpeedMbps <= 0) return [];
   const link = o.linkSpeedMbps * 1e6;
-  return tp.bitsPerSecond >= t.linkRateShare * link ? [`Throughput ${bits(tp.bitsPerSecond)} is ${pct(tp.bitsPerSecond / link)} of the ${bits(link)} link: the NIC, not the dataplane, is the limit.`] : [];
+  return tp.bitsPerSecond >= t.linkRateShare * link
+    ? [
+        `Throughput ${bits(tp.bitsPerSecond)} is ${pct(tp.bitsPerSecond / link)} of the ${bits(link)} link: the NIC, not the dataplane, is the limit.`,
+      ]
+    : [];
 };
 
 /**
@@ -255,14 +288,23 @@ const linkRate: Rule = ({ result, observation: o }, t) => {
  */
 const fewSamples: Rule = ({ result, rounds }, t) => {
   const out: string[] = [];
-  if (rounds < t.minRounds) out.push(rounds <= 1 ? `Only ${rounds} round: there is no confidence interval.` : `Only ${rounds} rounds: the confidence interval is wide.`);
+  if (rounds < t.minRounds)
+    out.push(
+      rounds <= 1
+        ? `Only ${rounds} round: there is no confidence interval.`
+        : `Only ${rounds} rounds: the confidence interval is wide.`,
+    );
   const http = measurementOf(result, 'http');
   const rr = measurementOf(result, 'rr');
   const lat = http ?? rr;
   if (lat && (lat.latency || lat.histogram)) {
     const n = lat.histogram?.total ?? (http ? http.requests : (rr?.transactions ?? 0));
-    if (n < t.minSamplesP99) out.push(`p99 and p99.9 rest on ${int(n)} latency samples (p99 needs ${int(t.minSamplesP99)}): both are unreliable.`);
-    else if (n < t.minSamplesP999) out.push(`p99.9 rests on ${int(n)} latency samples (it needs ${int(t.minSamplesP999)}): it is unreliable.`);
+    if (n < t.minSamplesP99)
+      out.push(
+        `p99 and p99.9 rest on ${int(n)} latency samples (p99 needs ${int(t.minSamplesP99)}): both are unreliable.`,
+      );
+    else if (n < t.minSamplesP999)
+      out.push(`p99.9 rests on ${int(n)} latency samples (it needs ${int(t.minSamplesP999)}): it is unreliable.`);
   }
   return out;
 };
@@ -284,8 +326,21 @@ function connectionSeconds(result: JobResult): number {
   return 0;
 }
 
-const CLIENT_COUNTERS = ['TcpActiveOpens', 'TcpExtTCPSynRetrans', 'TcpExtTCPTimeouts', 'TcpAttemptFails', 'TcpExtTWRecycled'] as const;
-const SERVER_COUNTERS = ['TcpPassiveOpens', 'TcpExtPAWSTimewait', 'TcpExtListenOverflows', 'TcpExtListenDrops', 'TcpExtTCPReqQFullDrop', 'TcpExtTCPChallengeACK'] as const;
+const CLIENT_COUNTERS = [
+  'TcpActiveOpens',
+  'TcpExtTCPSynRetrans',
+  'TcpExtTCPTimeouts',
+  'TcpAttemptFails',
+  'TcpExtTWRecycled',
+] as const;
+const SERVER_COUNTERS = [
+  'TcpPassiveOpens',
+  'TcpExtPAWSTimewait',
+  'TcpExtListenOverflows',
+  'TcpExtListenDrops',
+  'TcpExtTCPReqQFullDrop',
+  'TcpExtTCPChallengeACK',
+] as const;
 
 /**
  * Connections refused or retried, from the kernel's counters in both
@@ -303,13 +358,19 @@ function connectionsRefused(input: GuardInput, t: GuardThresholds): Guard | unde
   const { clientTcp, serverTcp, result } = input;
   const synRetrans = deltaOf(clientTcp, 'TcpExtTCPSynRetrans');
   const paws = deltaOf(serverTcp, 'TcpExtPAWSTimewait');
-  const listen = Math.max(deltaOf(serverTcp, 'TcpExtListenDrops') ?? 0, deltaOf(serverTcp, 'TcpExtListenOverflows') ?? 0);
+  const listen = Math.max(
+    deltaOf(serverTcp, 'TcpExtListenDrops') ?? 0,
+    deltaOf(serverTcp, 'TcpExtListenOverflows') ?? 0,
+  );
   const reqq = deltaOf(serverTcp, 'TcpExtTCPReqQFullDrop') ?? 0;
   const stalls = synRetrans ?? (paws === undefined ? undefined : paws + listen + reqq);
   const offered = connectionSeconds(result);
   if (stalls === undefined || stalls === 0 || offered <= 0 || stalls / offered <= t.connectStallShare) return undefined;
   const counters: Record<string, number> = {};
-  for (const [side, pair, names] of [['client', clientTcp, CLIENT_COUNTERS], ['server', serverTcp, SERVER_COUNTERS]] as const) {
+  for (const [side, pair, names] of [
+    ['client', clientTcp, CLIENT_COUNTERS],
+    ['server', serverTcp, SERVER_COUNTERS],
+  ] as const) {
     for (const n of names) {
       const d = deltaOf(pair, n);
       if (d !== undefined) counters[`${side}.${n}`] = d;
@@ -319,7 +380,10 @@ function connectionsRefused(input: GuardInput, t: GuardThresholds): Guard | unde
   if (paws) why.push(`the server's TIME_WAIT sockets refused ${int(paws)} SYNs (TcpExtPAWSTimewait)`);
   if (listen) why.push(`its listen queue dropped ${int(listen)} (TcpExtListenDrops)`);
   if (reqq) why.push(`its SYN queue dropped ${int(reqq)} (TcpExtTCPReqQFullDrop)`);
-  const retried = synRetrans !== undefined ? `the client sent ${int(synRetrans)} SYNs again (TcpExtTCPSynRetrans, 1 s each)` : `about ${int(stalls)} connections waited 1 s for a SYN retransmission`;
+  const retried =
+    synRetrans !== undefined
+      ? `the client sent ${int(synRetrans)} SYNs again (TcpExtTCPSynRetrans, 1 s each)`
+      : `about ${int(stalls)} connections waited 1 s for a SYN retransmission`;
   const message = `Connections were refused or retried: ${[retried, ...why].join('; ')}, ${pct(stalls / offered)} of the round's ${int(offered)} connection-seconds. The rate measures the retries, not the dataplane: no number is reported.`;
   return { code: GuardCodes.CONNECTIONS_REFUSED, message, invalidates: true, counters };
 }
@@ -331,17 +395,32 @@ function connectionsRefused(input: GuardInput, t: GuardThresholds): Guard | unde
  * machine (the nodes' load average over the phase above their CPUs).
  * Evaluated over a row's rounds, not per round.
  */
-export function dispersionGuard(input: { cv: number | null; n: number; fired: readonly Guard[]; loadAverage?: number; cpus?: number; thresholds?: Partial<GuardThresholds> }): Guard | undefined {
+export function dispersionGuard(input: {
+  cv: number | null;
+  n: number;
+  fired: readonly Guard[];
+  loadAverage?: number;
+  cpus?: number;
+  thresholds?: Partial<GuardThresholds>;
+}): Guard | undefined {
   const t: GuardThresholds = { ...DEFAULT_GUARD_THRESHOLDS, ...input.thresholds };
   if (input.cv === null || input.n < 2 || input.cv < t.dispersionCv) return undefined;
   const why: string[] = [];
-  if (input.fired.some((g) => g.code === GuardCodes.CLIENT_CPU_SATURATED)) why.push('the load generator saturates its CPU, so each round measures how much CPU it got');
+  if (input.fired.some((g) => g.code === GuardCodes.CLIENT_CPU_SATURATED))
+    why.push('the load generator saturates its CPU, so each round measures how much CPU it got');
   if (input.fired.some((g) => g.code === GuardCodes.SERVER_CPU_SATURATED)) why.push('the server saturates its CPU');
   if (input.loadAverage !== undefined && input.cpus !== undefined && input.cpus > 0 && input.loadAverage > input.cpus) {
-    why.push(`the machine was busy (load average ${input.loadAverage.toFixed(1)} on ${input.cpus} CPUs): other work took CPU time from the rounds`);
+    why.push(
+      `the machine was busy (load average ${input.loadAverage.toFixed(1)} on ${input.cpus} CPUs): other work took CPU time from the rounds`,
+    );
   }
-  const cause = why.length ? ` Why: ${why.join('; ')}.` : ' No saturation or machine load was seen: more or longer rounds may settle it.';
-  return { code: GuardCodes.DISPERSION, message: `The rounds spread by a CV of ${pct(input.cv)} (${t.dispersionCv * 100}% or more): the interval is too wide to compare dataplanes.${cause}` };
+  const cause = why.length
+    ? ` Why: ${why.join('; ')}.`
+    : ' No saturation or machine load was seen: more or longer rounds may settle it.';
+  return {
+    code: GuardCodes.DISPERSION,
+    message: `The rounds spread by a CV of ${pct(input.cv)} (${t.dispersionCv * 100}% or more): the interval is too wide to compare dataplanes.${cause}`,
+  };
 }
 
 const RULES: ReadonlyArray<readonly [GuardCode, Rule]> = [

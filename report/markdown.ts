@@ -15,13 +15,20 @@ function notes(r: ReportRow): string {
   const d = r.details;
   if (typeof d.retransmits === 'number') out.push(`retrans ${d.retransmits}`);
   // Latency percentiles that are not the headline (merged over rounds).
-  for (const m of r.metrics.slice(1)) if (m.name.startsWith('p') || m.name === 'loss' || m.name === 'jitter') out.push(`${m.name} ${fmtUnit(m.value, m.unit)}`);
+  for (const m of r.metrics.slice(1))
+    if (m.name.startsWith('p') || m.name === 'loss' || m.name === 'jitter')
+      out.push(`${m.name} ${fmtUnit(m.value, m.unit)}`);
   if (typeof d.non2xx === 'number' && d.non2xx > 0) out.push(`non-2xx ${d.non2xx}`);
   if (typeof d.socketErrors === 'number' && d.socketErrors > 0) out.push(`socket errors ${d.socketErrors}`);
   if (r.dnatConnections !== null) out.push(`DNAT +${r.dnatConnections}`);
   if (r.socketLbTranslated !== null) out.push(`Cilium socket-LB +${r.socketLbTranslated}`);
   out.push(...r.warnings.map((w) => `⚠ ${w.code}: ${w.message}`));
-  if (r.invalid) out.push(`counters over the first such round: ${Object.entries(r.invalid.counters).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (r.invalid)
+    out.push(
+      `counters over the first such round: ${Object.entries(r.invalid.counters)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   if (r.error) out.push(`error: ${r.error}`);
   return out.join('; ');
 }
@@ -62,10 +69,12 @@ export function renderMarkdown(report: ReportModel): string {
     ),
     '',
     'value: the median of the rounds for rates; latency percentiles from the histograms of all rounds merged. 95% CI: half-width of the confidence interval of the mean, relative. ⚠: a methodology guard fired (see notes). **invalid**: the kernel counted connections refused or retried during the rounds, so the number measured the retries, not the dataplane, and is not shown.',
-    '(built-in): measured by cni-bench\'s own client where no native tool is installed on both ends (or none can run the measurement); not comparable with a native tool\'s numbers.',
+    "(built-in): measured by cni-bench's own client where no native tool is installed on both ends (or none can run the measurement); not comparable with a native tool's numbers.",
     'DNAT +N: new connections that kube-proxy KUBE-SEP rules translated on the client node during the phase (warm-up included).',
     ...(report.rows.some((r) => r.socketLbTranslated !== null)
-      ? ["Cilium socket-LB +N: sockets on the client node whose connect() Cilium's socket LB translated from a Service address to a backend and that were closed during the phase (its cilium_metrics count of reason LB_REVNAT_DELETE; warm-up included)."]
+      ? [
+          "Cilium socket-LB +N: sockets on the client node whose connect() Cilium's socket LB translated from a Service address to a backend and that were closed during the phase (its cilium_metrics count of reason LB_REVNAT_DELETE; warm-up included).",
+        ]
       : []),
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),
@@ -82,10 +91,18 @@ function mib(bytes: number): string {
 
 /** Each node's dataplane per phase: conntrack, rule and map sizes, dataplane processes. */
 export function renderDataplane(rows: readonly ReportRow[]): string[] {
-  const lines = ['## Dataplane per phase', '', '| phase | node | samples | conntrack peak / max | iptables rules | KUBE-SERVICES | service-ips | processes (CPU avg/max, RSS max) |', '|---|---|---:|---:|---:|---:|---:|---|'];
+  const lines = [
+    '## Dataplane per phase',
+    '',
+    '| phase | node | samples | conntrack peak / max | iptables rules | KUBE-SERVICES | service-ips | processes (CPU avg/max, RSS max) |',
+    '|---|---|---:|---:|---:|---:|---:|---|',
+  ];
   for (const r of rows) {
     for (const n of r.dataplane) {
-      const procs = n.processes.map((p) => `${p.name} ${p.cpuMillicoresAvg === null ? '—' : Math.round(p.cpuMillicoresAvg)}/${p.cpuMillicoresMax === null ? '—' : Math.round(p.cpuMillicoresMax)} m, ${mib(p.rssBytesMax)}`);
+      const procs = n.processes.map(
+        (p) =>
+          `${p.name} ${p.cpuMillicoresAvg === null ? '—' : Math.round(p.cpuMillicoresAvg)}/${p.cpuMillicoresMax === null ? '—' : Math.round(p.cpuMillicoresMax)} m, ${mib(p.rssBytesMax)}`,
+      );
       const cells = [
         mdText(r.measurement),
         mdText(n.node),
@@ -108,15 +125,27 @@ function mb(bytes: number): string {
 
 /** BPF map memory per phase and node, with the largest maps (the study's "BPF map memory" figure is the total). */
 export function renderBpfMemory(rows: readonly ReportRow[]): string[] {
-  const lines = ['## BPF map memory per phase', '', '| phase | node | maps | memory (memlock) | Cilium LB frontends (with backends / all) | largest maps |', '|---|---|---:|---:|---:|---|'];
+  const lines = [
+    '## BPF map memory per phase',
+    '',
+    '| phase | node | maps | memory (memlock) | Cilium LB frontends (with backends / all) | largest maps |',
+    '|---|---|---:|---:|---:|---|',
+  ];
   const kernelWide = rows.some((r) => r.dataplane.some((n) => n.bpf?.scope === 'kernel'));
   for (const r of rows) {
     for (const n of r.dataplane) {
       if (!n.bpf) continue;
       const b = n.bpf;
-      const top = b.top.slice(0, 5).map((m) => `${m.name} ${mb(m.bytesMemlock)}`).join(', ');
-      const lb = b.lbFrontends ? `${b.lbFrontends.programmed.toLocaleString('en-US')} / ${b.lbFrontends.total.toLocaleString('en-US')}` : '—';
-      lines.push(`| ${r.measurement} | ${n.node} | ${b.maps.toLocaleString('en-US')}${b.scope === 'kernel' ? ' (kernel)' : ''} | ${mb(b.bytesMemlock)} | ${lb} | ${top || '—'} |`);
+      const top = b.top
+        .slice(0, 5)
+        .map((m) => `${m.name} ${mb(m.bytesMemlock)}`)
+        .join(', ');
+      const lb = b.lbFrontends
+        ? `${b.lbFrontends.programmed.toLocaleString('en-US')} / ${b.lbFrontends.total.toLocaleString('en-US')}`
+        : '—';
+      lines.push(
+        `| ${r.measurement} | ${n.node} | ${b.maps.toLocaleString('en-US')}${b.scope === 'kernel' ? ' (kernel)' : ''} | ${mb(b.bytesMemlock)} | ${lb} | ${top || '—'} |`,
+      );
     }
   }
   if (lines.length === 4) return [];
@@ -143,11 +172,23 @@ export function renderSweep(sweep: SweepTable): string[] {
   const count = (n: number | null): string => (n === null ? '—' : n.toLocaleString('en-US'));
   // Only the counters of the mode in use: iptables mode has no service-ips map, nftables mode no KUBE-SERVICES rules.
   const counters = [
-    ...(sweep.steps.some((st) => (st.kubeServicesRules ?? 0) > 0) ? [{ head: 'KUBE-SERVICES rules', cell: (st: SweepTable['steps'][number]) => count(st.kubeServicesRules) }] : []),
-    ...(sweep.steps.some((st) => st.nftServiceIps !== null) ? [{ head: 'service-ips elements', cell: (st: SweepTable['steps'][number]) => count(st.nftServiceIps) }] : []),
-    ...(sweep.steps.some((st) => st.ciliumFrontends !== null) ? [{ head: 'Cilium LB frontends', cell: (st: SweepTable['steps'][number]) => count(st.ciliumFrontends) }] : []),
+    ...(sweep.steps.some((st) => (st.kubeServicesRules ?? 0) > 0)
+      ? [{ head: 'KUBE-SERVICES rules', cell: (st: SweepTable['steps'][number]) => count(st.kubeServicesRules) }]
+      : []),
+    ...(sweep.steps.some((st) => st.nftServiceIps !== null)
+      ? [{ head: 'service-ips elements', cell: (st: SweepTable['steps'][number]) => count(st.nftServiceIps) }]
+      : []),
+    ...(sweep.steps.some((st) => st.ciliumFrontends !== null)
+      ? [{ head: 'Cilium LB frontends', cell: (st: SweepTable['steps'][number]) => count(st.ciliumFrontends) }]
+      : []),
   ];
-  const head = ['dummy Services', ...sweep.series.map((s) => `${s.label} (${s.unit})`), 'programming s', 'sync s (last sample s)', ...counters.map((c) => c.head)];
+  const head = [
+    'dummy Services',
+    ...sweep.series.map((s) => `${s.label} (${s.unit})`),
+    'programming s',
+    'sync s (last sample s)',
+    ...counters.map((c) => c.head),
+  ];
   return [
     '## Service scale sweep',
     '',
@@ -170,18 +211,27 @@ export function renderSweep(sweep: SweepTable): string[] {
 
 /** Several sweeps (one per proxy mode) side by side, like the study's table, with where one mode overtakes another. */
 export function renderSweepComparison(c: SweepComparison): string {
-  const lines: string[] = ['# Service scale sweep: ' + c.runs.join(' vs '), ''];
+  const lines: string[] = [`# Service scale sweep: ${c.runs.join(' vs ')}`, ''];
   for (const s of c.series) {
     const head = ['dummy Services ahead of the target', ...c.runs];
-    lines.push(`## ${mdText(s.label)} (${mdText(s.unit)})`, '', `| ${head.map(mdText).join(' | ')} |`, `|${head.map(() => '---:').join('|')}|`);
+    lines.push(
+      `## ${mdText(s.label)} (${mdText(s.unit)})`,
+      '',
+      `| ${head.map(mdText).join(' | ')} |`,
+      `|${head.map(() => '---:').join('|')}|`,
+    );
     c.steps.forEach((n, i) => {
       const cells = s.byRun.map((r) => `${fmt(r.values[i] ?? null, s.unit)}${i > 0 ? pct(r.change[i] ?? null) : ''}`);
       lines.push(`| ${n.toLocaleString('en-US')} | ${cells.join(' | ')} |`);
     });
     lines.push('', ...s.crossovers.map((x) => `- ${mdText(x.text)}.`), '');
   }
-  const rounds = c.series.flatMap((s) => s.byRun.flatMap((r) => r.rounds.map((x) => x?.length ?? 0))).filter((n) => n > 0);
-  const n = rounds.length ? `${Math.min(...rounds)}${Math.max(...rounds) !== Math.min(...rounds) ? `-${Math.max(...rounds)}` : ''}` : '0';
+  const rounds = c.series
+    .flatMap((s) => s.byRun.flatMap((r) => r.rounds.map((x) => x?.length ?? 0)))
+    .filter((n) => n > 0);
+  const n = rounds.length
+    ? `${Math.min(...rounds)}${Math.max(...rounds) !== Math.min(...rounds) ? `-${Math.max(...rounds)}` : ''}`
+    : '0';
   lines.push(
     `${n} round${n === '1' ? '' : 's'} per step; values are the medians of the rounds. One mode is ahead of another at a step only when their rounds differ significantly (Welch's t-test p < 0.05, disjoint 95% confidence intervals, and more than 3%; with one round, more than 15%); otherwise they are a tie. The changes against the first step are medians and carry no such test.`,
   );
@@ -191,7 +241,9 @@ export function renderSweepComparison(c: SweepComparison): string {
 function describeLine(report: ReportModel): string {
   const d = report.cluster.description;
   const os = [d.osImage, d.containerRuntime].filter(Boolean).join(', ');
-  return mdText(`Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}`);
+  return mdText(
+    `Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}`,
+  );
 }
 
 /** What the description could not read or found in disagreement, under the Cluster line. */
@@ -202,5 +254,11 @@ function clusterNotes(report: ReportModel): string[] {
 
 function skippedLines(report: ReportModel): string[] {
   const skipped = (report.cluster.skipped ?? []) as { id: string; reason: string }[];
-  return skipped.length ? ['', 'Skipped (default measurements these nodes cannot run):', ...skipped.map((s) => `- ${mdText(s.id)}: ${mdText(s.reason)}`)] : [];
+  return skipped.length
+    ? [
+        '',
+        'Skipped (default measurements these nodes cannot run):',
+        ...skipped.map((s) => `- ${mdText(s.id)}: ${mdText(s.reason)}`),
+      ]
+    : [];
 }

@@ -48,7 +48,13 @@ export function bpfMemoryOf(samples: readonly DataplaneSample[]): BpfMemory | nu
   const withCilium = [...samples].reverse().find((s) => s.cilium);
   if (withCilium?.cilium) {
     const c = withCilium.cilium;
-    return { scope: 'cilium-bpffs', maps: c.pinnedMaps, bytesMemlock: c.pinnedBytesMemlock, top: c.topMaps, lbFrontends: { programmed: c.programmedFrontends, total: c.frontends } };
+    return {
+      scope: 'cilium-bpffs',
+      maps: c.pinnedMaps,
+      bytesMemlock: c.pinnedBytesMemlock,
+      top: c.topMaps,
+      lbFrontends: { programmed: c.programmedFrontends, total: c.frontends },
+    };
   }
   const withBpf = [...samples].reverse().find((s) => s.bpf && s.bpf.maps > 0);
   if (!withBpf?.bpf) return null;
@@ -97,5 +103,10 @@ export function summarisePhase(samples: readonly SampleRecord[], startMs: number
   }
   return [...byNode]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([node, list]) => summariseNode(node, list.sort((a, b) => a.timeMs - b.timeMs)));
+    .map(([node, list]) =>
+      summariseNode(
+        node,
+        list.sort((a, b) => a.timeMs - b.timeMs),
+      ),
+    );
 }

@@ -5,20 +5,36 @@
  * translations, on the client's node).
  * Pure: it takes records and returns a model; renderers turn it into text.
  */
-import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
-import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from './records.js';
-import { dispersionGuard, evaluateGuards, type CounterPair, type Guard, type GuardThresholds, type SamplePair } from './guards.js';
-import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
-import { rowMetrics } from './row-metrics.js';
+
 import type { ClusterDescription } from '../core/cluster.js';
+import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
+import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
+import {
+  type CounterPair,
+  dispersionGuard,
+  evaluateGuards,
+  type Guard,
+  type GuardThresholds,
+  type SamplePair,
+} from './guards.js';
 import { summarisePhase } from './phase-dataplane.js';
-import { buildSweep, type SweepTable } from './sweep.js';
+import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from './records.js';
 import type { ReportRow } from './report-row.js';
+import { rowMetrics } from './row-metrics.js';
+import { buildSweep, type SweepTable } from './sweep.js';
 
 export type { ReportRow };
 
 export interface ReportModel {
-  run: { id: string; name: string; state: string; reason: string; createdMs: number; startedMs: number; endedMs: number };
+  run: {
+    id: string;
+    name: string;
+    state: string;
+    reason: string;
+    createdMs: number;
+    startedMs: number;
+    endedMs: number;
+  };
   /** What the collector knew when the run started (agents, tools, dataplane), plus its one-line description. */
   cluster: { description: ClusterDescription } & Record<string, unknown>;
   rows: ReportRow[];
@@ -37,7 +53,8 @@ function sumSep(s: DataplaneSample): number {
  * keeps no per-rule counters.
  */
 export function dnatDelta(before: DataplaneSample | undefined, after: DataplaneSample | undefined): number | null {
-  const usable = (s: DataplaneSample | undefined): s is DataplaneSample => s !== undefined && !s.errors.some((e) => e.startsWith('iptables'));
+  const usable = (s: DataplaneSample | undefined): s is DataplaneSample =>
+    s !== undefined && !s.errors.some((e) => e.startsWith('iptables'));
   if (!usable(before) || !usable(after)) return null;
   const noSep = !after.chains.some((c) => c.chain.startsWith('KUBE-SEP-'));
   if (noSep && (after.nftServiceIps !== undefined || after.cilium !== undefined)) return null;
@@ -99,7 +116,13 @@ interface MeasureDetail {
   clientNode?: string;
   startSamples?: Record<string, string>;
   endSamples?: Record<string, string>;
-  rounds?: { round: number; serverBefore?: string; serverAfter?: string; clientBefore?: string; clientAfter?: string }[];
+  rounds?: {
+    round: number;
+    serverBefore?: string;
+    serverAfter?: string;
+    clientBefore?: string;
+    clientAfter?: string;
+  }[];
 }
 
 export interface ReportContext {
@@ -109,7 +132,12 @@ export interface ReportContext {
   serverCpus?: number;
 }
 
-export function buildReport(run: RunRecord, phases: PhaseRecord[], results: ResultRecord[], samples: SampleRecord[]): ReportModel {
+export function buildReport(
+  run: RunRecord,
+  phases: PhaseRecord[],
+  results: ResultRecord[],
+  samples: SampleRecord[],
+): ReportModel {
   const scenario = run.scenario as { name?: string; linkGbps?: number; guardThresholds?: Partial<GuardThresholds> };
   const cluster = (run.cluster ?? {}) as ReportModel['cluster'];
   const byJob = new Map(samples.map((s) => [s.sample.samplingJobId, s.sample]));
@@ -117,12 +145,21 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
   const rows = phases.map((p): ReportRow => {
     const detail = p.detail as MeasureDetail;
     const m = detail.measurement ?? {};
-    const measured = results.filter((r) => r.phaseIndex === p.index && !r.warmup).sort((a, b) => (a.result.round ?? 0) - (b.result.round ?? 0));
+    const measured = results
+      .filter((r) => r.phaseIndex === p.index && !r.warmup)
+      .sort((a, b) => (a.result.round ?? 0) - (b.result.round ?? 0));
     const res = measured.map((r) => r.result);
     const metrics = rowMetrics(res);
-    const boundary = (ids: Record<string, string> | undefined, node: string | undefined) => (node && ids?.[node] ? byJob.get(ids[node] as string) : undefined);
-    const clientSamples = { start: boundary(detail.startSamples, detail.clientNode), end: boundary(detail.endSamples, detail.clientNode) };
-    const serverPhase = { start: boundary(detail.startSamples, detail.serverNode), end: boundary(detail.endSamples, detail.serverNode) };
+    const boundary = (ids: Record<string, string> | undefined, node: string | undefined) =>
+      node && ids?.[node] ? byJob.get(ids[node] as string) : undefined;
+    const clientSamples = {
+      start: boundary(detail.startSamples, detail.clientNode),
+      end: boundary(detail.endSamples, detail.clientNode),
+    };
+    const serverPhase = {
+      start: boundary(detail.startSamples, detail.serverNode),
+      end: boundary(detail.endSamples, detail.serverNode),
+    };
     const serverTool = m.serverTool;
     const capacity = serverTool ? (SINGLE_THREADED_SERVERS.has(serverTool) ? 1 : (serverCpus ?? 0)) : 0;
     const namespaces = namespacesOf(m.path);
@@ -154,7 +191,9 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
     });
     if (spread && !invalidating) guards.push(spread);
 
-    const invalid = invalidating ? { code: invalidating.code, reason: invalidating.message, counters: invalidating.counters ?? {} } : undefined;
+    const invalid = invalidating
+      ? { code: invalidating.code, reason: invalidating.message, counters: invalidating.counters ?? {} }
+      : undefined;
     const head = invalid ? undefined : metrics[0];
     return {
       id: m.id ?? `phase-${p.index}`,
@@ -179,17 +218,36 @@ export function buildReport(run: RunRecord, phases: PhaseRecord[], results: Resu
   });
   const sweep = buildSweep(phases, rows);
   return {
-    run: { id: run.id, name: scenario.name ?? '', state: run.state, reason: run.reason, createdMs: run.createdMs, startedMs: run.startedMs, endedMs: run.endedMs },
+    run: {
+      id: run.id,
+      name: scenario.name ?? '',
+      state: run.state,
+      reason: run.reason,
+      createdMs: run.createdMs,
+      startedMs: run.startedMs,
+      endedMs: run.endedMs,
+    },
     cluster: { ...cluster, description: cluster.description ?? UNKNOWN_CLUSTER },
     rows,
     ...(sweep ? { sweep } : {}),
   };
 }
 
-const UNKNOWN_CLUSTER = Object.freeze({ kubernetesVersion: 'unknown', cni: 'unknown', cniMode: '', kubeProxyMode: 'unknown', kernel: 'unknown', nodeType: 'unknown' });
+const UNKNOWN_CLUSTER = Object.freeze({
+  kubernetesVersion: 'unknown',
+  cni: 'unknown',
+  cniMode: '',
+  kubeProxyMode: 'unknown',
+  kernel: 'unknown',
+  nodeType: 'unknown',
+});
 
 /** The round's servers-only samples where both arrived, else the phase's boundary samples. */
-function bracketed(phase: SamplePair, bracket: { serverBefore?: string; serverAfter?: string } | undefined, byJob: ReadonlyMap<string, DataplaneSample>): SamplePair {
+function bracketed(
+  phase: SamplePair,
+  bracket: { serverBefore?: string; serverAfter?: string } | undefined,
+  byJob: ReadonlyMap<string, DataplaneSample>,
+): SamplePair {
   const start = bracket?.serverBefore ? byJob.get(bracket.serverBefore) : undefined;
   const end = bracket?.serverAfter ? byJob.get(bracket.serverAfter) : undefined;
   return start && end ? { start, end } : phase;
@@ -197,28 +255,45 @@ function bracketed(phase: SamplePair, bracket: { serverBefore?: string; serverAf
 
 /** Which namespace (the agent's pod one or the node's) each end of a path runs in (collector/runs/measure-phase.ts placementOf). */
 function namespacesOf(path: string | undefined): { client: string; server: string } {
-  return { client: path === 'host-to-host' ? 'host' : 'pod', server: path === 'host-to-host' || path === 'pod-to-host' ? 'host' : 'pod' };
+  return {
+    client: path === 'host-to-host' ? 'host' : 'pod',
+    server: path === 'host-to-host' || path === 'pod-to-host' ? 'host' : 'pod',
+  };
 }
 
 /** The highest load average the phase's round brackets saw, and the machine's CPUs as the report knows them (lab: the collector's machine). */
-function loadOf(detail: MeasureDetail, byJob: ReadonlyMap<string, DataplaneSample>): { loadAverage?: number; cpus?: number } {
+function loadOf(
+  detail: MeasureDetail,
+  byJob: ReadonlyMap<string, DataplaneSample>,
+): { loadAverage?: number; cpus?: number } {
   const ids = (detail.rounds ?? []).flatMap((r) => [r.serverBefore, r.serverAfter, r.clientBefore, r.clientAfter]);
-  const samples = ids.map((id) => (id ? byJob.get(id) : undefined)).filter((s): s is DataplaneSample => s !== undefined);
+  const samples = ids
+    .map((id) => (id ? byJob.get(id) : undefined))
+    .filter((s): s is DataplaneSample => s !== undefined);
   const loads = samples.map((s) => s.loadAverage).filter((x) => x > 0);
   const cpus = Math.max(0, ...samples.map((s) => s.machineCpus));
   return { ...(loads.length ? { loadAverage: Math.max(...loads) } : {}), ...(cpus ? { cpus } : {}) };
 }
 
 /** One namespace's TCP counters from a round's two bracket samples. */
-function tcpPair(byJob: ReadonlyMap<string, DataplaneSample>, before: string | undefined, after: string | undefined, netns: string): CounterPair {
-  const of = (id: string | undefined) => (id ? byJob.get(id)?.tcpCounters?.find((c) => c.netns === netns)?.counters : undefined);
+function tcpPair(
+  byJob: ReadonlyMap<string, DataplaneSample>,
+  before: string | undefined,
+  after: string | undefined,
+  netns: string,
+): CounterPair {
+  const of = (id: string | undefined) =>
+    id ? byJob.get(id)?.tcpCounters?.find((c) => c.netns === netns)?.counters : undefined;
   const start = of(before);
   const end = of(after);
   return { ...(start ? { start } : {}), ...(end ? { end } : {}) };
 }
 
 /** The agent's link speed when it read one, else the scenario's declared one. */
-function withDeclaredLink(o: ClientObservation | undefined, linkGbps: number | undefined): ClientObservation | undefined {
+function withDeclaredLink(
+  o: ClientObservation | undefined,
+  linkGbps: number | undefined,
+): ClientObservation | undefined {
   if (!o || o.linkSpeedMbps > 0 || !linkGbps) return o;
   return { ...o, linkSpeedMbps: Math.round(linkGbps * 1000) };
 }

@@ -7,7 +7,7 @@
  * is no noise estimate at all, and the verdict says so.
  */
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import { summarise, type Summary } from './stats.js';
+import { type Summary, summarise } from './stats.js';
 
 export type Verdict = 'better' | 'worse' | 'within noise' | 'noise unknown';
 
@@ -82,7 +82,10 @@ function betaContinuedFraction(a: number, b: number, x: number): number {
 /** Regularized incomplete beta I_x(a, b). */
 export function regularizedIncompleteBeta(x: number, a: number, b: number): number {
   if (!(a > 0 && b > 0) || !(x >= 0 && x <= 1)) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `incomplete beta needs a, b > 0 and x in [0, 1], got a=${a} b=${b} x=${x}`);
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `incomplete beta needs a, b > 0 and x in [0, 1], got a=${a} b=${b} x=${x}`,
+    );
   }
   if (x === 0 || x === 1) return x;
   const front = Math.exp(lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * Math.log(x) + b * Math.log1p(-x));
@@ -107,7 +110,8 @@ export function studentTCdf(t: number, df: number): number {
  * means and 0 for different ones.
  */
 export function welchPValue(a: Summary, b: Summary): number {
-  if (a.n < 2 || b.n < 2) throw new CniBenchError(ErrorCodes.VALIDATION, 'Welch t-test needs at least two values on each side');
+  if (a.n < 2 || b.n < 2)
+    throw new CniBenchError(ErrorCodes.VALIDATION, 'Welch t-test needs at least two values on each side');
   const va = (a.stdev * a.stdev) / a.n;
   const vb = (b.stdev * b.stdev) / b.n;
   const se2 = va + vb;
@@ -127,7 +131,9 @@ function formatP(p: number): string {
 
 function checkOptions(noiseFloor: number, alpha: number): void {
   if (!(Number.isFinite(noiseFloor) && noiseFloor >= 0)) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `noiseFloor must be a finite number >= 0, got ${noiseFloor}`, { details: { noiseFloor } });
+    throw new CniBenchError(ErrorCodes.VALIDATION, `noiseFloor must be a finite number >= 0, got ${noiseFloor}`, {
+      details: { noiseFloor },
+    });
   }
   if (!(alpha > 0 && alpha < 1)) {
     throw new CniBenchError(ErrorCodes.VALIDATION, `alpha must be in (0, 1), got ${alpha}`, { details: { alpha } });
@@ -147,7 +153,11 @@ function direction(relDiff: number, higherIsBetter: boolean): 'better' | 'worse'
  * Compares baseline and candidate round values of one measurement. Throws
  * E_VALIDATION for empty or non-finite values or bad options.
  */
-export function compareRounds(baseline: readonly number[], candidate: readonly number[], opts: CompareOptions): Comparison {
+export function compareRounds(
+  baseline: readonly number[],
+  candidate: readonly number[],
+  opts: CompareOptions,
+): Comparison {
   const noiseFloor = opts.noiseFloor ?? 0.03;
   const alpha = opts.alpha ?? 0.05;
   checkOptions(noiseFloor, alpha);
@@ -159,7 +169,12 @@ export function compareRounds(baseline: readonly number[], candidate: readonly n
 
   if (b.n < 2 || c.n < 2) {
     if (size > SINGLE_ROUND_FACTOR * noiseFloor) {
-      return { ...base, pValue: null, verdict: direction(relDiff, opts.higherIsBetter), reason: 'single round; difference far above noise floor' };
+      return {
+        ...base,
+        pValue: null,
+        verdict: direction(relDiff, opts.higherIsBetter),
+        reason: 'single round; difference far above noise floor',
+      };
     }
     const reason = `single round, so noise is unknown; difference ${pct(size)} is not above ${SINGLE_ROUND_FACTOR}× the ${pct(noiseFloor)} noise floor`;
     return { ...base, pValue: null, verdict: 'noise unknown', reason };
@@ -172,7 +187,8 @@ export function compareRounds(baseline: readonly number[], candidate: readonly n
   if (size < noiseFloor) why.push(`difference ${pct(size)} is below the ${pct(noiseFloor)} noise floor`);
   if (overlap) why.push('intervals overlap');
   // Medians and means moving opposite ways means a few rounds dominate; do not pick a side.
-  if (why.length === 0 && Math.sign(c.mean - b.mean) !== Math.sign(relDiff)) why.push('median and mean moved in opposite directions');
+  if (why.length === 0 && Math.sign(c.mean - b.mean) !== Math.sign(relDiff))
+    why.push('median and mean moved in opposite directions');
   if (why.length > 0) return { ...base, pValue, verdict: 'within noise', reason: why.join('; ') };
   const reason = `${formatP(pValue)}; difference ${pct(size)} is above the ${pct(noiseFloor)} noise floor; intervals do not overlap`;
   return { ...base, pValue, verdict: direction(relDiff, opts.higherIsBetter), reason };

@@ -25,11 +25,10 @@ export interface Summary {
  * by scipy.stats.t.ppf(0.975, df) (scipy 1.17.1), rounded to 12 digits.
  */
 const T975: readonly number[] = [
-  12.7062047362, 4.30265272975, 3.18244630528, 2.7764451052, 2.57058183564, 2.44691185114, 2.36462425159,
-  2.3060041352, 2.2621571628, 2.22813885199, 2.20098516009, 2.17881282967, 2.16036865646, 2.14478668792,
-  2.13144954556, 2.11990529922, 2.10981557783, 2.10092204024, 2.09302405441, 2.08596344727, 2.07961384473,
-  2.0738730679, 2.06865761042, 2.06389856163, 2.05953855275, 2.05552943864, 2.05183051648, 2.0484071418,
-  2.04522964213, 2.0422724563,
+  12.7062047362, 4.30265272975, 3.18244630528, 2.7764451052, 2.57058183564, 2.44691185114, 2.36462425159, 2.3060041352,
+  2.2621571628, 2.22813885199, 2.20098516009, 2.17881282967, 2.16036865646, 2.14478668792, 2.13144954556, 2.11990529922,
+  2.10981557783, 2.10092204024, 2.09302405441, 2.08596344727, 2.07961384473, 2.0738730679, 2.06865761042, 2.06389856163,
+  2.05953855275, 2.05552943864, 2.05183051648, 2.0484071418, 2.04522964213, 2.0422724563,
 ];
 
 /** Standard normal quantile at 0.975. */
@@ -44,7 +43,9 @@ const Z975 = 1.959963984540054;
  */
 export function tQuantile975(df: number): number {
   if (!(df >= 1)) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `t quantile needs degrees of freedom >= 1, got ${df}`, { details: { df } });
+    throw new CniBenchError(ErrorCodes.VALIDATION, `t quantile needs degrees of freedom >= 1, got ${df}`, {
+      details: { df },
+    });
   }
   if (df === Infinity) return Z975;
   if (df <= 30) return T975[Math.floor(df) - 1]!;
@@ -70,9 +71,13 @@ export function summarise(values: readonly number[]): Summary {
   if (values.length === 0) throw new CniBenchError(ErrorCodes.VALIDATION, 'cannot summarise an empty list of values');
   const bad = values.findIndex((v) => typeof v !== 'number' || !Number.isFinite(v));
   if (bad >= 0) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `cannot summarise non-finite value ${String(values[bad])} at index ${bad}`, {
-      details: { index: bad },
-    });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `cannot summarise non-finite value ${String(values[bad])} at index ${bad}`,
+      {
+        details: { index: bad },
+      },
+    );
   }
   const n = values.length;
   const sorted = [...values].sort((a, b) => a - b);

@@ -4,9 +4,10 @@
  * step and the change against the first step (the baseline). Across runs (one
  * per proxy mode), where one mode overtakes the other. Pure.
  */
-import { compareRounds } from './significance.js';
+
 import type { PhaseRecord } from './records.js';
 import type { ReportRow } from './report-row.js';
+import { compareRounds } from './significance.js';
 
 export interface SweepStep {
   services: number;
@@ -59,8 +60,14 @@ export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable
       syncMs: d.syncMs ?? null,
       pollMs: d.pollMs ?? null,
       kubeServicesRules: nodes.length ? Math.min(...nodes.map((n) => n.kubeServicesRules)) : null,
-      nftServiceIps: nodes.length && nodes.every((n) => n.nftServiceIps !== null) ? Math.min(...nodes.map((n) => n.nftServiceIps as number)) : null,
-      ciliumFrontends: nodes.length && nodes.every((n) => typeof n.ciliumFrontends === 'number') ? Math.min(...nodes.map((n) => n.ciliumFrontends as number)) : null,
+      nftServiceIps:
+        nodes.length && nodes.every((n) => n.nftServiceIps !== null)
+          ? Math.min(...nodes.map((n) => n.nftServiceIps as number))
+          : null,
+      ciliumFrontends:
+        nodes.length && nodes.every((n) => typeof n.ciliumFrontends === 'number')
+          ? Math.min(...nodes.map((n) => n.ciliumFrontends as number))
+          : null,
       status: p.state,
     });
   }
@@ -72,7 +79,14 @@ export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable
     if (d.step === undefined || !d.measurement || !row) return;
     let s = byId.get(d.measurement.id);
     if (!s) {
-      s = { id: d.measurement.id, label: row.measurement.replace(/ @ .*$/, ''), unit: row.unit, values: steps.map(() => null), rounds: steps.map(() => null), change: steps.map(() => null) };
+      s = {
+        id: d.measurement.id,
+        label: row.measurement.replace(/ @ .*$/, ''),
+        unit: row.unit,
+        values: steps.map(() => null),
+        rounds: steps.map(() => null),
+        change: steps.map(() => null),
+      };
       byId.set(d.measurement.id, s);
     }
     // A sweep compares rates (higher is better): TCP_CRR's connections per second, not its latency headline.
@@ -88,7 +102,9 @@ export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable
   });
   for (const s of byId.values()) {
     const base = s.values[0];
-    s.change = s.values.map((v) => (v === null || base === null || base === undefined || base === 0 ? null : v / base - 1));
+    s.change = s.values.map((v) =>
+      v === null || base === null || base === undefined || base === 0 ? null : v / base - 1,
+    );
   }
   return { steps, series: [...byId.values()] };
 }
@@ -135,24 +151,48 @@ const median = (xs: readonly number[]): number => {
  * the last step compared is the winner, and the crossover is where it took
  * the lead it then kept. The linear estimate uses the steps' medians.
  */
-export function crossover(steps: number[], aName: string, a: StepRounds, bName: string, b: StepRounds, noiseFloor = CROSSOVER_NOISE_FLOOR): Crossover {
+export function crossover(
+  steps: number[],
+  aName: string,
+  a: StepRounds,
+  bName: string,
+  b: StepRounds,
+  noiseFloor = CROSSOVER_NOISE_FLOOR,
+): Crossover {
   const lead: Lead[] = steps.map((_, i) => leadAt(a[i] ?? null, b[i] ?? null, noiseFloor));
   const known = lead.map((l, i) => (l === null ? -1 : i)).filter((i) => i >= 0);
-  if (!known.length) return { text: `no step has values for both ${aName} and ${bName}`, between: null, estimate: null };
+  if (!known.length)
+    return { text: `no step has values for both ${aName} and ${bName}`, between: null, estimate: null };
   const first = known[0] as number;
   const last = known.at(-1) as number;
   const fmtN = (n: number | undefined): string => (n ?? 0).toLocaleString('en-US');
-  const gaps = known.length < steps.length ? `; ${steps.length - known.length} of ${steps.length} steps lack a value for one of them` : '';
+  const gaps =
+    known.length < steps.length
+      ? `; ${steps.length - known.length} of ${steps.length} steps lack a value for one of them`
+      : '';
   const n = Math.min(...known.flatMap((i) => [a[i]?.length ?? 0, b[i]?.length ?? 0]));
-  const rule = n >= 2 ? `ahead only where the rounds differ significantly: Welch p < 0.05, disjoint 95% intervals, over ${Math.round(noiseFloor * 100)}%` : `one round at some steps: ahead only by over ${Math.round(5 * noiseFloor * 100)}%`;
+  const rule =
+    n >= 2
+      ? `ahead only where the rounds differ significantly: Welch p < 0.05, disjoint 95% intervals, over ${Math.round(noiseFloor * 100)}%`
+      : `one round at some steps: ahead only by over ${Math.round(5 * noiseFloor * 100)}%`;
   const tiesNote = `${rule}${gaps}`;
   const winner = lead[last];
-  if (winner === 'tie') return { text: `${aName} and ${bName} are within noise of each other at ${fmtN(steps[last])} Services (${tiesNote})`, between: null, estimate: null };
+  if (winner === 'tie')
+    return {
+      text: `${aName} and ${bName} are within noise of each other at ${fmtN(steps[last])} Services (${tiesNote})`,
+      between: null,
+      estimate: null,
+    };
   const [w, l] = winner === 'a' ? [aName, bName] : [bName, aName];
   // The last compared step where the winner was not ahead.
   let k = known.length - 1;
   while (k >= 0 && lead[known[k] as number] === winner) k--;
-  if (k < 0) return { text: `${w} is ahead of ${l} at every step compared (${fmtN(steps[first])} to ${fmtN(steps[last])} Services; ${tiesNote})`, between: null, estimate: null };
+  if (k < 0)
+    return {
+      text: `${w} is ahead of ${l} at every step compared (${fmtN(steps[first])} to ${fmtN(steps[last])} Services; ${tiesNote})`,
+      between: null,
+      estimate: null,
+    };
   const i = known[k] as number;
   const j = known[k + 1] as number;
   const d0 = median(a[i] as number[]) - median(b[i] as number[]);
@@ -183,8 +223,13 @@ export interface SweepComparison {
 
 /** Puts the sweeps of several runs (one per proxy mode) side by side on the steps they share. */
 export function compareSweeps(runs: { label: string; sweep: SweepTable }[]): SweepComparison {
-  const steps = runs[0]?.sweep.steps.map((s) => s.services).filter((n) => runs.every((r) => r.sweep.steps.some((s) => s.services === n))) ?? [];
-  const ids = runs[0]?.sweep.series.map((s) => s.id).filter((id) => runs.every((r) => r.sweep.series.some((s) => s.id === id))) ?? [];
+  const steps =
+    runs[0]?.sweep.steps
+      .map((s) => s.services)
+      .filter((n) => runs.every((r) => r.sweep.steps.some((s) => s.services === n))) ?? [];
+  const ids =
+    runs[0]?.sweep.series.map((s) => s.id).filter((id) => runs.every((r) => r.sweep.series.some((s) => s.id === id))) ??
+    [];
   return {
     steps,
     runs: runs.map((r) => r.label),
@@ -192,7 +237,12 @@ export function compareSweeps(runs: { label: string; sweep: SweepTable }[]): Swe
       const per = runs.map((r) => {
         const s = r.sweep.series.find((x) => x.id === id) as SweepSeries;
         const at = (n: number) => r.sweep.steps.findIndex((st) => st.services === n);
-        return { s, values: steps.map((n) => s.values[at(n)] ?? null), rounds: steps.map((n) => s.rounds?.[at(n)] ?? (s.values[at(n)] == null ? null : [s.values[at(n)] as number])), change: steps.map((n) => s.change[at(n)] ?? null) };
+        return {
+          s,
+          values: steps.map((n) => s.values[at(n)] ?? null),
+          rounds: steps.map((n) => s.rounds?.[at(n)] ?? (s.values[at(n)] == null ? null : [s.values[at(n)] as number])),
+          change: steps.map((n) => s.change[at(n)] ?? null),
+        };
       });
       const first = per[0] as (typeof per)[number];
       return {
@@ -200,7 +250,9 @@ export function compareSweeps(runs: { label: string; sweep: SweepTable }[]): Swe
         label: first.s.label,
         unit: first.s.unit,
         byRun: per.map((p) => ({ values: p.values, rounds: p.rounds, change: p.change })),
-        crossovers: per.slice(1).map((p, i) => crossover(steps, runs[0]?.label ?? '', first.rounds, runs[i + 1]?.label ?? '', p.rounds)),
+        crossovers: per
+          .slice(1)
+          .map((p, i) => crossover(steps, runs[0]?.label ?? '', first.rounds, runs[i + 1]?.label ?? '', p.rounds)),
       };
     }),
   };

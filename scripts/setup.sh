@@ -26,7 +26,7 @@ for arg in "$@"; do
   esac
 done
 
-# The tool catalogue's Debian packages (core/tool-catalogue/; test/unit/tool-catalogue.test.ts fails
+# The tool catalogue's Debian packages (core/tool-catalogue/; test/unit/core/tool-catalogue.test.ts fails
 # when they part), plus git and openssl for the builds and the tests' certificates.
 packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool procps util-linux git openssl)
 # Cilium 1.20 compiles its datapath at run time with clang and LLVM >= 18.1

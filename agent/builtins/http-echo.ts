@@ -9,7 +9,9 @@ import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 
 const BODY = Buffer.from('cni-bench\n');
-const { values } = parseArgs({ options: { port: { type: 'string', default: '8080' }, host: { type: 'string', default: '0.0.0.0' } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string', default: '8080' }, host: { type: 'string', default: '0.0.0.0' } },
+});
 
 const server = createServer((req, res) => {
   req.resume();

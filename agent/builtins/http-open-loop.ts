@@ -23,7 +23,7 @@
  * bad arguments. Runs as its own process so the agent's event loop is not in
  * the measurement.
  */
-import { Agent, request, type ClientRequest } from 'node:http';
+import { Agent, type ClientRequest, request } from 'node:http';
 import { parseArgs } from 'node:util';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { Histogram } from '../../gen/cnibench/v1/agent.js';
@@ -61,8 +61,10 @@ function options(): Options {
   const connections = intFlag(TOOL, 'connections', v.connections, 1, 100_000);
   const seconds = durationFlag(TOOL, v.duration);
   const qps = Number(v.qps);
-  if (!(qps > 0 && qps <= 10_000_000)) fail(2, `--qps must be requests per second in (0, 10000000], got '${v.qps ?? ''}'`);
-  if (v.keepalive !== 'true' && v.keepalive !== 'false') fail(2, `--keepalive must be true or false, got '${v.keepalive}'`);
+  if (!(qps > 0 && qps <= 10_000_000))
+    fail(2, `--qps must be requests per second in (0, 10000000], got '${v.qps ?? ''}'`);
+  if (v.keepalive !== 'true' && v.keepalive !== 'false')
+    fail(2, `--keepalive must be true or false, got '${v.keepalive}'`);
   if (!v.path.startsWith('/')) fail(2, `--path must start with '/', got '${v.path}'`);
   return { host: v.host, port, path: v.path, seconds, qps, connections, keepalive: v.keepalive === 'true' };
 }

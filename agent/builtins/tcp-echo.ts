@@ -17,7 +17,9 @@ import { createServer, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { decodeRrPreamble, RR_PREAMBLE_BYTES, type RrPreamble } from './tcp-rr-wire.js';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '12865' }, host: { type: 'string', default: '0.0.0.0' } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string', default: '12865' }, host: { type: 'string', default: '0.0.0.0' } },
+});
 
 const stats = { connections: 0, transactions: 0, protocolErrors: 0 };
 const live = new Set<Socket>();
@@ -25,7 +27,10 @@ const responses = new Map<number, Buffer>();
 
 function response(bytes: number): Buffer {
   let b = responses.get(bytes);
-  if (!b) responses.set(bytes, (b = Buffer.alloc(bytes, 0x72)));
+  if (!b) {
+    b = Buffer.alloc(bytes, 0x72);
+    responses.set(bytes, b);
+  }
   return b;
 }
 

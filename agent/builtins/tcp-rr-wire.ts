@@ -24,7 +24,8 @@ export interface RrPreamble {
 }
 
 function checkSize(n: number, what: string): void {
-  if (!Number.isInteger(n) || n < 1 || n > RR_MAX_MESSAGE_BYTES) throw new Error(`${what} must be an integer in [1, ${RR_MAX_MESSAGE_BYTES}], got ${n}`);
+  if (!Number.isInteger(n) || n < 1 || n > RR_MAX_MESSAGE_BYTES)
+    throw new Error(`${what} must be an integer in [1, ${RR_MAX_MESSAGE_BYTES}], got ${n}`);
 }
 
 export function encodeRrPreamble(p: RrPreamble): Buffer {
@@ -43,7 +44,11 @@ export function encodeRrPreamble(p: RrPreamble): Buffer {
 export function decodeRrPreamble(b: Buffer): RrPreamble {
   if (b.length < RR_PREAMBLE_BYTES) throw new Error(`preamble needs ${RR_PREAMBLE_BYTES} bytes, got ${b.length}`);
   if (b.toString('latin1', 0, 4) !== MAGIC || b[4] !== VERSION) throw new Error('not a tcp-rr version 1 preamble');
-  const p = { requestBytes: b.readUInt32BE(8), responseBytes: b.readUInt32BE(12), closeAfterResponse: ((b[5] ?? 0) & FLAG_CLOSE) !== 0 };
+  const p = {
+    requestBytes: b.readUInt32BE(8),
+    responseBytes: b.readUInt32BE(12),
+    closeAfterResponse: ((b[5] ?? 0) & FLAG_CLOSE) !== 0,
+  };
   checkSize(p.requestBytes, 'request bytes');
   checkSize(p.responseBytes, 'response bytes');
   return p;

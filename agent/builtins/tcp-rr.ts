@@ -55,7 +55,8 @@ function options(): Options {
       'timeout-ms': { type: 'string', default: '5000' },
     },
   });
-  const int = (name: string, text: string | undefined, min: number, max: number): number => intFlag(TOOL, name, text, min, max);
+  const int = (name: string, text: string | undefined, min: number, max: number): number =>
+    intFlag(TOOL, name, text, min, max);
   const seconds = durationFlag(TOOL, v.duration);
   return {
     host: v.host,
@@ -74,7 +75,10 @@ const hist = new LatencyHistogram();
 const errorsByCode: Record<string, number> = {};
 const live = new Set<Socket>();
 const request = Buffer.alloc(o.requestBytes, 0x71);
-const first = Buffer.concat([encodeRrPreamble({ requestBytes: o.requestBytes, responseBytes: o.responseBytes, closeAfterResponse: o.crr }), request]);
+const first = Buffer.concat([
+  encodeRrPreamble({ requestBytes: o.requestBytes, responseBytes: o.responseBytes, closeAfterResponse: o.crr }),
+  request,
+]);
 let running = true;
 let everConnected = false;
 // Welford's running mean and variance, exact beside the bucketed histogram.

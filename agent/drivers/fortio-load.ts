@@ -57,7 +57,9 @@ function isObject(v: unknown): v is Json {
 function targetQps(spec: ClientSpec): number {
   const qps = spec.qps ?? 0;
   if (!Number.isFinite(qps) || qps < 0) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `fortio: qps must be >= 0 (0 = maximum rate), got ${String(qps)}`, { details: { field: 'qps' } });
+    throw new CniBenchError(ErrorCodes.VALIDATION, `fortio: qps must be >= 0 (0 = maximum rate), got ${String(qps)}`, {
+      details: { field: 'qps' },
+    });
   }
   return qps;
 }
@@ -67,17 +69,25 @@ export function loadArgs(spec: ClientSpec): string[] {
   const qps = targetQps(spec);
   return [
     'load',
-    '-json', '-',
-    '-c', String(spec.connections ?? 64),
-    '-t', `${wholeSeconds(spec.durationSeconds)}s`,
-    '-qps', qps > 0 ? String(qps) : '-1',
+    '-json',
+    '-',
+    '-c',
+    String(spec.connections ?? 64),
+    '-t',
+    `${wholeSeconds(spec.durationSeconds)}s`,
+    '-qps',
+    qps > 0 ? String(qps) : '-1',
     ...(qps > 0 ? ['-uniform'] : []),
-    '-r', '0.00001',
-    '-p', FORTIO_PERCENTILES.join(','),
-    '-timeout', '5s',
+    '-r',
+    '0.00001',
+    '-p',
+    FORTIO_PERCENTILES.join(','),
+    '-timeout',
+    '5s',
     '-allow-initial-errors',
     '-log-errors=false',
-    '-loglevel', 'Critical',
+    '-loglevel',
+    'Critical',
   ];
 }
 
@@ -136,7 +146,13 @@ export function parseFortioRun(tool: string, stdout: string): FortioRun {
   const durationNs = num(doc.ActualDuration);
   const connections = num(doc.NumThreads);
   const requested = doc.RequestedQPS;
-  if (!isObject(dh) || durationNs === undefined || connections === undefined || typeof requested !== 'string' || !isObject(doc.RetCodes)) {
+  if (
+    !isObject(dh) ||
+    durationNs === undefined ||
+    connections === undefined ||
+    typeof requested !== 'string' ||
+    !isObject(doc.RetCodes)
+  ) {
     throw parseError(tool, stdout, 'missing DurationHistogram, ActualDuration, NumThreads, RequestedQPS or RetCodes');
   }
   const calls = num(dh.Count);
@@ -154,10 +170,11 @@ export function parseFortioRun(tool: string, stdout: string): FortioRun {
     retCodes[code] = v;
   }
   try {
-    const percentiles = (calls === 0 ? [] : (dh.Percentiles as unknown[] | undefined) ?? []).map((p, i) => {
+    const percentiles = (calls === 0 ? [] : ((dh.Percentiles as unknown[] | undefined) ?? [])).map((p, i) => {
       const percentile = num(isObject(p) ? p.Percentile : undefined);
       const value = num(isObject(p) ? p.Value : undefined);
-      if (percentile === undefined || value === undefined) throw new Error(`Percentiles[${i}] is not {Percentile, Value}`);
+      if (percentile === undefined || value === undefined)
+        throw new Error(`Percentiles[${i}] is not {Percentile, Value}`);
       return { percentile, valueUs: secondsToUs(value) };
     });
     return {

@@ -17,10 +17,16 @@ import { failed, loadArgs, parseFortioRun } from './fortio-load.js';
  */
 export function parseFortioTcpJson(stdout: string): RequestResponseResult {
   const run = parseFortioRun('fortio-tcp', stdout);
-  if (run.doc.RunType !== 'TCP') throw parseError('fortio-tcp', stdout, `RunType is ${JSON.stringify(run.doc.RunType)}, not "TCP"`);
+  if (run.doc.RunType !== 'TCP')
+    throw parseError('fortio-tcp', stdout, `RunType is ${JSON.stringify(run.doc.RunType)}, not "TCP"`);
   const ok = run.retCodes.OK ?? 0;
   const errors = Object.entries(run.retCodes).reduce((sum, [k, n]) => (k === 'OK' ? sum : sum + n), 0);
-  if (ok <= 0) throw failed('fortio-tcp', `no transaction succeeded in ${run.calls} attempts: ${JSON.stringify(run.retCodes)}`, run.retCodes);
+  if (ok <= 0)
+    throw failed(
+      'fortio-tcp',
+      `no transaction succeeded in ${run.calls} attempts: ${JSON.stringify(run.retCodes)}`,
+      run.retCodes,
+    );
   return {
     connectPerTransaction: false,
     connections: run.connections,

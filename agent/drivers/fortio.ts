@@ -30,7 +30,11 @@ export function parseFortioHttpJson(stdout: string): HttpLoadResult {
   }
   const requests = run.calls - socket;
   if (requests <= 0) {
-    throw failed('fortio', `no HTTP response in ${run.calls} attempts (${socket} socket errors: connection refused, reset or timed out)`, run.retCodes);
+    throw failed(
+      'fortio',
+      `no HTTP response in ${run.calls} attempts (${socket} socket errors: connection refused, reset or timed out)`,
+      run.retCodes,
+    );
   }
   return {
     connections: run.connections,
@@ -48,11 +52,20 @@ export function parseFortioHttpJson(stdout: string): HttpLoadResult {
 }
 
 function httpPath(spec: ClientSpec): string {
-  return spec.path && spec.path.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
+  return spec.path?.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
 }
 
 /** The ports `fortio server` would open besides -http-port, all turned off. */
-const SERVER_OFF = ['-grpc-port', 'disabled', '-redirect-port', 'disabled', '-tcp-port', 'disabled', '-udp-port', 'disabled'];
+const SERVER_OFF = [
+  '-grpc-port',
+  'disabled',
+  '-redirect-port',
+  'disabled',
+  '-tcp-port',
+  'disabled',
+  '-udp-port',
+  'disabled',
+];
 
 /**
  * HTTP load (`fortio load`) against `fortio server`, which here opens only its

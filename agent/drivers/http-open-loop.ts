@@ -20,7 +20,15 @@ const TOOL = 'http-open-loop';
 export const OPEN_LOOP_PERCENTILES: readonly number[] = [50, 90, 99, 99.9];
 
 /** Error codes that mean the connection could not be set up; ETIMEDOUT is the client's own drain timeout. */
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'EADDRNOTAVAIL', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRINUSE', 'ENOTFOUND', 'EAI_AGAIN']);
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'EADDRNOTAVAIL',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRINUSE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 const WRITE_CODES = new Set(['EPIPE']);
 const TIMEOUT_CODES = new Set(['ETIMEDOUT']);
 
@@ -28,13 +36,15 @@ type Json = Record<string, unknown>;
 
 function num(doc: Json, key: string, stdout: string): number {
   const v = doc[key];
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw parseError(TOOL, stdout, `'${key}' is not a non-negative number`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    throw parseError(TOOL, stdout, `'${key}' is not a non-negative number`);
   return v;
 }
 
 function errorCounts(doc: Json, stdout: string): Record<string, number> {
   const raw = doc.errorsByCode;
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw parseError(TOOL, stdout, "'errorsByCode' is not an object");
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw parseError(TOOL, stdout, "'errorsByCode' is not an object");
   return Object.fromEntries(Object.keys(raw).map((k) => [k, num(raw as Json, k, stdout)]));
 }
 
@@ -70,7 +80,8 @@ function docOf(stdout: string): Json {
     throw parseError(TOOL, stdout, `not an object with tool '${TOOL}'`);
   }
   const d = doc as Json;
-  if (typeof d.error === 'string') throw new CniBenchError(ErrorCodes.TOOL_FAILED, `${TOOL}: ${d.error}`, { details: { tool: TOOL } });
+  if (typeof d.error === 'string')
+    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `${TOOL}: ${d.error}`, { details: { tool: TOOL } });
   return d;
 }
 
@@ -82,19 +93,33 @@ function docOf(stdout: string): Json {
 export function parseHttpOpenLoopOutput(stdout: string): HttpLoadResult {
   const d = docOf(stdout);
   if (typeof d.keepalive !== 'boolean') throw parseError(TOOL, stdout, "'keepalive' is not a boolean");
-  const [qps, connections, seconds, requests, sent, non2xx, errors] = ['qps', 'connections', 'seconds', 'requests', 'sent', 'non2xx', 'errors'].map((k) => num(d, k, stdout)) as [number, number, number, number, number, number, number];
+  const [qps, connections, seconds, requests, sent, non2xx, errors] = [
+    'qps',
+    'connections',
+    'seconds',
+    'requests',
+    'sent',
+    'non2xx',
+    'errors',
+  ].map((k) => num(d, k, stdout)) as [number, number, number, number, number, number, number];
   const byCode = errorCounts(d, stdout);
   const sum = Object.values(byCode).reduce((a, b) => a + b, 0);
   if (sum !== errors) throw parseError(TOOL, stdout, `errorsByCode sums to ${sum}, not errors ${errors}`);
-  if (requests + errors !== sent) throw parseError(TOOL, stdout, `${requests} responses and ${errors} errors do not add up to ${sent} sent`);
+  if (requests + errors !== sent)
+    throw parseError(TOOL, stdout, `${requests} responses and ${errors} errors do not add up to ${sent} sent`);
   if (non2xx > requests) throw parseError(TOOL, stdout, `non2xx ${non2xx} exceeds requests ${requests}`);
   const h = histogramOf(d, stdout);
-  if (h.total !== requests) throw parseError(TOOL, stdout, `histogram holds ${h.total} values for ${requests} requests`);
+  if (h.total !== requests)
+    throw parseError(TOOL, stdout, `histogram holds ${h.total} values for ${requests} requests`);
   if (!(seconds > 0) || !(qps > 0)) throw parseError(TOOL, stdout, `run time ${seconds} s at ${qps} QPS`);
   if (requests === 0) {
-    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `${TOOL}: no HTTP response to ${sent} requests in ${seconds} s; errors: ${JSON.stringify(byCode)}`, {
-      details: { tool: TOOL, errorsByCode: byCode },
-    });
+    throw new CniBenchError(
+      ErrorCodes.TOOL_FAILED,
+      `${TOOL}: no HTTP response to ${sent} requests in ${seconds} s; errors: ${JSON.stringify(byCode)}`,
+      {
+        details: { tool: TOOL, errorsByCode: byCode },
+      },
+    );
   }
   return {
     connections,
@@ -119,15 +144,19 @@ export function parseHttpOpenLoopOutput(stdout: string): HttpLoadResult {
 function targetQps(spec: ClientSpec): number {
   const qps = spec.qps;
   if (typeof qps !== 'number' || !Number.isFinite(qps) || qps <= 0) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `${TOOL}: qps must be > 0 (a fixed rate is the point of this tool), got ${String(qps)}`, {
-      details: { field: 'qps', tool: TOOL },
-    });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `${TOOL}: qps must be > 0 (a fixed rate is the point of this tool), got ${String(qps)}`,
+      {
+        details: { field: 'qps', tool: TOOL },
+      },
+    );
   }
   return qps;
 }
 
 function httpPath(spec: ClientSpec): string {
-  return spec.path && spec.path.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
+  return spec.path?.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
 }
 
 const clientScript = fileURLToPath(new URL('../builtins/http-open-loop.js', import.meta.url));
@@ -137,13 +166,20 @@ export const httpOpenLoop: ClientDriver = {
   buildClientArgs(spec: ClientSpec): string[] {
     return [
       clientScript,
-      '--host', spec.targetHost,
-      '--port', String(spec.targetPort),
-      '--path', httpPath(spec),
-      '--duration', String(spec.durationSeconds),
-      '--qps', String(targetQps(spec)),
-      '--connections', String(spec.connections ?? 64),
-      '--keepalive', spec.keepalive === false ? 'false' : 'true',
+      '--host',
+      spec.targetHost,
+      '--port',
+      String(spec.targetPort),
+      '--path',
+      httpPath(spec),
+      '--duration',
+      String(spec.durationSeconds),
+      '--qps',
+      String(targetQps(spec)),
+      '--connections',
+      String(spec.connections ?? 64),
+      '--keepalive',
+      spec.keepalive === false ? 'false' : 'true',
     ];
   },
   cpuThreads: () => 1,

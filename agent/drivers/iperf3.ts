@@ -18,8 +18,24 @@ function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
+/** The parts of iperf3's `-J` document read here; every leaf is checked before use. */
+interface Iperf3Sum {
+  bits_per_second?: unknown;
+  seconds?: unknown;
+  bytes?: unknown;
+  retransmits?: unknown;
+  jitter_ms?: unknown;
+  lost_packets?: unknown;
+  packets?: unknown;
+}
+interface Iperf3Doc {
+  error?: unknown;
+  start?: { test_start?: { num_streams?: unknown; protocol?: unknown; target_bitrate?: unknown } };
+  end?: { sum_received?: Iperf3Sum; sum_sent?: Iperf3Sum; sum?: Iperf3Sum };
+}
+
 export function parseIperf3Json(stdout: string): ThroughputResult {
-  const doc = parseToolJson('iperf3', stdout) as Record<string, any>;
+  const doc = parseToolJson('iperf3', stdout) as Iperf3Doc | null;
   if (typeof doc?.error === 'string') {
     throw new CniBenchError(ErrorCodes.TOOL_FAILED, `iperf3: ${doc.error}`, { details: { tool: 'iperf3' } });
   }
@@ -32,10 +48,13 @@ export function parseIperf3Json(stdout: string): ThroughputResult {
   if (bps === undefined || seconds === undefined || bytes === undefined || streams === undefined) {
     throw parseError('iperf3', stdout, 'missing end.sum_received or start.test_start.num_streams');
   }
-  const protocol = String(doc.start?.test_start?.protocol ?? 'TCP').toLowerCase();
+  const protocol = String(doc?.start?.test_start?.protocol ?? 'TCP').toLowerCase();
   // UDP: loss and jitter are measured by the receiver and reported in end.sum.
-  const udp = protocol === 'udp' ? doc.end?.sum : undefined;
-  if (udp && (num(udp.jitter_ms) === undefined || num(udp.lost_packets) === undefined || num(udp.packets) === undefined)) {
+  const udp = protocol === 'udp' ? doc?.end?.sum : undefined;
+  if (
+    udp &&
+    (num(udp.jitter_ms) === undefined || num(udp.lost_packets) === undefined || num(udp.packets) === undefined)
+  ) {
     throw parseError('iperf3', stdout, 'UDP result without end.sum jitter_ms, lost_packets and packets');
   }
   return {
@@ -50,7 +69,7 @@ export function parseIperf3Json(stdout: string): ThroughputResult {
     lostPackets: udp ? (udp.lost_packets as number) : 0,
     packets: udp ? (udp.packets as number) : 0,
     // iperf3 -b is per stream.
-    targetBitsPerSecond: (num(doc.start?.test_start?.target_bitrate) ?? 0) * streams,
+    targetBitsPerSecond: (num(doc?.start?.test_start?.target_bitrate) ?? 0) * streams,
   };
 }
 
@@ -60,13 +79,20 @@ export const iperf3: ClientDriver & ServerDriver = {
   okExitCodes: [0, 1],
   buildClientArgs(spec: ClientSpec): string[] {
     return [
-      '-c', spec.targetHost,
-      '-p', String(spec.targetPort),
-      '-t', String(wholeSeconds(spec.durationSeconds)),
-      '-P', String(spec.streams ?? 1),
-      ...(spec.protocol === 'udp' ? ['-u', '-b', String(Math.max(1, Math.round((spec.targetBitsPerSecond || 1e6) / (spec.streams ?? 1))))] : []),
+      '-c',
+      spec.targetHost,
+      '-p',
+      String(spec.targetPort),
+      '-t',
+      String(wholeSeconds(spec.durationSeconds)),
+      '-P',
+      String(spec.streams ?? 1),
+      ...(spec.protocol === 'udp'
+        ? ['-u', '-b', String(Math.max(1, Math.round((spec.targetBitsPerSecond || 1e6) / (spec.streams ?? 1))))]
+        : []),
       '-J',
-      '--connect-timeout', '3000',
+      '--connect-timeout',
+      '3000',
     ];
   },
   buildServerArgs(spec: ServerSpec): string[] {

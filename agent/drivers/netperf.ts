@@ -38,7 +38,7 @@
  * into E_TOOL_FAILED; errors on the data connection (netserver gone, reset)
  * are perror lines on stderr with exit 1, reported by core/process.ts.
  */
-import { CniBenchError, ErrorCodes, parseError, validationError, type FieldIssue } from '../../core/errors.js';
+import { CniBenchError, ErrorCodes, type FieldIssue, parseError, validationError } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { netserver as netserverFacts } from '../../core/tool-catalogue/netserver.js';
 import type { Measurement, Percentile, RequestResponseResult } from '../../gen/cnibench/v1/agent.js';
@@ -47,9 +47,22 @@ import { wholeSeconds } from './iperf3.js';
 
 /** What the client asks netperf to print (`-- -k`), in netperf's own names. */
 export const NETPERF_SELECTORS = [
-  'THROUGHPUT', 'THROUGHPUT_UNITS', 'TRANSACTION_RATE', 'ELAPSED_TIME',
-  'MIN_LATENCY', 'MEAN_LATENCY', 'P50_LATENCY', 'P90_LATENCY', 'P99_LATENCY', 'MAX_LATENCY', 'STDDEV_LATENCY',
-  'REQUEST_SIZE', 'RESPONSE_SIZE', 'LOCAL_BYTES_RECVD', 'PROTOCOL', 'DIRECTION',
+  'THROUGHPUT',
+  'THROUGHPUT_UNITS',
+  'TRANSACTION_RATE',
+  'ELAPSED_TIME',
+  'MIN_LATENCY',
+  'MEAN_LATENCY',
+  'P50_LATENCY',
+  'P90_LATENCY',
+  'P99_LATENCY',
+  'MAX_LATENCY',
+  'STDDEV_LATENCY',
+  'REQUEST_SIZE',
+  'RESPONSE_SIZE',
+  'LOCAL_BYTES_RECVD',
+  'PROTOCOL',
+  'DIRECTION',
 ] as const;
 type Selector = (typeof NETPERF_SELECTORS)[number];
 
@@ -63,7 +76,11 @@ export function netperfDataPort(controlPort: number): number {
 /** Largest request or response accepted (the scenario's own bound). */
 export const NETPERF_MAX_MESSAGE_BYTES = 65_536;
 
-const PERCENTILE_SELECTORS: readonly [number, Selector][] = [[50, 'P50_LATENCY'], [90, 'P90_LATENCY'], [99, 'P99_LATENCY']];
+const PERCENTILE_SELECTORS: readonly [number, Selector][] = [
+  [50, 'P50_LATENCY'],
+  [90, 'P90_LATENCY'],
+  [99, 'P99_LATENCY'],
+];
 const DIRECTIONS: Readonly<Record<string, boolean>> = { 'Send|Recv': false, 'Connect|Send|Recv': true };
 const TEXT_SELECTORS: ReadonlySet<Selector> = new Set(['THROUGHPUT_UNITS', 'PROTOCOL', 'DIRECTION']);
 const KEYVAL = /^([A-Z0-9_]+)=(.*)$/;
@@ -71,11 +88,19 @@ const KEYVAL = /^([A-Z0-9_]+)=(.*)$/;
 /** TCP_RR or TCP_CRR message sizes for a spec; what netperf cannot do is a validation error naming the field. */
 export function netperfMessageBytes(spec: ClientSpec): { request: number; response: number } {
   const issues: FieldIssue[] = [];
-  if (spec.connections !== undefined && spec.connections !== 1) issues.push({ path: 'connections', message: `netperf runs one connection at a time, got ${spec.connections}; use tool tcp-rr` });
+  if (spec.connections !== undefined && spec.connections !== 1)
+    issues.push({
+      path: 'connections',
+      message: `netperf runs one connection at a time, got ${spec.connections}; use tool tcp-rr`,
+    });
   const request = spec.requestBytes ?? 1;
   const response = spec.responseBytes ?? 1;
-  for (const [path, n] of [['requestBytes', request], ['responseBytes', response]] as const) {
-    if (!Number.isInteger(n) || n < 1 || n > NETPERF_MAX_MESSAGE_BYTES) issues.push({ path, message: `must be an integer in [1, ${NETPERF_MAX_MESSAGE_BYTES}], got ${n}` });
+  for (const [path, n] of [
+    ['requestBytes', request],
+    ['responseBytes', response],
+  ] as const) {
+    if (!Number.isInteger(n) || n < 1 || n > NETPERF_MAX_MESSAGE_BYTES)
+      issues.push({ path, message: `must be an integer in [1, ${NETPERF_MAX_MESSAGE_BYTES}], got ${n}` });
   }
   if (issues.length > 0) throw validationError(issues, 'netperf client spec');
   return { request, response };
@@ -85,7 +110,10 @@ export function netperfMessageBytes(spec: ClientSpec): { request: number; respon
 function keyvals(text: string): { values: Map<string, string>; other: string[] } {
   const values = new Map<string, string>();
   const other: string[] = [];
-  for (const line of text.split('\n').map((l) => l.trim()).filter(Boolean)) {
+  for (const line of text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)) {
     const m = KEYVAL.exec(line);
     if (m) values.set(m[1]!, m[2]!.trim());
     else other.push(line);
@@ -118,10 +146,18 @@ function readFields(stdout: string): NetperfFields {
     if (!Number.isFinite(v) || v < 0) throw parseError('netperf', stdout, `${k} is not a non-negative number`);
     return v;
   };
-  const f = Object.fromEntries(NETPERF_SELECTORS.filter((k) => !TEXT_SELECTORS.has(k)).map((k) => [k, num(k)])) as Record<Selector, number>;
+  const f = Object.fromEntries(
+    NETPERF_SELECTORS.filter((k) => !TEXT_SELECTORS.has(k)).map((k) => [k, num(k)]),
+  ) as Record<Selector, number>;
   const connectPerTransaction = DIRECTIONS[text('DIRECTION')];
-  if (connectPerTransaction === undefined || text('PROTOCOL') !== 'TCP') throw parseError('netperf', stdout, `not a TCP_RR/TCP_CRR run (PROTOCOL ${text('PROTOCOL')}, DIRECTION ${text('DIRECTION')})`);
-  if (text('THROUGHPUT_UNITS') !== 'Trans/s') throw parseError('netperf', stdout, `THROUGHPUT_UNITS is ${text('THROUGHPUT_UNITS')}, not Trans/s`);
+  if (connectPerTransaction === undefined || text('PROTOCOL') !== 'TCP')
+    throw parseError(
+      'netperf',
+      stdout,
+      `not a TCP_RR/TCP_CRR run (PROTOCOL ${text('PROTOCOL')}, DIRECTION ${text('DIRECTION')})`,
+    );
+  if (text('THROUGHPUT_UNITS') !== 'Trans/s')
+    throw parseError('netperf', stdout, `THROUGHPUT_UNITS is ${text('THROUGHPUT_UNITS')}, not Trans/s`);
   if (f.RESPONSE_SIZE < 1) throw parseError('netperf', stdout, `RESPONSE_SIZE ${f.RESPONSE_SIZE}`);
   return { f, connectPerTransaction };
 }
@@ -138,12 +174,18 @@ export function parseNetperfOutput(stdout: string): RequestResponseResult {
   const elapsed = f.ELAPSED_TIME;
   const n = Math.floor(f.LOCAL_BYTES_RECVD / f.RESPONSE_SIZE);
   if (n === 0 || rate === 0) {
-    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `netperf: no transaction completed in ${elapsed} s`, { details: { tool: 'netperf' } });
+    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `netperf: no transaction completed in ${elapsed} s`, {
+      details: { tool: 'netperf' },
+    });
   }
   const seconds = n / rate;
   // ELAPSED_TIME is printed to 10 ms; the count must agree with the rate over it.
   if (!(elapsed > 0) || Math.abs(seconds - elapsed) > Math.max(0.011, 0.01 * elapsed)) {
-    throw parseError('netperf', stdout, `${n} transactions at ${rate}/s take ${seconds.toFixed(3)} s, not ELAPSED_TIME ${elapsed} s`);
+    throw parseError(
+      'netperf',
+      stdout,
+      `${n} transactions at ${rate}/s take ${seconds.toFixed(3)} s, not ELAPSED_TIME ${elapsed} s`,
+    );
   }
   const histogram = histogramOf(f, n, stdout);
   return {
@@ -190,21 +232,33 @@ export const netperf: ClientDriver = {
   buildClientArgs(spec: ClientSpec): string[] {
     const { request, response } = netperfMessageBytes(spec);
     return [
-      '-P', '0',
-      '-t', spec.connectPerTransaction ? 'TCP_CRR' : 'TCP_RR',
-      '-H', spec.targetHost,
-      '-p', String(spec.targetPort),
-      '-l', String(wholeSeconds(spec.durationSeconds)),
+      '-P',
+      '0',
+      '-t',
+      spec.connectPerTransaction ? 'TCP_CRR' : 'TCP_RR',
+      '-H',
+      spec.targetHost,
+      '-p',
+      String(spec.targetPort),
+      '-l',
+      String(wholeSeconds(spec.durationSeconds)),
       '--',
-      '-r', `${request},${response}`,
-      '-P', `,${netperfDataPort(spec.targetPort)}`,
-      '-k', NETPERF_SELECTORS.join(','),
+      '-r',
+      `${request},${response}`,
+      '-P',
+      `,${netperfDataPort(spec.targetPort)}`,
+      '-k',
+      NETPERF_SELECTORS.join(','),
     ];
   },
   parse(stdout: string, spec: ClientSpec): Measurement {
     const r = parseNetperfOutput(stdout);
     if (r.connectPerTransaction !== (spec.connectPerTransaction ?? false)) {
-      throw parseError('netperf', stdout, `ran ${r.connectPerTransaction ? 'TCP_CRR' : 'TCP_RR'}, asked for ${spec.connectPerTransaction ? 'TCP_CRR' : 'TCP_RR'}`);
+      throw parseError(
+        'netperf',
+        stdout,
+        `ran ${r.connectPerTransaction ? 'TCP_CRR' : 'TCP_RR'}, asked for ${spec.connectPerTransaction ? 'TCP_CRR' : 'TCP_RR'}`,
+      );
     }
     return { kind: { $case: 'rr', value: r } };
   },

@@ -1,7 +1,7 @@
 /**
  * Which drivers exist, by tool name. Adding a tool means its catalogue entry
  * (core/tool-catalogue/), its driver file and one line here;
- * test/unit/tool-catalogue.test.ts fails while the two lists disagree.
+ * test/unit/core/tool-catalogue.test.ts fails while the two lists disagree.
  */
 import type { ClientDriver, ServerDriver } from './driver.js';
 import { fortio } from './fortio.js';
@@ -16,10 +16,26 @@ import { tcpEcho } from './tcp-echo.js';
 import { tcpRr } from './tcp-rr.js';
 import { wrk } from './wrk.js';
 
-const drivers: readonly (ClientDriver | ServerDriver | (ClientDriver & ServerDriver))[] = [iperf3, wrk, sockperf, fortio, netperf, netserver, fortioTcp, httpEcho, httpOpenLoop, tcpRr, tcpEcho];
+const drivers: readonly (ClientDriver | ServerDriver | (ClientDriver & ServerDriver))[] = [
+  iperf3,
+  wrk,
+  sockperf,
+  fortio,
+  netperf,
+  netserver,
+  fortioTcp,
+  httpEcho,
+  httpOpenLoop,
+  tcpRr,
+  tcpEcho,
+];
 
 const isClient = (d: ClientDriver | ServerDriver): d is ClientDriver => 'buildClientArgs' in d;
 const isServer = (d: ClientDriver | ServerDriver): d is ServerDriver => 'buildServerArgs' in d;
 
-export const clientDrivers: ReadonlyMap<string, ClientDriver> = new Map(drivers.filter(isClient).map((d) => [d.tool, d]));
-export const serverDrivers: ReadonlyMap<string, ServerDriver> = new Map(drivers.filter(isServer).map((d) => [d.tool, d]));
+export const clientDrivers: ReadonlyMap<string, ClientDriver> = new Map(
+  drivers.filter(isClient).map((d) => [d.tool, d]),
+);
+export const serverDrivers: ReadonlyMap<string, ServerDriver> = new Map(
+  drivers.filter(isServer).map((d) => [d.tool, d]),
+);

@@ -22,13 +22,15 @@ export const RR_PERCENTILES: readonly number[] = [50, 90, 99, 99.9];
 
 function num(doc: Record<string, unknown>, key: string, stdout: string): number {
   const v = doc[key];
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw parseError('tcp-rr', stdout, `'${key}' is not a non-negative number`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    throw parseError('tcp-rr', stdout, `'${key}' is not a non-negative number`);
   return v;
 }
 
 function errorCounts(doc: Record<string, unknown>, stdout: string): Record<string, number> {
   const raw = doc.errorsByCode;
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw parseError('tcp-rr', stdout, "'errorsByCode' is not an object");
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw parseError('tcp-rr', stdout, "'errorsByCode' is not an object");
   return Object.fromEntries(Object.keys(raw).map((k) => [k, num(raw as Record<string, unknown>, k, stdout)]));
 }
 
@@ -54,9 +56,12 @@ export function parseTcpRrOutput(stdout: string): RequestResponseResult {
   }
   const d = doc as Record<string, unknown>;
   if (typeof d.error === 'string') {
-    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `tcp-rr: ${d.error}`, { details: { tool: 'tcp-rr', errorsByCode: d.errorsByCode } });
+    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `tcp-rr: ${d.error}`, {
+      details: { tool: 'tcp-rr', errorsByCode: d.errorsByCode },
+    });
   }
-  if (typeof d.connectPerTransaction !== 'boolean') throw parseError('tcp-rr', stdout, "'connectPerTransaction' is not a boolean");
+  if (typeof d.connectPerTransaction !== 'boolean')
+    throw parseError('tcp-rr', stdout, "'connectPerTransaction' is not a boolean");
   const connections = num(d, 'connections', stdout);
   const seconds = num(d, 'seconds', stdout);
   const transactions = num(d, 'transactions', stdout);
@@ -65,11 +70,16 @@ export function parseTcpRrOutput(stdout: string): RequestResponseResult {
   const sum = Object.values(byCode).reduce((a, b) => a + b, 0);
   if (sum !== errors) throw parseError('tcp-rr', stdout, `errorsByCode sums to ${sum}, not errors ${errors}`);
   const h = histogramOf(d, stdout);
-  if (h.total !== transactions) throw parseError('tcp-rr', stdout, `histogram holds ${h.total} values for ${transactions} transactions`);
+  if (h.total !== transactions)
+    throw parseError('tcp-rr', stdout, `histogram holds ${h.total} values for ${transactions} transactions`);
   if (transactions === 0) {
-    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `tcp-rr: no transaction completed in ${seconds} s; errors: ${JSON.stringify(byCode)}`, {
-      details: { tool: 'tcp-rr', errorsByCode: byCode },
-    });
+    throw new CniBenchError(
+      ErrorCodes.TOOL_FAILED,
+      `tcp-rr: no transaction completed in ${seconds} s; errors: ${JSON.stringify(byCode)}`,
+      {
+        details: { tool: 'tcp-rr', errorsByCode: byCode },
+      },
+    );
   }
   if (!(seconds > 0)) throw parseError('tcp-rr', stdout, `run time ${seconds} s`);
   return {
@@ -99,12 +109,18 @@ export const tcpRr: ClientDriver = {
     const s: RrClientSpec = spec;
     return [
       clientScript,
-      '--host', s.targetHost,
-      '--port', String(s.targetPort),
-      '--duration', String(s.durationSeconds),
-      '--connections', String(s.connections ?? 1),
-      '--request-bytes', String(s.requestBytes ?? 1),
-      '--response-bytes', String(s.responseBytes ?? 1),
+      '--host',
+      s.targetHost,
+      '--port',
+      String(s.targetPort),
+      '--duration',
+      String(s.durationSeconds),
+      '--connections',
+      String(s.connections ?? 1),
+      '--request-bytes',
+      String(s.requestBytes ?? 1),
+      '--response-bytes',
+      String(s.responseBytes ?? 1),
       ...(s.connectPerTransaction ? ['--crr'] : []),
     ];
   },

@@ -4,8 +4,9 @@
  * connection" mode). wrk has no machine-readable output, so its summary text is
  * parsed strictly: a missing summary is an error, never zero requests.
  */
-import { CniBenchError, ErrorCodes, parseError } from '../../core/errors.js';
+
 import { fileURLToPath } from 'node:url';
+import { CniBenchError, ErrorCodes, parseError } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
 import type { Histogram, HttpLoadResult, Measurement } from '../../gen/cnibench/v1/agent.js';
 import type { ClientDriver, ClientSpec } from './driver.js';
@@ -83,7 +84,12 @@ export function parseWrkOutput(stdout: string): HttpLoadResult {
         ? { connect: Number(socket[1]), read: Number(socket[2]), write: Number(socket[3]), timeout: Number(socket[4]) }
         : { connect: 0, read: 0, write: 0, timeout: 0 },
       latency: lat
-        ? { meanUs: durationToUs(lat[1] ?? ''), stdevUs: durationToUs(lat[2] ?? ''), maxUs: durationToUs(lat[3] ?? ''), percentiles }
+        ? {
+            meanUs: durationToUs(lat[1] ?? ''),
+            stdevUs: durationToUs(lat[2] ?? ''),
+            maxUs: durationToUs(lat[3] ?? ''),
+            percentiles,
+          }
         : { meanUs: 0, stdevUs: 0, maxUs: 0, percentiles },
       histogram,
       targetQps: 0,
@@ -100,14 +106,19 @@ export const wrk: ClientDriver = {
   buildClientArgs(spec: ClientSpec): string[] {
     const connections = spec.connections ?? 64;
     const threads = Math.min(spec.threads ?? 2, connections);
-    const path = spec.path && spec.path.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
+    const path = spec.path?.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
     return [
-      '-t', String(threads),
-      '-c', String(connections),
-      '-d', `${wholeSeconds(spec.durationSeconds)}s`,
+      '-t',
+      String(threads),
+      '-c',
+      String(connections),
+      '-d',
+      `${wholeSeconds(spec.durationSeconds)}s`,
       '--latency',
-      '--timeout', '5s',
-      '-s', WRK_PERCENTILES_SCRIPT,
+      '--timeout',
+      '5s',
+      '-s',
+      WRK_PERCENTILES_SCRIPT,
       ...(spec.keepalive === false ? ['-H', 'Connection: close'] : []),
       `http://${spec.targetHost}:${spec.targetPort}${path}`,
     ];

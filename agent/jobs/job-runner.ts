@@ -4,21 +4,30 @@
  * aborts it, and core/process.ts kills the job's process group.
  */
 import { cpus } from 'node:os';
-import { sleep } from '../../core/sleep.js';
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
 import { netnsArgv, netnsAt } from '../../core/netns.js';
 import { run, spawnLongRunning } from '../../core/process.js';
-import type { Logger } from '../../core/log.js';
-import { VERSION } from '../../core/version.js';
-import { DataplaneSample, JobState, type ClientObservation, type Job, type RunClient, type ServerUsage, type StartServer } from '../../gen/cnibench/v1/agent.js';
-import type { ClientSpec } from '../drivers/driver.js';
+import { sleep } from '../../core/sleep.js';
 import { executableOf, findTool } from '../../core/tool-catalogue/index.js';
+import { VERSION } from '../../core/version.js';
+import {
+  type ClientObservation,
+  DataplaneSample,
+  type Job,
+  JobState,
+  type Measurement,
+  type RunClient,
+  type ServerUsage,
+  type StartServer,
+} from '../../gen/cnibench/v1/agent.js';
+import type { ClientSpec } from '../drivers/driver.js';
 import { clientDrivers, serverDrivers } from '../drivers/registry.js';
-import type { Outbox } from '../outbox.js';
-import { waitForListen } from '../readiness.js';
 import { startClientObserver } from '../observe/client-observer.js';
 import { readTreeUsage } from '../observe/process-tree.js';
-import { readLoadAverage, type DataplaneSampler } from '../samplers/dataplane-sampler.js';
+import type { Outbox } from '../outbox.js';
+import { waitForListen } from '../readiness.js';
+import { type DataplaneSampler, readLoadAverage } from '../samplers/dataplane-sampler.js';
 
 const RAW_OUTPUT_LIMIT = 64 * 1024;
 const SERVER_READY_TIMEOUT_MS = 10_000;
@@ -82,10 +91,13 @@ export class JobRunner {
               : this.sampleOnce(job, signal)
             : this.sample(job, kind.value.intervalMs, signal);
     work
-      .then(() => this.event(job, entry.abort.signal.aborted ? JobState.JOB_STATE_CANCELLED : JobState.JOB_STATE_SUCCEEDED, ''))
+      .then(() =>
+        this.event(job, entry.abort.signal.aborted ? JobState.JOB_STATE_CANCELLED : JobState.JOB_STATE_SUCCEEDED, ''),
+      )
       .catch((err: unknown) => {
         const e = asCniBenchError(err);
-        if (e.code === ErrorCodes.CANCELLED || entry.abort.signal.aborted) this.event(job, JobState.JOB_STATE_CANCELLED, e.message);
+        if (e.code === ErrorCodes.CANCELLED || entry.abort.signal.aborted)
+          this.event(job, JobState.JOB_STATE_CANCELLED, e.message);
         else this.event(job, JobState.JOB_STATE_FAILED, e.message, e.code);
       })
       .finally(() => this.active.delete(job.jobId));
@@ -103,7 +115,10 @@ export class JobRunner {
   }
 
   private event(job: Job, state: JobState, message: string, errorCode = ''): void {
-    this.deps.outbox.push({ $case: 'jobEvent', value: { jobId: job.jobId, runId: job.runId, state, message, errorCode, timeMs: Date.now() } });
+    this.deps.outbox.push({
+      $case: 'jobEvent',
+      value: { jobId: job.jobId, runId: job.runId, state, message, errorCode, timeMs: Date.now() },
+    });
     if (state === JobState.JOB_STATE_FAILED) this.deps.log.warn('job failed', { jobId: job.jobId, message, errorCode });
   }
 
@@ -111,16 +126,25 @@ export class JobRunner {
   private requireTool(tool: string): { executable: string; version: string } {
     const facts = findTool(tool);
     // A built-in is part of the agent: its version is the agent's, labelled so reports tell it from a native tool.
-    const version = !facts ? undefined : facts.binary ? this.deps.toolVersion(facts.binary.binary) : `built-in ${VERSION}`;
+    const version = !facts
+      ? undefined
+      : facts.binary
+        ? this.deps.toolVersion(facts.binary.binary)
+        : `built-in ${VERSION}`;
     if (!facts || version === undefined) {
-      throw new CniBenchError(ErrorCodes.TOOL_MISSING, `tool '${tool}' is not installed on this node`, { details: { tool } });
+      throw new CniBenchError(ErrorCodes.TOOL_MISSING, `tool '${tool}' is not installed on this node`, {
+        details: { tool },
+      });
     }
     return { executable: executableOf(facts), version };
   }
 
   private async startServer(job: Job, spec: StartServer, signal: AbortSignal): Promise<void> {
     const driver = serverDrivers.get(spec.tool);
-    if (!driver) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown server tool '${spec.tool}'`, { details: { tool: spec.tool } });
+    if (!driver)
+      throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown server tool '${spec.tool}'`, {
+        details: { tool: spec.tool },
+      });
     const { executable } = this.requireTool(spec.tool);
     const [file, args] = this.where(spec.hostNetwork, executable, driver.buildServerArgs({ port: spec.port }));
     const proc = spawnLongRunning(file, args, { signal, tool: spec.tool });
@@ -128,22 +152,37 @@ export class JobRunner {
     void proc.exited.finally(() => this.servers.delete(job.jobId)).catch(() => undefined);
     try {
       // nsenter execs the server in place, so its pid's /proc/<pid>/net shows the namespace it listens in.
-      await waitForListen(spec.port, { timeoutMs: SERVER_READY_TIMEOUT_MS, signal, exited: proc.exited, ...(proc.pid !== undefined ? { pid: proc.pid } : {}) });
+      await waitForListen(spec.port, {
+        timeoutMs: SERVER_READY_TIMEOUT_MS,
+        signal,
+        exited: proc.exited,
+        ...(proc.pid !== undefined ? { pid: proc.pid } : {}),
+      });
     } catch (err) {
       const r = await proc.stop();
       const why = (r.stderr || r.stdout).trim().slice(0, 300);
-      throw new CniBenchError(asCniBenchError(err).code, `${spec.tool} server: ${asCniBenchError(err).message}${why ? `: ${why}` : ''}`, { cause: err });
+      throw new CniBenchError(
+        asCniBenchError(err).code,
+        `${spec.tool} server: ${asCniBenchError(err).message}${why ? `: ${why}` : ''}`,
+        { cause: err },
+      );
     }
     this.event(job, JobState.JOB_STATE_READY, `${spec.tool} listening on ${spec.port}`);
     const r = await proc.exited;
     if (!signal.aborted) {
-      throw new CniBenchError(ErrorCodes.TOOL_FAILED, `${spec.tool} server exited unexpectedly (${r.exitCode}): ${r.stderr.trim().slice(0, 300)}`);
+      throw new CniBenchError(
+        ErrorCodes.TOOL_FAILED,
+        `${spec.tool} server exited unexpectedly (${r.exitCode}): ${r.stderr.trim().slice(0, 300)}`,
+      );
     }
   }
 
   private async runClient(job: Job, spec: RunClient, signal: AbortSignal): Promise<void> {
     const driver = clientDrivers.get(spec.tool);
-    if (!driver) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown client tool '${spec.tool}'`, { details: { tool: spec.tool } });
+    if (!driver)
+      throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `unknown client tool '${spec.tool}'`, {
+        details: { tool: spec.tool },
+      });
     const { executable, version } = this.requireTool(spec.tool);
     const cs: ClientSpec = {
       targetHost: spec.targetHost,
@@ -168,7 +207,13 @@ export class JobRunner {
         timeoutMs: spec.durationSeconds * 1000 + CLIENT_GRACE_MS,
         okExitCodes: driver.okExitCodes ?? [0],
         onSpawn: (pid) => {
-          observer = startClientObserver({ pid, threads: Number.isFinite(threads) ? threads : this.deps.cpus, cpus: this.deps.cpus, targetHost: spec.targetHost, ...(spec.hostNetwork && this.deps.hostNetns ? { netnsPath: this.deps.hostNetns } : {}) });
+          observer = startClientObserver({
+            pid,
+            threads: Number.isFinite(threads) ? threads : this.deps.cpus,
+            cpus: this.deps.cpus,
+            targetHost: spec.targetHost,
+            ...(spec.hostNetwork && this.deps.hostNetns ? { netnsPath: this.deps.hostNetns } : {}),
+          });
         },
       });
     } finally {
@@ -176,13 +221,18 @@ export class JobRunner {
       seen = await observer?.stop();
     }
     for (const note of seen?.notes ?? []) this.deps.log.debug('client observer', { jobId: job.jobId, note });
-    let measurement;
+    let measurement: Measurement;
     try {
       measurement = driver.parse(r.stdout, cs);
     } catch (err) {
       const e = asCniBenchError(err);
       const stderr = r.stderr.trim();
-      throw stderr ? new CniBenchError(e.code, `${e.message}; stderr: ${stderr.slice(0, 300)}`, { cause: err, details: { ...e.details } }) : e;
+      throw stderr
+        ? new CniBenchError(e.code, `${e.message}; stderr: ${stderr.slice(0, 300)}`, {
+            cause: err,
+            details: { ...e.details },
+          })
+        : e;
     }
     if (measurement.kind?.$case === 'http') measurement.kind.value.keepalive = cs.keepalive ?? true;
     this.deps.outbox.push({
@@ -207,14 +257,33 @@ export class JobRunner {
   private async sampleOnce(job: Job, signal: AbortSignal, fresh = true): Promise<void> {
     const s = await this.deps.sampler.sample(signal, { fresh });
     const servers = await this.serverUsage();
-    if (!signal.aborted) this.deps.outbox.push({ $case: 'sample', value: { ...s, servers, runId: job.runId, samplingJobId: job.jobId } });
+    if (!signal.aborted)
+      this.deps.outbox.push({ $case: 'sample', value: { ...s, servers, runId: job.runId, samplingJobId: job.jobId } });
   }
 
   /** A sample of only the servers' CPU: cheap enough to bracket every round. */
   private async sampleServers(job: Job): Promise<void> {
     const errors: string[] = [];
-    const [servers, tcpCounters, loadAverage] = await Promise.all([this.serverUsage(), this.deps.sampler.tcpCounters(errors), readLoadAverage().catch(() => 0)]);
-    this.deps.outbox.push({ $case: 'sample', value: DataplaneSample.fromPartial({ servers, tcpCounters, loadAverage, machineCpus: cpus().length, errors, serversOnly: true, timeMs: Date.now(), runId: job.runId, samplingJobId: job.jobId, notes: ['servers only'] }) });
+    const [servers, tcpCounters, loadAverage] = await Promise.all([
+      this.serverUsage(),
+      this.deps.sampler.tcpCounters(errors),
+      readLoadAverage().catch(() => 0),
+    ]);
+    this.deps.outbox.push({
+      $case: 'sample',
+      value: DataplaneSample.fromPartial({
+        servers,
+        tcpCounters,
+        loadAverage,
+        machineCpus: cpus().length,
+        errors,
+        serversOnly: true,
+        timeMs: Date.now(),
+        runId: job.runId,
+        samplingJobId: job.jobId,
+        notes: ['servers only'],
+      }),
+    });
   }
 
   private async serverUsage(): Promise<ServerUsage[]> {
@@ -229,7 +298,9 @@ export class JobRunner {
   /** The argv that runs a tool in the host network namespace when asked (and one is configured), else in the agent's. */
   private where(hostNetwork: boolean, file: string, args: string[]): [string, string[]] {
     if (hostNetwork && !this.deps.hostNetns) {
-      throw new CniBenchError(ErrorCodes.VALIDATION, 'host network: this agent has no --host-netns configured', { details: { field: 'hostNetns' } });
+      throw new CniBenchError(ErrorCodes.VALIDATION, 'host network: this agent has no --host-netns configured', {
+        details: { field: 'hostNetns' },
+      });
     }
     return netnsArgv(hostNetwork ? netnsAt(this.deps.hostNetns) : undefined, file, args);
   }
@@ -246,7 +317,11 @@ export class JobRunner {
 /** The driver-facing fields of a client job's spec. */
 function clientSpecFields(spec: RunClient['spec']): Partial<ClientSpec> {
   if (spec?.$case === 'throughput') {
-    return { streams: spec.value.streams, protocol: spec.value.protocol === 'udp' ? 'udp' : 'tcp', targetBitsPerSecond: spec.value.targetBitsPerSecond };
+    return {
+      streams: spec.value.streams,
+      protocol: spec.value.protocol === 'udp' ? 'udp' : 'tcp',
+      targetBitsPerSecond: spec.value.targetBitsPerSecond,
+    };
   }
   if (spec?.$case === 'http') {
     const v = spec.value;
@@ -254,7 +329,12 @@ function clientSpecFields(spec: RunClient['spec']): Partial<ClientSpec> {
   }
   if (spec?.$case === 'rr') {
     const v = spec.value;
-    return { connections: v.connections || 1, connectPerTransaction: v.connectPerTransaction, requestBytes: v.requestBytes || 1, responseBytes: v.responseBytes || 1 };
+    return {
+      connections: v.connections || 1,
+      connectPerTransaction: v.connectPerTransaction,
+      requestBytes: v.requestBytes || 1,
+      responseBytes: v.responseBytes || 1,
+    };
   }
   return {};
 }

@@ -8,7 +8,7 @@
 import { netnsAt, runInNetns } from '../../core/netns.js';
 import type { BpfMapState } from '../../gen/cnibench/v1/agent.js';
 import { lbServiceMap } from '../samplers/bpf-totals.js';
-import { parseBpftoolMapDump, parseBpftoolMapShow, type BpfMap } from '../samplers/bpftool.js';
+import { type BpfMap, parseBpftoolMapDump, parseBpftoolMapShow } from '../samplers/bpftool.js';
 
 /** At most this many maps are dumped per read, so a prefix that matches many maps cannot make a read heavy. */
 export const MAX_COUNTED_MAPS = 8;
@@ -37,12 +37,19 @@ export function groupBpfMaps(maps: readonly BpfMap[], entriesById: ReadonlyMap<n
 }
 
 /** Reads the maps; `lbEntries` is the LB service map's count from the dataplane sample, when it has one. */
-export async function readBpfMaps(hostNetns: string, prefixes: readonly string[], lbEntries: number | undefined, signal?: AbortSignal): Promise<BpfMapState[]> {
-  const exec = async (args: string[]): Promise<string> => (await runInNetns(netnsAt(hostNetns), 'rules-dump', 'bpftool', args, signal ? { signal } : {})).stdout;
+export async function readBpfMaps(
+  hostNetns: string,
+  prefixes: readonly string[],
+  lbEntries: number | undefined,
+  signal?: AbortSignal,
+): Promise<BpfMapState[]> {
+  const exec = async (args: string[]): Promise<string> =>
+    (await runInNetns(netnsAt(hostNetns), 'rules-dump', 'bpftool', args, signal ? { signal } : {})).stdout;
   const maps = parseBpftoolMapShow(await exec(['map', 'show', '-j']));
   const counts = new Map<number, number>();
   const lb = lbServiceMap(maps);
   if (lb && lbEntries !== undefined) counts.set(lb.id, lbEntries);
-  for (const m of mapsToCount(maps, prefixes)) counts.set(m.id, parseBpftoolMapDump(await exec(['map', 'dump', 'id', String(m.id), '-j'])));
+  for (const m of mapsToCount(maps, prefixes))
+    counts.set(m.id, parseBpftoolMapDump(await exec(['map', 'dump', 'id', String(m.id), '-j'])));
   return groupBpfMaps(maps, counts);
 }

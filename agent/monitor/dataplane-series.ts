@@ -44,23 +44,35 @@ const FAILURE_PREFIX: Record<SectionName, string[]> = {
 };
 
 export function failedSections(errors: readonly string[]): SectionName[] {
-  return (Object.keys(FAILURE_PREFIX) as SectionName[]).filter((s) => errors.some((e) => FAILURE_PREFIX[s].some((p) => e.startsWith(p))));
+  return (Object.keys(FAILURE_PREFIX) as SectionName[]).filter((s) =>
+    errors.some((e) => FAILURE_PREFIX[s].some((p) => e.startsWith(p))),
+  );
 }
 
 type Sample = Omit<DataplaneSample, 'runId' | 'samplingJobId'>;
 
-export function dataplaneSeries(node: string, s: Sample, maps: readonly BpfMapState[] | undefined, intervalMs?: number): DataplaneSeries {
+export function dataplaneSeries(
+  node: string,
+  s: Sample,
+  maps: readonly BpfMapState[] | undefined,
+  intervalMs?: number,
+): DataplaneSeries {
   const failed = failedSections(s.errors);
   const ok = (section: SectionName): boolean => !failed.includes(section);
   const one = (value: number): Series[] => [{ labels: { node }, value }];
   const out: DataplaneSeries = { processPids: [], processRss: [], processThreads: [], processCpuSeconds: [], failed };
   if (ok('iptables')) {
-    out.iptablesRules = Object.entries(s.iptablesTableRules).sort().map(([table, value]) => ({ labels: { node, table }, value }));
+    out.iptablesRules = Object.entries(s.iptablesTableRules)
+      .sort()
+      .map(([table, value]) => ({ labels: { node, table }, value }));
     out.kubeServicesRules = one(s.kubeServicesRules);
   }
   if (ok('nft')) {
     out.nftRules = s.nftRules === undefined ? [] : one(s.nftRules);
-    out.nftSetElements = s.nftSets.map((x) => ({ labels: { node, table: `${x.family} ${x.table}`, map: x.name }, value: x.elements }));
+    out.nftSetElements = s.nftSets.map((x) => ({
+      labels: { node, table: `${x.family} ${x.table}`, map: x.name },
+      value: x.elements,
+    }));
   }
   if (ok('conntrack')) {
     out.conntrackEntries = one(s.conntrackCount);
@@ -74,18 +86,24 @@ export function dataplaneSeries(node: string, s: Sample, maps: readonly BpfMapSt
     if (!p.pids.length) continue;
     out.processRss.push({ labels, value: p.rssBytes });
     out.processThreads.push({ labels, value: p.threads });
-    if (p.cpuMillicores !== undefined && intervalMs) out.processCpuSeconds.push({ labels, value: (p.cpuMillicores / 1000) * (intervalMs / 1000) });
+    if (p.cpuMillicores !== undefined && intervalMs)
+      out.processCpuSeconds.push({ labels, value: (p.cpuMillicores / 1000) * (intervalMs / 1000) });
   }
   return out;
 }
 
-function bpfSeries(node: string, maps: readonly BpfMapState[]): Pick<DataplaneSeries, 'bpfMaxEntries' | 'bpfMemory' | 'bpfEntries' | 'bpfFill'> {
+function bpfSeries(
+  node: string,
+  maps: readonly BpfMapState[],
+): Pick<DataplaneSeries, 'bpfMaxEntries' | 'bpfMemory' | 'bpfEntries' | 'bpfFill'> {
   const labelled = maps.map((m) => ({ m, labels: { node, map: m.name } }));
   const counted = labelled.filter(({ m }) => m.entries !== undefined);
   return {
     bpfMaxEntries: labelled.map(({ m, labels }) => ({ labels, value: m.maxEntries })),
     bpfMemory: labelled.map(({ m, labels }) => ({ labels, value: m.bytesMemlock })),
     bpfEntries: counted.map(({ m, labels }) => ({ labels, value: m.entries ?? 0 })),
-    bpfFill: counted.filter(({ m }) => m.maxEntries > 0).map(({ m, labels }) => ({ labels, value: (m.entries ?? 0) / m.maxEntries })),
+    bpfFill: counted
+      .filter(({ m }) => m.maxEntries > 0)
+      .map(({ m, labels }) => ({ labels, value: (m.entries ?? 0) / m.maxEntries })),
   };
 }

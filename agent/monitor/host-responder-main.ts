@@ -7,13 +7,21 @@
 import { parseArgs } from 'node:util';
 import { ProbeResponder } from './responder.js';
 
-const { values } = parseArgs({ options: { port: { type: 'string' }, node: { type: 'string' }, 'idle-ms': { type: 'string', default: '300000' } } });
-const responder = new ProbeResponder({ node: values.node ?? '', port: Number(values.port), idleTimeoutMs: Number(values['idle-ms']) });
+const { values } = parseArgs({
+  options: { port: { type: 'string' }, node: { type: 'string' }, 'idle-ms': { type: 'string', default: '300000' } },
+});
+const responder = new ProbeResponder({
+  node: values.node ?? '',
+  port: Number(values.port),
+  idleTimeoutMs: Number(values['idle-ms']),
+});
 
 responder.listen().then(
   (port) => process.stderr.write(`${JSON.stringify({ tool: 'probe-responder', event: 'listening', port })}\n`),
   (err: unknown) => {
-    process.stderr.write(`${JSON.stringify({ tool: 'probe-responder', event: 'error', message: (err as Error).message })}\n`);
+    process.stderr.write(
+      `${JSON.stringify({ tool: 'probe-responder', event: 'error', message: (err as Error).message })}\n`,
+    );
     process.exit(1);
   },
 );

@@ -4,9 +4,9 @@
  * nsenter, ready once its port listens there, restarted when it died.
  */
 import { fileURLToPath } from 'node:url';
-import { netnsArgv, netnsAt } from '../../core/netns.js';
-import { spawnLongRunning, type LongRunning } from '../../core/process.js';
 import type { Logger } from '../../core/log.js';
+import { netnsArgv, netnsAt } from '../../core/netns.js';
+import { type LongRunning, spawnLongRunning } from '../../core/process.js';
 import { AGENT_NODE_FLAGS } from '../node-flags.js';
 import { waitForListen } from '../readiness.js';
 
@@ -20,7 +20,9 @@ export class HostResponder {
   private alive = false;
   private notBeforeMs = 0;
 
-  constructor(private readonly opts: { hostNetns: string; node: string; port: number; idleTimeoutMs: number; log: Logger }) {}
+  constructor(
+    private readonly opts: { hostNetns: string; node: string; port: number; idleTimeoutMs: number; log: Logger },
+  ) {}
 
   get running(): boolean {
     return this.alive;
@@ -30,18 +32,37 @@ export class HostResponder {
   async ensure(signal: AbortSignal): Promise<boolean> {
     if (this.alive || signal.aborted || Date.now() < this.notBeforeMs) return this.alive;
     const { hostNetns, node, port, idleTimeoutMs, log } = this.opts;
-    const [bin, args] = netnsArgv(netnsAt(hostNetns), process.execPath, [...AGENT_NODE_FLAGS, MAIN, '--port', String(port), '--node', node, '--idle-ms', String(idleTimeoutMs)]);
+    const [bin, args] = netnsArgv(netnsAt(hostNetns), process.execPath, [
+      ...AGENT_NODE_FLAGS,
+      MAIN,
+      '--port',
+      String(port),
+      '--node',
+      node,
+      '--idle-ms',
+      String(idleTimeoutMs),
+    ]);
     const proc = spawnLongRunning(bin, args, { tool: 'probe-responder', signal });
     this.proc = proc;
     void proc.exited.then((r) => {
       this.alive = false;
-      if (!signal.aborted) log.warn('host probe responder exited', { exitCode: r.exitCode, stderr: r.stderr.trim().slice(0, 300) });
+      if (!signal.aborted)
+        log.warn('host probe responder exited', { exitCode: r.exitCode, stderr: r.stderr.trim().slice(0, 300) });
     });
     try {
-      await waitForListen(port, { timeoutMs: 10_000, signal, exited: proc.exited, ...(proc.pid !== undefined ? { pid: proc.pid } : {}) });
+      await waitForListen(port, {
+        timeoutMs: 10_000,
+        signal,
+        exited: proc.exited,
+        ...(proc.pid !== undefined ? { pid: proc.pid } : {}),
+      });
       this.alive = true;
     } catch (err) {
-      log.warn('host probe responder did not start; pod-to-host probes to this node will fail', { port, error: (err as Error).message, retryInS: RETRY_MS / 1000 });
+      log.warn('host probe responder did not start; pod-to-host probes to this node will fail', {
+        port,
+        error: (err as Error).message,
+        retryInS: RETRY_MS / 1000,
+      });
       this.notBeforeMs = Date.now() + RETRY_MS;
       await proc.stop();
     }

@@ -10,57 +10,168 @@ import type { DataplaneSeries, SectionName, Series } from './dataplane-series.js
 import type { ErrorReason, ProbeType } from './protocol.js';
 
 /** Probe latency buckets, 50 µs to 2.5 s. */
-export const PROBE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+export const PROBE_BUCKETS = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
 
 type DataplaneKey = Exclude<keyof DataplaneSeries, 'failed' | 'processCpuSeconds'>;
 
 export class AgentMetrics {
   readonly registry = new Registry();
   private readonly r = [this.registry];
-  private readonly probeDuration = new Histogram({ name: 'cni_bench_probe_duration_seconds', help: 'Latency of successful probes: TCP connect, request/response on a kept connection, HTTP through the probe Service', labelNames: ['type', 'source_node', 'target_node'] as const, buckets: PROBE_BUCKETS, registers: this.r });
-  private readonly probeErrors = new Counter({ name: 'cni_bench_probe_errors_total', help: 'Failed probes by reason (timeout, refused, unreachable, reset, wrong-node, bad-response, http-status, other)', labelNames: ['type', 'source_node', 'target_node', 'reason'] as const, registers: this.r });
-  private readonly peerUp = new Gauge({ name: 'cni_bench_probe_peer_up', help: '1 when every probe of the last round to the peer succeeded, else 0', labelNames: ['source_node', 'target_node'] as const, registers: this.r });
-  private readonly peers = new Gauge({ name: 'cni_bench_probe_peers', help: 'Peers this node probes (its plan)', labelNames: ['node'] as const, registers: this.r });
-  private readonly incomingSources = new Gauge({ name: 'cni_bench_probe_incoming_sources', help: 'Nodes that probed this node in the last two intervals', labelNames: ['node'] as const, registers: this.r });
-  private readonly incoming = new Counter({ name: 'cni_bench_probe_incoming_total', help: 'Probes this node answered, by kind (tcp, http)', labelNames: ['node', 'kind'] as const, registers: this.r });
-  private readonly paused = new Gauge({ name: 'cni_bench_probe_paused', help: '1 while a benchmark run uses this node and its probes pause', labelNames: ['node'] as const, registers: this.r });
-  private readonly rounds = new Counter({ name: 'cni_bench_probe_rounds_total', help: 'Probe rounds, by outcome (probed, paused)', labelNames: ['node', 'outcome'] as const, registers: this.r });
-  private readonly readErrors = new Counter({ name: 'cni_bench_dataplane_read_errors_total', help: 'Dataplane reads that failed, by source (iptables, nft, conntrack, bpf)', labelNames: ['node', 'source'] as const, registers: this.r });
-  private readonly lastRead = new Gauge({ name: 'cni_bench_dataplane_last_read_timestamp_seconds', help: 'When the dataplane was last read', labelNames: ['node'] as const, registers: this.r });
-  private readonly conntrackDrops = new Counter({ name: 'cni_bench_conntrack_drops_total', help: "Packets the node's conntrack dropped because no entry could be added (table full): drop + early_drop of /proc/net/stat/nf_conntrack, counted from the agent's first read", labelNames: ['node'] as const, registers: this.r });
+  private readonly probeDuration = new Histogram({
+    name: 'cni_bench_probe_duration_seconds',
+    help: 'Latency of successful probes: TCP connect, request/response on a kept connection, HTTP through the probe Service',
+    labelNames: ['type', 'source_node', 'target_node'] as const,
+    buckets: PROBE_BUCKETS,
+    registers: this.r,
+  });
+  private readonly probeErrors = new Counter({
+    name: 'cni_bench_probe_errors_total',
+    help: 'Failed probes by reason (timeout, refused, unreachable, reset, wrong-node, bad-response, http-status, other)',
+    labelNames: ['type', 'source_node', 'target_node', 'reason'] as const,
+    registers: this.r,
+  });
+  private readonly peerUp = new Gauge({
+    name: 'cni_bench_probe_peer_up',
+    help: '1 when every probe of the last round to the peer succeeded, else 0',
+    labelNames: ['source_node', 'target_node'] as const,
+    registers: this.r,
+  });
+  private readonly peers = new Gauge({
+    name: 'cni_bench_probe_peers',
+    help: 'Peers this node probes (its plan)',
+    labelNames: ['node'] as const,
+    registers: this.r,
+  });
+  private readonly incomingSources = new Gauge({
+    name: 'cni_bench_probe_incoming_sources',
+    help: 'Nodes that probed this node in the last two intervals',
+    labelNames: ['node'] as const,
+    registers: this.r,
+  });
+  private readonly incoming = new Counter({
+    name: 'cni_bench_probe_incoming_total',
+    help: 'Probes this node answered, by kind (tcp, http)',
+    labelNames: ['node', 'kind'] as const,
+    registers: this.r,
+  });
+  private readonly paused = new Gauge({
+    name: 'cni_bench_probe_paused',
+    help: '1 while a benchmark run uses this node and its probes pause',
+    labelNames: ['node'] as const,
+    registers: this.r,
+  });
+  private readonly rounds = new Counter({
+    name: 'cni_bench_probe_rounds_total',
+    help: 'Probe rounds, by outcome (probed, paused)',
+    labelNames: ['node', 'outcome'] as const,
+    registers: this.r,
+  });
+  private readonly readErrors = new Counter({
+    name: 'cni_bench_dataplane_read_errors_total',
+    help: 'Dataplane reads that failed, by source (iptables, nft, conntrack, bpf)',
+    labelNames: ['node', 'source'] as const,
+    registers: this.r,
+  });
+  private readonly lastRead = new Gauge({
+    name: 'cni_bench_dataplane_last_read_timestamp_seconds',
+    help: 'When the dataplane was last read',
+    labelNames: ['node'] as const,
+    registers: this.r,
+  });
+  private readonly conntrackDrops = new Counter({
+    name: 'cni_bench_conntrack_drops_total',
+    help: "Packets the node's conntrack dropped because no entry could be added (table full): drop + early_drop of /proc/net/stat/nf_conntrack, counted from the agent's first read",
+    labelNames: ['node'] as const,
+    registers: this.r,
+  });
   /** The kernel's cumulative drop count at the last read. */
   private lastConntrackDrops: number | undefined;
-  private readonly processCpu = new Counter({ name: 'cni_bench_process_cpu_seconds_total', help: 'CPU time of the named dataplane processes (kube-proxy, cilium-agent, ...), summed over their pids', labelNames: ['node', 'process'] as const, registers: this.r });
+  private readonly processCpu = new Counter({
+    name: 'cni_bench_process_cpu_seconds_total',
+    help: 'CPU time of the named dataplane processes (kube-proxy, cilium-agent, ...), summed over their pids',
+    labelNames: ['node', 'process'] as const,
+    registers: this.r,
+  });
   private readonly dataplane: Record<DataplaneKey, Gauge<string>>;
   private readonly targetSeries = new Map<string, Set<string>>();
 
   constructor(private readonly node: string) {
-    const g = (name: string, help: string, labelNames: string[]): Gauge<string> => new Gauge({ name, help, labelNames, registers: this.r });
+    const g = (name: string, help: string, labelNames: string[]): Gauge<string> =>
+      new Gauge({ name, help, labelNames, registers: this.r });
     this.dataplane = {
-      iptablesRules: g('cni_bench_iptables_rules', 'iptables rules per table, in the backend kube-proxy uses', ['node', 'table']),
-      kubeServicesRules: g('cni_bench_iptables_kube_services_rules', 'Rules in kube-proxy\'s KUBE-SERVICES chain (nat table)', ['node']),
-      nftRules: g('cni_bench_nftables_rules', 'nftables rules in the ruleset (absent when it is too large to list)', ['node']),
-      nftSetElements: g('cni_bench_nftables_set_elements', 'Elements of each nftables set or map, kube-proxy\'s service-ips among them', ['node', 'table', 'map']),
-      conntrackEntries: g('cni_bench_conntrack_entries', 'Connection tracking entries in the node\'s network namespace', ['node']),
+      iptablesRules: g('cni_bench_iptables_rules', 'iptables rules per table, in the backend kube-proxy uses', [
+        'node',
+        'table',
+      ]),
+      kubeServicesRules: g(
+        'cni_bench_iptables_kube_services_rules',
+        "Rules in kube-proxy's KUBE-SERVICES chain (nat table)",
+        ['node'],
+      ),
+      nftRules: g('cni_bench_nftables_rules', 'nftables rules in the ruleset (absent when it is too large to list)', [
+        'node',
+      ]),
+      nftSetElements: g(
+        'cni_bench_nftables_set_elements',
+        "Elements of each nftables set or map, kube-proxy's service-ips among them",
+        ['node', 'table', 'map'],
+      ),
+      conntrackEntries: g(
+        'cni_bench_conntrack_entries',
+        "Connection tracking entries in the node's network namespace",
+        ['node'],
+      ),
       conntrackMax: g('cni_bench_conntrack_max_entries', 'nf_conntrack_max', ['node']),
       conntrackFill: g('cni_bench_conntrack_fill_ratio', 'Connection tracking entries over nf_conntrack_max', ['node']),
-      bpfMaxEntries: g('cni_bench_bpf_map_max_entries', 'Maximum entries of BPF maps, by name (maps of one name summed)', ['node', 'map']),
+      bpfMaxEntries: g(
+        'cni_bench_bpf_map_max_entries',
+        'Maximum entries of BPF maps, by name (maps of one name summed)',
+        ['node', 'map'],
+      ),
       bpfMemory: g('cni_bench_bpf_map_memory_bytes', 'Kernel-accounted memory of BPF maps, by name', ['node', 'map']),
-      bpfEntries: g('cni_bench_bpf_map_entries', 'Entries of the BPF maps that are counted (Cilium\'s LB service map, configured maps)', ['node', 'map']),
-      bpfFill: g('cni_bench_bpf_map_fill_ratio', 'Entries over maximum entries, for the counted BPF maps', ['node', 'map']),
-      processPids: g('cni_bench_process_pids', 'Running processes of each named dataplane process', ['node', 'process']),
-      processRss: g('cni_bench_process_resident_memory_bytes', 'Resident memory of the named dataplane processes, summed over their pids', ['node', 'process']),
+      bpfEntries: g(
+        'cni_bench_bpf_map_entries',
+        "Entries of the BPF maps that are counted (Cilium's LB service map, configured maps)",
+        ['node', 'map'],
+      ),
+      bpfFill: g('cni_bench_bpf_map_fill_ratio', 'Entries over maximum entries, for the counted BPF maps', [
+        'node',
+        'map',
+      ]),
+      processPids: g('cni_bench_process_pids', 'Running processes of each named dataplane process', [
+        'node',
+        'process',
+      ]),
+      processRss: g(
+        'cni_bench_process_resident_memory_bytes',
+        'Resident memory of the named dataplane processes, summed over their pids',
+        ['node', 'process'],
+      ),
       processThreads: g('cni_bench_process_threads', 'Threads of the named dataplane processes', ['node', 'process']),
     };
     const cpu0 = process.cpuUsage();
-    new Counter({ name: 'cni_bench_agent_cpu_seconds_total', help: 'CPU time of the agent process itself', labelNames: ['node'], registers: this.r, collect() {
-      const u = process.cpuUsage(cpu0);
-      this.reset();
-      this.inc({ node }, (u.user + u.system) / 1e6);
-    } });
-    new Gauge({ name: 'cni_bench_agent_resident_memory_bytes', help: 'Resident memory of the agent process itself', labelNames: ['node'], registers: this.r, collect() {
-      this.set({ node }, process.memoryUsage.rss());
-    } });
+    new Counter({
+      name: 'cni_bench_agent_cpu_seconds_total',
+      help: 'CPU time of the agent process itself',
+      labelNames: ['node'],
+      registers: this.r,
+      collect() {
+        const u = process.cpuUsage(cpu0);
+        this.reset();
+        this.inc({ node }, (u.user + u.system) / 1e6);
+      },
+    });
+    new Gauge({
+      name: 'cni_bench_agent_resident_memory_bytes',
+      help: 'Resident memory of the agent process itself',
+      labelNames: ['node'],
+      registers: this.r,
+      collect() {
+        this.set({ node }, process.memoryUsage.rss());
+      },
+    });
   }
 
   probeOk(type: ProbeType, target: string, seconds: number): void {
@@ -112,7 +223,8 @@ export class AgentMetrics {
 
   /** The kernel's cumulative conntrack drops: the counter grows by what it grew since the last read (from 0 on the first). */
   conntrackDropsSeen(total: number): void {
-    const grew = this.lastConntrackDrops !== undefined && total >= this.lastConntrackDrops ? total - this.lastConntrackDrops : 0;
+    const grew =
+      this.lastConntrackDrops !== undefined && total >= this.lastConntrackDrops ? total - this.lastConntrackDrops : 0;
     this.conntrackDrops.inc({ node: this.node }, grew);
     this.lastConntrackDrops = total;
   }
@@ -140,7 +252,10 @@ export class AgentMetrics {
 
   private track(target: string, kind: 'h' | 'e' | 'u', labels: Record<string, string>): void {
     let keys = this.targetSeries.get(target);
-    if (!keys) this.targetSeries.set(target, (keys = new Set()));
+    if (!keys) {
+      keys = new Set();
+      this.targetSeries.set(target, keys);
+    }
     keys.add(`${kind}${JSON.stringify(labels)}`);
   }
 }

@@ -5,8 +5,9 @@
  * round to the collector. While a benchmark run uses the node (the plan says
  * so, or the agent runs a job) nothing is probed or read.
  */
-import { sleep } from '../../core/sleep.js';
+
 import type { Logger } from '../../core/log.js';
+import { sleep } from '../../core/sleep.js';
 import type { BpfMapState, MonitorCapability, MonitorPlan, MonitorReport } from '../../gen/cnibench/v1/agent.js';
 import { DataplaneSampler, type SampleBody } from '../samplers/dataplane-sampler.js';
 import { MONITOR_RULES_CADENCE } from '../samplers/rules-cadence.js';
@@ -19,7 +20,15 @@ import { RoundOutcomes } from './outcomes.js';
 import { httpServiceProbe, KeptConnection, tcpConnectProbe } from './probes.js';
 import { probeErrorReason } from './protocol.js';
 import { ProbeResponder } from './responder.js';
-import { connectionKey, nextRoundDelay, roundTasks, shuffle, spreadOffsets, SPREAD_SHARE, type ProbeTask } from './schedule.js';
+import {
+  connectionKey,
+  nextRoundDelay,
+  type ProbeTask,
+  roundTasks,
+  SPREAD_SHARE,
+  shuffle,
+  spreadOffsets,
+} from './schedule.js';
 
 export interface MonitorOptions {
   node: string;
@@ -55,20 +64,45 @@ export class Monitor {
   private readonly random: () => number;
   private last: { sample: SampleBody; maps: BpfMapState[] } | undefined;
 
-  constructor(private readonly opts: MonitorOptions, private readonly deps: MonitorDeps) {
+  constructor(
+    private readonly opts: MonitorOptions,
+    private readonly deps: MonitorDeps,
+  ) {
     this.random = deps.random ?? Math.random;
     const idleTimeoutMs = Math.max(60_000, 3 * opts.intervalMs);
-    this.responder = new ProbeResponder({ node: opts.node, port: opts.port, idleTimeoutMs, onIncoming: (source, kind) => this.onIncoming(source, kind) });
-    if (opts.hostNetns && opts.hostProbes) this.host = new HostResponder({ hostNetns: opts.hostNetns, node: opts.node, port: opts.port, idleTimeoutMs, log: deps.log });
+    this.responder = new ProbeResponder({
+      node: opts.node,
+      port: opts.port,
+      idleTimeoutMs,
+      onIncoming: (source, kind) => this.onIncoming(source, kind),
+    });
+    if (opts.hostNetns && opts.hostProbes)
+      this.host = new HostResponder({
+        hostNetns: opts.hostNetns,
+        node: opts.node,
+        port: opts.port,
+        idleTimeoutMs,
+        log: deps.log,
+      });
     // Its own sampler: the process CPU rates of a run's samples must not be cut short by monitoring reads.
-    this.sampler = new DataplaneSampler({ hostNetns: opts.hostNetns, processNames: opts.processNames, rulesCadence: MONITOR_RULES_CADENCE });
+    this.sampler = new DataplaneSampler({
+      hostNetns: opts.hostNetns,
+      processNames: opts.processNames,
+      rulesCadence: MONITOR_RULES_CADENCE,
+    });
   }
 
   /** Binds the pod responder and starts the host one; what Register announces. */
   async start(signal: AbortSignal): Promise<MonitorCapability> {
     await this.responder.listen();
     const host = (await this.host?.ensure(signal)) ?? false;
-    return { enabled: true, probePort: this.opts.port, hostProbePort: host ? this.opts.port : 0, peers: this.opts.peers, intervalMs: this.opts.intervalMs };
+    return {
+      enabled: true,
+      probePort: this.opts.port,
+      hostProbePort: host ? this.opts.port : 0,
+      peers: this.opts.peers,
+      intervalMs: this.opts.intervalMs,
+    };
   }
 
   /** A new plan from the collector: series and kept connections of peers that left it go. */
@@ -94,7 +128,9 @@ export class Monitor {
     await sleep(Math.floor(this.random() * intervalMs), signal);
     while (!signal.aborted) {
       const began = Date.now();
-      await this.round(signal).catch((err: unknown) => this.deps.log.warn('monitor round failed', { error: (err as Error).message }));
+      await this.round(signal).catch((err: unknown) =>
+        this.deps.log.warn('monitor round failed', { error: (err as Error).message }),
+      );
       const wait = nextRoundDelay(intervalMs, jitter, this.random) - (Date.now() - began);
       await sleep(Math.max(0, wait), signal);
     }
@@ -116,7 +152,11 @@ export class Monitor {
       const tasks = shuffle(roundTasks(this.plan), this.random);
       const offsets = spreadOffsets(tasks.length, this.opts.intervalMs * SPREAD_SHARE, this.random);
       const read = this.readDataplane(signal);
-      await Promise.all(tasks.map((t, i) => sleep(offsets[i] ?? 0, signal).then(() => (signal.aborted ? undefined : this.probe(t, outcomes)))));
+      await Promise.all(
+        tasks.map((t, i) =>
+          sleep(offsets[i] ?? 0, signal).then(() => (signal.aborted ? undefined : this.probe(t, outcomes))),
+        ),
+      );
       await read;
       this.updatePeerUp(outcomes);
     }
@@ -131,7 +171,8 @@ export class Monitor {
       let us: number;
       let answeredBy: string | undefined;
       if (t.type === 'tcp-connect' || t.type === 'host-tcp-connect') us = await tcpConnectProbe(to, node, timeoutMs);
-      else if (t.type === 'http-service') ({ us, node: answeredBy } = await httpServiceProbe(t.host, t.port, node, timeoutMs));
+      else if (t.type === 'http-service')
+        ({ us, node: answeredBy } = await httpServiceProbe(t.host, t.port, node, timeoutMs));
       else us = await this.keptConnection(t).requestResponse(timeoutMs);
       outcomes.ok(t.type, t.target, us, answeredBy);
       // A peer the plan dropped while its probe ran must not get its series back.
@@ -150,13 +191,17 @@ export class Monitor {
   private keptConnection(t: ProbeTask): KeptConnection {
     const key = connectionKey(t);
     let c = this.kept.get(key);
-    if (!c) this.kept.set(key, (c = new KeptConnection({ host: t.host, port: t.port, node: t.target }, this.opts.node)));
+    if (!c) {
+      c = new KeptConnection({ host: t.host, port: t.port, node: t.target }, this.opts.node);
+      this.kept.set(key, c);
+    }
     return c;
   }
 
   private updatePeerUp(outcomes: RoundOutcomes): void {
     const failing = outcomes.failingTargets();
-    for (const p of this.plan?.peers ?? []) if (!p.paused) this.deps.metrics.setPeerUp(p.nodeName, !failing.has(p.nodeName));
+    for (const p of this.plan?.peers ?? [])
+      if (!p.paused) this.deps.metrics.setPeerUp(p.nodeName, !failing.has(p.nodeName));
   }
 
   /** One dataplane read into gauges; a failure is counted, never published as zeros. */
@@ -165,7 +210,11 @@ export class Monitor {
       const { chains: _chains, ...sample } = await this.sampler.sample(signal);
       const s: SampleBody = { ...sample, chains: [] };
       const bpfFailed = failedSections(s.errors).includes('bpf');
-      const maps = bpfFailed ? undefined : (s.bpf?.maps ?? 0) > 0 ? await readBpfMaps(this.opts.hostNetns, this.opts.bpfMapPrefixes, s.bpf?.lbServiceEntries, signal) : [];
+      const maps = bpfFailed
+        ? undefined
+        : (s.bpf?.maps ?? 0) > 0
+          ? await readBpfMaps(this.opts.hostNetns, this.opts.bpfMapPrefixes, s.bpf?.lbServiceEntries, signal)
+          : [];
       const intervalMs = this.last ? s.timeMs - this.last.sample.timeMs : undefined;
       this.deps.metrics.setDataplane(dataplaneSeries(this.opts.node, s, maps, intervalMs), s.timeMs);
       if (!failedSections(s.errors).includes('conntrack')) this.deps.metrics.conntrackDropsSeen(s.conntrackDrops);

@@ -3,8 +3,9 @@
  * target, successes with their latency histogram (mergeable at the collector),
  * failures with the last reason, and for the Service probe who answered.
  */
-import type { ProbeOutcome } from '../../gen/cnibench/v1/agent.js';
+
 import { LatencyHistogram } from '../../core/histogram.js';
+import type { ProbeOutcome } from '../../gen/cnibench/v1/agent.js';
 import type { ErrorReason, ProbeType } from './protocol.js';
 
 interface Acc {
@@ -23,7 +24,10 @@ export class RoundOutcomes {
   private get(type: ProbeType, target: string): Acc {
     const key = `${type}\u0000${target}`;
     let a = this.acc.get(key);
-    if (!a) this.acc.set(key, (a = { type, target, ok: 0, failed: 0, reason: '', latency: new LatencyHistogram(), answeredBy: new Set() }));
+    if (!a) {
+      a = { type, target, ok: 0, failed: 0, reason: '', latency: new LatencyHistogram(), answeredBy: new Set() };
+      this.acc.set(key, a);
+    }
     return a;
   }
 
@@ -48,6 +52,14 @@ export class RoundOutcomes {
   list(): ProbeOutcome[] {
     return [...this.acc.values()]
       .sort((a, b) => a.target.localeCompare(b.target) || a.type.localeCompare(b.type))
-      .map((a) => ({ type: a.type, targetNode: a.target, ok: a.ok, failed: a.failed, errorReason: a.reason, latency: a.ok ? a.latency.toProto() : undefined, answeredBy: [...a.answeredBy].sort() }));
+      .map((a) => ({
+        type: a.type,
+        targetNode: a.target,
+        ok: a.ok,
+        failed: a.failed,
+        errorReason: a.reason,
+        latency: a.ok ? a.latency.toProto() : undefined,
+        answeredBy: [...a.answeredBy].sort(),
+      }));
   }
 }

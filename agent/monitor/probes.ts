@@ -6,7 +6,15 @@
  * its timeout, and a failure is an error that probeErrorReason() can name.
  */
 import { connect, type Socket } from 'node:net';
-import { helloLine, parseHelloLine, parseProbeBody, probeRequestPath, ProbeFailure, RR_REQUEST, RR_RESPONSE } from './protocol.js';
+import {
+  helloLine,
+  ProbeFailure,
+  parseHelloLine,
+  parseProbeBody,
+  probeRequestPath,
+  RR_REQUEST,
+  RR_RESPONSE,
+} from './protocol.js';
 
 export interface ProbeEndpoint {
   host: string;
@@ -46,7 +54,11 @@ function readLine(socket: Socket): Promise<string> {
 }
 
 /** Connects, exchanges hellos and checks the answering node; resolves with the socket and the connect time. */
-async function open(to: ProbeEndpoint, from: string, timeoutMs: number): Promise<{ socket: Socket; connectUs: number }> {
+async function open(
+  to: ProbeEndpoint,
+  from: string,
+  timeoutMs: number,
+): Promise<{ socket: Socket; connectUs: number }> {
   const t0 = process.hrtime.bigint();
   const socket = connect({ host: to.host, port: to.port, noDelay: true });
   // Errors are handled by the listeners below; this one keeps a late one from crashing the agent.
@@ -62,7 +74,11 @@ async function open(to: ProbeEndpoint, from: string, timeoutMs: number): Promise
     const answer = readLine(socket);
     socket.write(helloLine(from));
     const node = parseHelloLine(await answer);
-    if (node !== to.node) throw new ProbeFailure('wrong-node', `${to.host}:${to.port} answered as ${node ?? 'nothing'}, expected ${to.node}`);
+    if (node !== to.node)
+      throw new ProbeFailure(
+        'wrong-node',
+        `${to.host}:${to.port} answered as ${node ?? 'nothing'}, expected ${to.node}`,
+      );
     return { socket, connectUs };
   } catch (err) {
     socket.destroy();
@@ -100,8 +116,14 @@ export class KeptConnection {
     try {
       return await new Promise<number>((resolve, reject) => {
         let t0 = process.hrtime.bigint();
-        const timer = setTimeout(() => done(timeoutError(`request to ${this.to.host}:${this.to.port}`, timeoutMs)), left);
-        const onData = (c: Buffer): void => (c.length === 1 && c[0] === RR_RESPONSE ? done(undefined) : done(new ProbeFailure('bad-response', 'unexpected answer bytes')));
+        const timer = setTimeout(
+          () => done(timeoutError(`request to ${this.to.host}:${this.to.port}`, timeoutMs)),
+          left,
+        );
+        const onData = (c: Buffer): void =>
+          c.length === 1 && c[0] === RR_RESPONSE
+            ? done(undefined)
+            : done(new ProbeFailure('bad-response', 'unexpected answer bytes'));
         const onClose = (): void => done(Object.assign(new Error('connection closed'), { code: 'ECONNRESET' }));
         const done = (err: Error | undefined): void => {
           clearTimeout(timer);
@@ -126,7 +148,12 @@ export class KeptConnection {
 }
 
 /** An HTTP GET through the probe Service on a new connection; resolves with the time to the full answer and the node that answered. */
-export function httpServiceProbe(ip: string, port: number, from: string, timeoutMs: number): Promise<{ us: number; node: string }> {
+export function httpServiceProbe(
+  ip: string,
+  port: number,
+  from: string,
+  timeoutMs: number,
+): Promise<{ us: number; node: string }> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
     const socket = connect({ host: ip, port, noDelay: true });
@@ -134,7 +161,9 @@ export function httpServiceProbe(ip: string, port: number, from: string, timeout
     const chunks: Buffer[] = [];
     let size = 0;
     const timer = setTimeout(() => socket.destroy(timeoutError(`GET ${ip}:${port}`, timeoutMs)), timeoutMs);
-    socket.on('connect', () => socket.write(`GET ${probeRequestPath(from)} HTTP/1.1\r\nHost: ${ip}:${port}\r\nConnection: close\r\n\r\n`));
+    socket.on('connect', () =>
+      socket.write(`GET ${probeRequestPath(from)} HTTP/1.1\r\nHost: ${ip}:${port}\r\nConnection: close\r\n\r\n`),
+    );
     socket.on('data', (c: Buffer) => {
       size += c.length;
       if (size > 8192) socket.destroy(new ProbeFailure('bad-response', 'HTTP answer too long'));

@@ -19,7 +19,16 @@ export const MAX_HEAD_BYTES = 4096;
 export const PROBE_TYPES = ['tcp-connect', 'tcp-rr', 'host-tcp-connect', 'host-tcp-rr', 'http-service'] as const;
 export type ProbeType = (typeof PROBE_TYPES)[number];
 
-export const ERROR_REASONS = ['timeout', 'refused', 'unreachable', 'reset', 'wrong-node', 'bad-response', 'http-status', 'other'] as const;
+export const ERROR_REASONS = [
+  'timeout',
+  'refused',
+  'unreachable',
+  'reset',
+  'wrong-node',
+  'bad-response',
+  'http-status',
+  'other',
+] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 
 /** Kubernetes node names are DNS subdomains; anything else is refused on the wire. */
@@ -85,7 +94,8 @@ export function parseProbeBody(text: string): string {
   } catch {
     throw new ProbeFailure('bad-response', `probe response is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
   }
-  if (typeof node !== 'string' || !isNodeName(node)) throw new ProbeFailure('bad-response', 'probe response names no node');
+  if (typeof node !== 'string' || !isNodeName(node))
+    throw new ProbeFailure('bad-response', 'probe response names no node');
   return node;
 }
 

@@ -7,7 +7,15 @@
  * nothing open.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { helloLine, httpAnswer, MAX_HEAD_BYTES, parseHelloLine, parseHttpHead, RR_REQUEST, RR_RESPONSE } from './protocol.js';
+import {
+  helloLine,
+  httpAnswer,
+  MAX_HEAD_BYTES,
+  parseHelloLine,
+  parseHttpHead,
+  RR_REQUEST,
+  RR_RESPONSE,
+} from './protocol.js';
 
 export interface ResponderOptions {
   node: string;

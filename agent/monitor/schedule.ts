@@ -31,7 +31,8 @@ export function roundTasks(plan: MonitorPlan | undefined): ProbeTask[] {
       tasks.push({ type: 'host-tcp-rr', target: p.nodeName, host: p.hostIp, port: p.hostProbePort });
     }
   }
-  if (plan.service?.ip && plan.service.port && !plan.servicePaused) tasks.push({ type: 'http-service', target: '', host: plan.service.ip, port: plan.service.port });
+  if (plan.service?.ip && plan.service.port && !plan.servicePaused)
+    tasks.push({ type: 'http-service', target: '', host: plan.service.ip, port: plan.service.port });
   return tasks;
 }
 

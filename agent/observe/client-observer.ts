@@ -6,14 +6,22 @@
  * ./netns-reads.ts and agent/samplers/proc.ts; this file only schedules reads
  * and keeps the last good value of each.
  */
-import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open, readFile, stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { sleep } from '../../core/sleep.js';
 import { asCniBenchError } from '../../core/errors.js';
+import { sleep } from '../../core/sleep.js';
 import type { ClientObservation } from '../../gen/cnibench/v1/agent.js';
 import { parseProcStat } from '../samplers/proc.js';
+import {
+  type NetnsTarget,
+  readLinkSpeedMbps,
+  readPortRange,
+  readSnmpTcp,
+  readSockstat,
+  readTcpTwReuse,
+  type SnmpTcp,
+} from './netns-reads.js';
 import { processTree } from './process-tree.js';
-import { readLinkSpeedMbps, readPortRange, readSnmpTcp, readSockstat, readTcpTwReuse, type NetnsTarget, type SnmpTcp } from './netns-reads.js';
 
 export interface ClientObserverOptions {
   /** The load generator's pid (after any nsenter exec, the tool itself). */
@@ -85,13 +93,15 @@ export class ClientObserver {
 
   /** Never rejects, even when the generator is long gone: what was seen before it exited is what counts. */
   stop(): Promise<ClientObserverResult> {
-    return (this.result ??= this.finish().catch((err: unknown) => {
+    this.result ??= this.finish().catch((err: unknown) => {
       this.note('observer', err);
       return { observation: emptyObservation(this.opts), notes: [...this.notes] };
-    }));
+    });
+    return this.result;
   }
 
-  private readonly note = (what: string, err: unknown): void => void this.notes.add(`${what}: ${asCniBenchError(err).message}`);
+  private readonly note = (what: string, err: unknown): void =>
+    void this.notes.add(`${what}: ${asCniBenchError(err).message}`);
 
   private async run(): Promise<void> {
     while (!this.ac.signal.aborted && !this.cpu.rootGone) {
@@ -102,7 +112,8 @@ export class ClientObserver {
 
   private async poll(): Promise<void> {
     await this.cpu.read(this.opts.pid, this.note);
-    if (!this.cpu.rootGone && (await this.inTarget().catch(() => false))) await this.net.read({ pid: this.opts.pid }, 'while running', this.note);
+    if (!this.cpu.rootGone && (await this.inTarget().catch(() => false)))
+      await this.net.read({ pid: this.opts.pid }, 'while running', this.note);
   }
 
   private async inTarget(): Promise<boolean> {
@@ -116,7 +127,11 @@ export class ClientObserver {
     const { target } = await this.netns;
     if (target === undefined) return { ports: 0, twReuse: false, linkMbps: 0 };
     const host = this.opts.targetHost ? { targetHost: this.opts.targetHost } : {};
-    const [ports, twReuse, link] = await Promise.allSettled([readPortRange(target.netnsPath), readTcpTwReuse(target.netnsPath), readLinkSpeedMbps({ ...target, ...host })]);
+    const [ports, twReuse, link] = await Promise.allSettled([
+      readPortRange(target.netnsPath),
+      readTcpTwReuse(target.netnsPath),
+      readLinkSpeedMbps({ ...target, ...host }),
+    ]);
     if (ports.status === 'rejected') this.note('ip_local_port_range', ports.reason);
     if (twReuse.status === 'rejected') this.note('tcp_tw_reuse', twReuse.reason);
     if (link.status === 'rejected') this.note('link speed', link.reason);
@@ -131,7 +146,8 @@ export class ClientObserver {
   private async finish(): Promise<ClientObserverResult> {
     this.ac.abort();
     await this.loop;
-    if (!this.cpu.rootGone) await this.cpu.read(this.opts.pid, this.note).catch((err: unknown) => this.note('cpu (at stop)', err));
+    if (!this.cpu.rootGone)
+      await this.cpu.read(this.opts.pid, this.note).catch((err: unknown) => this.note('cpu (at stop)', err));
     const { target, pin } = await this.netns;
     if (!this.net.first) this.notes.add('snmp: no reading while the tool ran in its namespace, retransmits unknown');
     // After the tool's exit TIME_WAIT is often at its peak and the counters final; read its namespace once more.
@@ -140,7 +156,8 @@ export class ClientObserver {
     await pin?.close().catch(() => undefined);
     const fixed = await this.fixed;
     const cpuCores = this.cpu.cores(this.opts.ticksPerSecond ?? 100);
-    if (cpuCores === undefined) this.notes.add(`cpu: fewer than two readings of pid ${this.opts.pid} (it exited within ${this.intervalMs} ms?)`);
+    if (cpuCores === undefined)
+      this.notes.add(`cpu: fewer than two readings of pid ${this.opts.pid} (it exited within ${this.intervalMs} ms?)`);
     return {
       observation: {
         ...emptyObservation(this.opts),
@@ -250,7 +267,11 @@ async function netnsAccess(pid: number, netnsPath: string | undefined): Promise<
  * a reused pid is another process); undefined once `root` has exited, become
  * a zombie, or been replaced by another process with its pid.
  */
-async function readTree(root: number, rootStart: number | undefined, note: Note): Promise<{ rootStart: number; ticks: Map<string, number> } | undefined> {
+async function readTree(
+  root: number,
+  rootStart: number | undefined,
+  note: Note,
+): Promise<{ rootStart: number; ticks: Map<string, number> } | undefined> {
   const ticks = new Map<string, number>();
   let start: number | undefined;
   for (const pid of await processTree(root)) {
@@ -274,5 +295,15 @@ async function readTree(root: number, rootStart: number | undefined, note: Note)
 
 function emptyObservation(opts: ClientObserverOptions): ClientObservation {
   const cap = Math.max(0, Math.min(opts.threads, opts.cpus));
-  return { cpuCores: 0, cpuCapacityCores: cap, timeWaitPeak: 0, ephemeralPorts: 0, tcpTwReuse: false, connectErrors: 0, linkSpeedMbps: 0, tcpRetransSegs: 0, tcpOutSegs: 0 };
+  return {
+    cpuCores: 0,
+    cpuCapacityCores: cap,
+    timeWaitPeak: 0,
+    ephemeralPorts: 0,
+    tcpTwReuse: false,
+    connectErrors: 0,
+    linkSpeedMbps: 0,
+    tcpRetransSegs: 0,
+    tcpOutSegs: 0,
+  };
 }

@@ -49,7 +49,18 @@ const SNMP = '/proc/net/snmp';
 const SOCKSTAT = '/proc/net/sockstat';
 const PORT_RANGE = 'net.ipv4.ip_local_port_range';
 const TW_REUSE = 'net.ipv4.tcp_tw_reuse';
-const SNMP_REQUIRED = ['ActiveOpens', 'PassiveOpens', 'AttemptFails', 'EstabResets', 'CurrEstab', 'InSegs', 'OutSegs', 'RetransSegs', 'InErrs', 'OutRsts'] as const;
+const SNMP_REQUIRED = [
+  'ActiveOpens',
+  'PassiveOpens',
+  'AttemptFails',
+  'EstabResets',
+  'CurrEstab',
+  'InSegs',
+  'OutSegs',
+  'RetransSegs',
+  'InErrs',
+  'OutRsts',
+] as const;
 const SOCKSTAT_TCP = ['inuse', 'orphan', 'tw', 'alloc', 'mem'] as const;
 
 /**
@@ -62,9 +73,11 @@ export function parseSnmpTcp(text: string): SnmpTcp {
   const at = lines.findIndex((l) => l.startsWith('Tcp:'));
   if (at < 0) throw parseError(SNMP, text, 'no "Tcp:" header line');
   const header = (lines[at] ?? '').split(/\s+/).slice(1);
-  if (at + 2 > lines.length - 1 || !(lines[at + 1] ?? '').startsWith('Tcp:')) throw parseError(SNMP, text, 'no complete "Tcp:" value line after the header (truncated?)');
+  if (at + 2 > lines.length - 1 || !(lines[at + 1] ?? '').startsWith('Tcp:'))
+    throw parseError(SNMP, text, 'no complete "Tcp:" value line after the header (truncated?)');
   const values = (lines[at + 1] ?? '').trim().split(/\s+/).slice(1);
-  if (values.length !== header.length) throw parseError(SNMP, text, `Tcp: ${header.length} names but ${values.length} values`);
+  if (values.length !== header.length)
+    throw parseError(SNMP, text, `Tcp: ${header.length} names but ${values.length} values`);
   const fields: Record<string, number> = {};
   header.forEach((name, i) => {
     const v = values[i] ?? '';
@@ -107,15 +120,33 @@ export function parseSockstat(text: string): Sockstat {
   };
   const num = (m: Map<string, string>, line: string, key: string): number => {
     const v = m.get(key);
-    if (v === undefined || !/^\d+$/.test(v)) throw parseError(SOCKSTAT, text, `${line} ${key} ${JSON.stringify(v ?? null)} is not a whole number (truncated?)`);
+    if (v === undefined || !/^\d+$/.test(v))
+      throw parseError(
+        SOCKSTAT,
+        text,
+        `${line} ${key} ${JSON.stringify(v ?? null)} is not a whole number (truncated?)`,
+      );
     return Number(v);
   };
   const sockets = pairs('sockets:');
   if (!sockets) throw parseError(SOCKSTAT, text, 'no complete "sockets:" line');
   const tcp = pairs('TCP:');
   if (!tcp) throw parseError(SOCKSTAT, text, 'no complete "TCP:" line (truncated?)');
-  const [inuse, orphan, tw, alloc, mem] = SOCKSTAT_TCP.map((k) => num(tcp, 'TCP', k)) as [number, number, number, number, number];
-  return { socketsUsed: num(sockets, 'sockets', 'used'), tcpInUse: inuse, tcpOrphan: orphan, tcpTimeWait: tw, tcpAlloc: alloc, tcpMemPages: mem };
+  const [inuse, orphan, tw, alloc, mem] = SOCKSTAT_TCP.map((k) => num(tcp, 'TCP', k)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return {
+    socketsUsed: num(sockets, 'sockets', 'used'),
+    tcpInUse: inuse,
+    tcpOrphan: orphan,
+    tcpTimeWait: tw,
+    tcpAlloc: alloc,
+    tcpMemPages: mem,
+  };
 }
 
 /**
@@ -127,7 +158,8 @@ export function parsePortRange(text: string): number {
   if (!m) throw parseError(PORT_RANGE, text, 'expected "<low> <high>"');
   const low = Number(m[1]);
   const high = Number(m[2]);
-  if (low < 1 || high > 65535 || low > high) throw parseError(PORT_RANGE, text, `range ${low}-${high} is not within 1-65535 with low <= high`);
+  if (low < 1 || high > 65535 || low > high)
+    throw parseError(PORT_RANGE, text, `range ${low}-${high} is not within 1-65535 with low <= high`);
   return high - low + 1;
 }
 
@@ -151,7 +183,7 @@ export function parseLinkSpeed(text: string): number {
 
 /** The `dev` of the first route in `ip -j route get|show` output; undefined when there is no route. */
 export function parseRouteDev(json: string): string | undefined {
-  const routes = parseJsonArray('ip -j route', json);
+  const routes = parseJsonArray<{ dev?: unknown }>('ip -j route', json);
   for (const r of routes) if (typeof r?.dev === 'string') return r.dev;
   if (routes.length > 0) throw parseError('ip -j route', json, 'routes without a "dev"');
   return undefined;
@@ -168,14 +200,25 @@ export interface IpLink {
 
 /** `ip -j -d link show`: one entry per interface. */
 export function parseIpLinks(json: string): IpLink[] {
-  return parseJsonArray('ip -j -d link show', json).map((l) => {
-    if (typeof l?.ifindex !== 'number' || typeof l?.ifname !== 'string') throw parseError('ip -j -d link show', json, 'an entry without ifindex and ifname');
+  return parseJsonArray<{
+    ifindex?: unknown;
+    ifname?: unknown;
+    linkinfo?: { info_kind?: unknown };
+    parentbus?: unknown;
+  }>('ip -j -d link show', json).map((l) => {
+    if (typeof l?.ifindex !== 'number' || typeof l?.ifname !== 'string')
+      throw parseError('ip -j -d link show', json, 'an entry without ifindex and ifname');
     const kind = l.linkinfo?.info_kind;
-    return { ifindex: l.ifindex, ifname: l.ifname, kind: typeof kind === 'string' ? kind : undefined, parentBus: typeof l.parentbus === 'string' ? l.parentbus : undefined };
+    return {
+      ifindex: l.ifindex,
+      ifname: l.ifname,
+      kind: typeof kind === 'string' ? kind : undefined,
+      parentBus: typeof l.parentbus === 'string' ? l.parentbus : undefined,
+    };
   });
 }
 
-function parseJsonArray(tool: string, json: string): any[] {
+function parseJsonArray<T>(tool: string, json: string): (T | null | undefined)[] {
   let v: unknown;
   try {
     v = JSON.parse(json);
@@ -183,7 +226,7 @@ function parseJsonArray(tool: string, json: string): any[] {
     throw parseError(tool, json, 'not JSON (truncated?)');
   }
   if (!Array.isArray(v)) throw parseError(tool, json, 'not a JSON array');
-  return v;
+  return v as (T | null | undefined)[];
 }
 
 /** Where a read looks: a live pid's namespace, a namespace file (nsenter), or (neither) the agent's own. */
@@ -195,7 +238,8 @@ export interface NetnsTarget {
 /** /proc/net/<name> of the target's network namespace. */
 export async function readNetProcFile(name: 'snmp' | 'sockstat', where: NetnsTarget = {}): Promise<string> {
   if (where.pid !== undefined) return readFile(`/proc/${where.pid}/net/${name}`, 'utf8');
-  if (where.netnsPath) return (await runInNetns(netnsAt(where.netnsPath), 'probe', 'cat', [`/proc/net/${name}`])).stdout;
+  if (where.netnsPath)
+    return (await runInNetns(netnsAt(where.netnsPath), 'probe', 'cat', [`/proc/net/${name}`])).stdout;
   return readFile(`/proc/self/net/${name}`, 'utf8');
 }
 
@@ -206,10 +250,14 @@ export async function readNetSysctl(rel: string, netnsPath?: string): Promise<st
   return (await runInNetns(netnsAt(netnsPath), 'probe', 'cat', [path])).stdout;
 }
 
-export const readSnmpTcp = async (where: NetnsTarget = {}): Promise<SnmpTcp> => parseSnmpTcp(await readNetProcFile('snmp', where));
-export const readSockstat = async (where: NetnsTarget = {}): Promise<Sockstat> => parseSockstat(await readNetProcFile('sockstat', where));
-export const readPortRange = async (netnsPath?: string): Promise<number> => parsePortRange(await readNetSysctl('ipv4/ip_local_port_range', netnsPath));
-export const readTcpTwReuse = async (netnsPath?: string): Promise<0 | 1 | 2> => parseTcpTwReuse(await readNetSysctl('ipv4/tcp_tw_reuse', netnsPath));
+export const readSnmpTcp = async (where: NetnsTarget = {}): Promise<SnmpTcp> =>
+  parseSnmpTcp(await readNetProcFile('snmp', where));
+export const readSockstat = async (where: NetnsTarget = {}): Promise<Sockstat> =>
+  parseSockstat(await readNetProcFile('sockstat', where));
+export const readPortRange = async (netnsPath?: string): Promise<number> =>
+  parsePortRange(await readNetSysctl('ipv4/ip_local_port_range', netnsPath));
+export const readTcpTwReuse = async (netnsPath?: string): Promise<0 | 1 | 2> =>
+  parseTcpTwReuse(await readNetSysctl('ipv4/tcp_tw_reuse', netnsPath));
 
 export interface LinkSpeed {
   /** Mbit/s; 0 = unknown. */
@@ -231,7 +279,8 @@ export interface LinkSpeed {
  * namespace's interfaces (same names, same ifindexes), otherwise unknown.
  */
 export async function readLinkSpeedMbps(opts: { netnsPath?: string; targetHost?: string } = {}): Promise<LinkSpeed> {
-  const ip = async (args: string[]): Promise<string> => (await runInNetns(netnsAt(opts.netnsPath), 'probe', 'ip', args)).stdout;
+  const ip = async (args: string[]): Promise<string> =>
+    (await runInNetns(netnsAt(opts.netnsPath), 'probe', 'ip', args)).stdout;
   const host = opts.targetHost && isIP(opts.targetHost) ? opts.targetHost : undefined;
   const device = parseRouteDev(await ip(host ? ['-j', 'route', 'get', host] : ['-j', 'route', 'show', 'default']));
   const unknown = (reason: string): LinkSpeed => ({ mbps: 0, device, reason });

@@ -42,7 +42,10 @@ export async function readTreeUsage(pid: number, procRoot = '/proc'): Promise<Tr
   let rss = parseProcStatus(await readFile(`${procRoot}/${pid}/status`, 'utf8')).vmRssBytes;
   const tree = await processTree(pid, procRoot);
   for (const p of tree.slice(1)) {
-    const [stat, status] = await Promise.all([readFile(`${procRoot}/${p}/stat`, 'utf8').catch(() => ''), readFile(`${procRoot}/${p}/status`, 'utf8').catch(() => '')]);
+    const [stat, status] = await Promise.all([
+      readFile(`${procRoot}/${p}/stat`, 'utf8').catch(() => ''),
+      readFile(`${procRoot}/${p}/status`, 'utf8').catch(() => ''),
+    ]);
     if (!stat || !status) continue;
     const s = parseProcStat(stat);
     ticks += s.utimeTicks + s.stimeTicks;

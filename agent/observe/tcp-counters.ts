@@ -49,13 +49,16 @@ export function parseProcNetPairs(file: string, text: string, prefixes: readonly
     const at = lines.findIndex((l) => l.startsWith(`${prefix}:`) && !/^\S+:\s+-?\d/.test(l));
     if (at < 0) throw parseError(file, text, `no "${prefix}:" header line`);
     const values = lines[at + 1];
-    if (values === undefined || at + 1 >= lines.length - 1 || !values.startsWith(`${prefix}:`)) throw parseError(file, text, `no complete "${prefix}:" value line after the header (truncated?)`);
+    if (values === undefined || at + 1 >= lines.length - 1 || !values.startsWith(`${prefix}:`))
+      throw parseError(file, text, `no complete "${prefix}:" value line after the header (truncated?)`);
     const names = (lines[at] ?? '').trim().split(/\s+/).slice(1);
     const nums = values.trim().split(/\s+/).slice(1);
-    if (names.length !== nums.length) throw parseError(file, text, `${prefix}: ${names.length} names but ${nums.length} values`);
+    if (names.length !== nums.length)
+      throw parseError(file, text, `${prefix}: ${names.length} names but ${nums.length} values`);
     names.forEach((name, i) => {
       const v = nums[i] ?? '';
-      if (!/^-?\d+$/.test(v)) throw parseError(file, text, `${prefix} ${name} ${JSON.stringify(v)} is not a whole number`);
+      if (!/^-?\d+$/.test(v))
+        throw parseError(file, text, `${prefix} ${name} ${JSON.stringify(v)} is not a whole number`);
       out[`${prefix}${name}`] = Number(v);
     });
   }
@@ -64,7 +67,10 @@ export function parseProcNetPairs(file: string, text: string, prefixes: readonly
 
 /** The TCP_COUNTERS of one namespace from its snmp and netstat texts; a counter this kernel lacks is left out (never 0). */
 export function tcpCountersOf(snmp: string, netstat: string): Record<string, number> {
-  const all = { ...parseProcNetPairs('/proc/net/snmp', snmp, ['Tcp']), ...parseProcNetPairs('/proc/net/netstat', netstat, ['TcpExt']) };
+  const all = {
+    ...parseProcNetPairs('/proc/net/snmp', snmp, ['Tcp']),
+    ...parseProcNetPairs('/proc/net/netstat', netstat, ['TcpExt']),
+  };
   const out: Record<string, number> = {};
   for (const k of TCP_COUNTERS) if (all[k] !== undefined && all[k] >= 0) out[k] = all[k];
   return out;
@@ -72,6 +78,9 @@ export function tcpCountersOf(snmp: string, netstat: string): Record<string, num
 
 /** Reads the counters of the namespace whose /proc/<pid>/net directory is `procNet`. */
 export async function readTcpCounters(procNet: string): Promise<Record<string, number>> {
-  const [snmp, netstat] = await Promise.all([readFile(`${procNet}/snmp`, 'utf8'), readFile(`${procNet}/netstat`, 'utf8')]);
+  const [snmp, netstat] = await Promise.all([
+    readFile(`${procNet}/snmp`, 'utf8'),
+    readFile(`${procNet}/netstat`, 'utf8'),
+  ]);
   return tcpCountersOf(snmp, netstat);
 }

@@ -24,7 +24,12 @@ export function topMaps(maps: readonly BpfMap[], n = TOP_MAPS): BpfMapMemory[] {
     .slice(0, n)
     .map((m) => {
       const pin = m.pinned?.[0];
-      return { name: pin ? pin.slice(pin.lastIndexOf('/') + 1) : m.name || `id-${m.id}`, type: m.type, maxEntries: m.maxEntries, bytesMemlock: m.bytesMemlock };
+      return {
+        name: pin ? pin.slice(pin.lastIndexOf('/') + 1) : m.name || `id-${m.id}`,
+        type: m.type,
+        maxEntries: m.maxEntries,
+        bytesMemlock: m.bytesMemlock,
+      };
     });
 }
 

@@ -9,7 +9,8 @@ import { parseToolJson } from '../../core/tool-json.js';
 /** bpftool -j output; its {"error": ...} object is an error naming bpftool. */
 export function parseBpftoolJson(stdout: string): unknown {
   const doc = parseToolJson('bpftool', stdout);
-  if (doc && typeof doc === 'object' && 'error' in doc) throw parseError('bpftool', stdout, `bpftool reported an error: ${String((doc as { error: unknown }).error)}`);
+  if (doc && typeof doc === 'object' && 'error' in doc)
+    throw parseError('bpftool', stdout, `bpftool reported an error: ${String((doc as { error: unknown }).error)}`);
   return doc;
 }
 
@@ -89,7 +90,10 @@ export function parseBpftoolDumpEntries(stdout: string): DumpEntry[] {
     if (!o || typeof o !== 'object' || !('key' in o)) throw parseError('bpftool', stdout, `entry ${i} has no key`);
     const key = bytesOf(stdout, `entry ${i} key`, o.key);
     if (Array.isArray(o.values)) {
-      return { key, values: o.values.map((v, c) => bytesOf(stdout, `entry ${i} cpu ${c} value`, (v as { value?: unknown })?.value)) };
+      return {
+        key,
+        values: o.values.map((v, c) => bytesOf(stdout, `entry ${i} cpu ${c} value`, (v as { value?: unknown })?.value)),
+      };
     }
     return { key, value: bytesOf(stdout, `entry ${i} value`, o.value) };
   });

@@ -25,10 +25,16 @@ export function parseCiliumServiceList(stdout: string): CiliumService[] {
   if (!Array.isArray(doc)) throw parseError('cilium-dbg', stdout, 'expected a JSON array of services');
   return doc.map((s: unknown, i): CiliumService => {
     const spec = (s as { spec?: Record<string, unknown> })?.spec;
-    const fe = spec?.['frontend-address'] as { ip?: unknown; port?: unknown; protocol?: unknown; scope?: unknown } | undefined;
-    if (!spec || !fe || typeof fe.ip !== 'string') throw parseError('cilium-dbg', stdout, `service ${i} has no spec.frontend-address.ip`);
-    const raw = Array.isArray(spec['backend-addresses']) ? (spec['backend-addresses'] as { ip?: unknown; port?: unknown; state?: unknown }[]) : [];
-    const addr = (b: { ip?: unknown; port?: unknown }): string => `${String(b.ip)}:${typeof b.port === 'number' ? b.port : 0}`;
+    const fe = spec?.['frontend-address'] as
+      | { ip?: unknown; port?: unknown; protocol?: unknown; scope?: unknown }
+      | undefined;
+    if (!spec || !fe || typeof fe.ip !== 'string')
+      throw parseError('cilium-dbg', stdout, `service ${i} has no spec.frontend-address.ip`);
+    const raw = Array.isArray(spec['backend-addresses'])
+      ? (spec['backend-addresses'] as { ip?: unknown; port?: unknown; state?: unknown }[])
+      : [];
+    const addr = (b: { ip?: unknown; port?: unknown }): string =>
+      `${String(b.ip)}:${typeof b.port === 'number' ? b.port : 0}`;
     return {
       id: typeof spec.id === 'number' ? spec.id : 0,
       address: fe.ip,

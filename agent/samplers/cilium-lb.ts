@@ -51,12 +51,17 @@ const ip4 = (b: number[], at: number): string => `${b[at]}.${b[at + 1]}.${b[at +
 const be16 = (b: number[], at: number): number => ((b[at] as number) << 8) | (b[at + 1] as number);
 /** Host byte order: little-endian on the machines Cilium runs on (amd64, arm64). */
 const le16 = (b: number[], at: number): number => (b[at] as number) | ((b[at + 1] as number) << 8);
-const le32 = (b: number[], at: number): number => (le16(b, at) + le16(b, at + 2) * 65536);
+const le32 = (b: number[], at: number): number => le16(b, at) + le16(b, at + 2) * 65536;
 /** Exact below 2^53, which a packet counter does not reach. */
 const le64 = (b: number[], at: number): number => le32(b, at) + le32(b, at + 4) * 2 ** 32;
 
 function sized(map: string, what: string, bytes: number[] | undefined, size: number, i: number): number[] {
-  if (!bytes || bytes.length !== size) throw parseError('bpftool', '', `${map} entry ${i}: ${what} has ${bytes?.length ?? 0} bytes, expected ${size} (Cilium v1.20 layout)`);
+  if (!bytes || bytes.length !== size)
+    throw parseError(
+      'bpftool',
+      '',
+      `${map} entry ${i}: ${what} has ${bytes?.length ?? 0} bytes, expected ${size} (Cilium v1.20 layout)`,
+    );
   return bytes;
 }
 
@@ -106,7 +111,11 @@ export interface LbFrontends {
  * 1..count, resolved through the backends map). A frontend without backends
  * is listed but does not count as programmed: traffic to it would be dropped.
  */
-export function lbFrontends(services: readonly Lb4ServiceEntry[], backends: ReadonlyMap<number, Lb4Backend>, max = MAX_LB_FRONTENDS): LbFrontends {
+export function lbFrontends(
+  services: readonly Lb4ServiceEntry[],
+  backends: ReadonlyMap<number, Lb4Backend>,
+  max = MAX_LB_FRONTENDS,
+): LbFrontends {
   const id = (e: Lb4ServiceEntry): string => `${e.address}:${e.port}/${e.proto}/${e.internalScope ? 'i' : 'e'}`;
   const slots = new Map<string, Map<number, Lb4ServiceEntry>>();
   for (const e of services) {
@@ -117,18 +126,40 @@ export function lbFrontends(services: readonly Lb4ServiceEntry[], backends: Read
   }
   // Left out: the wildcard entry (protocol ANY, port 0) Cilium writes per ClusterIP so that
   // its unknown ports are dropped (pkg/loadbalancer/reconciler/bpf_reconciler.go): not a Service.
-  const all = services.filter((e) => e.slot === 0 && !(e.port === 0 && e.proto === 0)).map((f) => {
-    const mine = slots.get(id(f));
-    const present: string[] = [];
-    for (let s = 1; s <= f.count; s++) {
-      const b = backends.get(mine?.get(s)?.backendId ?? 0);
-      if (b) present.push(`${b.address}:${b.port}`);
-    }
-    return { frontend: { address: f.address, port: f.port, protocol: PROTOCOLS[f.proto] ?? String(f.proto), internalScope: f.internalScope, backendSlots: f.count, backends: present }, programmed: f.count > 0 && present.length === f.count };
-  });
+  const all = services
+    .filter((e) => e.slot === 0 && !(e.port === 0 && e.proto === 0))
+    .map((f) => {
+      const mine = slots.get(id(f));
+      const present: string[] = [];
+      for (let s = 1; s <= f.count; s++) {
+        const b = backends.get(mine?.get(s)?.backendId ?? 0);
+        if (b) present.push(`${b.address}:${b.port}`);
+      }
+      return {
+        frontend: {
+          address: f.address,
+          port: f.port,
+          protocol: PROTOCOLS[f.proto] ?? String(f.proto),
+          internalScope: f.internalScope,
+          backendSlots: f.count,
+          backends: present,
+        },
+        programmed: f.count > 0 && present.length === f.count,
+      };
+    });
   // Stable order, so a truncated list is the same list from one sample to the next.
-  all.sort((a, b) => a.frontend.address.localeCompare(b.frontend.address) || a.frontend.port - b.frontend.port || a.frontend.protocol.localeCompare(b.frontend.protocol));
-  return { frontends: all.length, programmed: all.filter((f) => f.programmed).length, list: all.slice(0, max).map((f) => f.frontend), truncated: all.length > max };
+  all.sort(
+    (a, b) =>
+      a.frontend.address.localeCompare(b.frontend.address) ||
+      a.frontend.port - b.frontend.port ||
+      a.frontend.protocol.localeCompare(b.frontend.protocol),
+  );
+  return {
+    frontends: all.length,
+    programmed: all.filter((f) => f.programmed).length,
+    list: all.slice(0, max).map((f) => f.frontend),
+    truncated: all.length > max,
+  };
 }
 
 /**

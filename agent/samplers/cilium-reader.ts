@@ -14,8 +14,16 @@ import { asCniBenchError } from '../../core/errors.js';
 import { run } from '../../core/process.js';
 import type { BpfMapMemory, CiliumState } from '../../gen/cnibench/v1/agent.js';
 import { TOP_MAPS } from './bpf-totals.js';
-import { parseBpftoolDumpEntries, parseBpftoolMapShow, type BpfMap } from './bpftool.js';
-import { CILIUM_MAPS, decodeLb4Backends, decodeLb4Services, lbFrontends, METRIC_EGRESS, metricsCount, REASON_LB_REVNAT_DELETE } from './cilium-lb.js';
+import { type BpfMap, parseBpftoolDumpEntries, parseBpftoolMapShow } from './bpftool.js';
+import {
+  CILIUM_MAPS,
+  decodeLb4Backends,
+  decodeLb4Services,
+  lbFrontends,
+  METRIC_EGRESS,
+  metricsCount,
+  REASON_LB_REVNAT_DELETE,
+} from './cilium-lb.js';
 
 export const DEFAULT_BPF_ROOT = '/sys/fs/bpf';
 const AGENT_COMM = 'cilium-agent';
@@ -39,14 +47,21 @@ export function pinnedMapMemory(maps: readonly BpfMap[], root: string): BpfMapMe
   return maps
     .map((m) => ({ m, pin: (m.pinned ?? []).find((p) => p.startsWith(prefix)) }))
     .filter((x): x is { m: BpfMap; pin: string } => x.pin !== undefined)
-    .map(({ m, pin }) => ({ name: pin.slice(pin.lastIndexOf('/') + 1), type: m.type, maxEntries: m.maxEntries, bytesMemlock: m.bytesMemlock }))
+    .map(({ m, pin }) => ({
+      name: pin.slice(pin.lastIndexOf('/') + 1),
+      type: m.type,
+      maxEntries: m.maxEntries,
+      bytesMemlock: m.bytesMemlock,
+    }))
     .sort((a, b) => b.bytesMemlock - a.bytesMemlock || a.name.localeCompare(b.name));
 }
 
-const failed = (errors: string[], what: string) => (err: unknown): undefined => {
-  errors.push(`${what}: ${asCniBenchError(err).message}`);
-  return undefined;
-};
+const failed =
+  (errors: string[], what: string) =>
+  (err: unknown): undefined => {
+    errors.push(`${what}: ${asCniBenchError(err).message}`);
+    return undefined;
+  };
 
 interface Agent {
   pid: number;
@@ -92,8 +107,17 @@ export class CiliumReader {
   }
 
   private async bpftool(agent: Agent | undefined, args: string[], signal?: AbortSignal): Promise<string> {
-    const [bin, argv] = agent ? ['nsenter', [`--mount=${join(this.procRoot, String(agent.pid), 'ns/mnt')}`, '--', 'bpftool', ...args]] : ['bpftool', args];
-    return (await run(bin, argv, { tool: 'bpftool', timeoutMs: 30_000, maxBuffer: 1024 * 1024 * 1024, ...(signal ? { signal } : {}) })).stdout;
+    const [bin, argv] = agent
+      ? ['nsenter', [`--mount=${join(this.procRoot, String(agent.pid), 'ns/mnt')}`, '--', 'bpftool', ...args]]
+      : ['bpftool', args];
+    return (
+      await run(bin, argv, {
+        tool: 'bpftool',
+        timeoutMs: 30_000,
+        maxBuffer: 1024 * 1024 * 1024,
+        ...(signal ? { signal } : {}),
+      })
+    ).stdout;
   }
 
   /** Cilium's state, or undefined when the node shows no Cilium (no agent in its namespace and no pinned services map here). */
@@ -101,13 +125,24 @@ export class CiliumReader {
     const agent = await this.findAgent();
     const root = agent?.bpfRoot ?? this.opts.bpfRoot ?? DEFAULT_BPF_ROOT;
     const pin = (name: string): string => join(root, 'tc/globals', name);
-    if (!agent && !(await access(pin(CILIUM_MAPS.services)).then(() => true, () => false))) return undefined;
-    const dump = async (name: string) => parseBpftoolDumpEntries(await this.bpftool(agent, ['map', 'dump', 'pinned', pin(name), '-j'], signal));
+    if (
+      !agent &&
+      !(await access(pin(CILIUM_MAPS.services)).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return undefined;
+    const dump = async (name: string) =>
+      parseBpftoolDumpEntries(await this.bpftool(agent, ['map', 'dump', 'pinned', pin(name), '-j'], signal));
     const [services, backends, metrics, reverseSk, maps] = await Promise.all([
       dump(CILIUM_MAPS.services),
       dump(CILIUM_MAPS.backends),
       // Counters only: without them the LB state still decides sync; the sample names what failed.
-      dump(CILIUM_MAPS.metrics).then((e) => metricsCount(e, REASON_LB_REVNAT_DELETE, METRIC_EGRESS), failed(errors, `cilium ${CILIUM_MAPS.metrics}`)),
+      dump(CILIUM_MAPS.metrics).then(
+        (e) => metricsCount(e, REASON_LB_REVNAT_DELETE, METRIC_EGRESS),
+        failed(errors, `cilium ${CILIUM_MAPS.metrics}`),
+      ),
       dump(CILIUM_MAPS.reverseSk).then((e) => e.length, failed(errors, `cilium ${CILIUM_MAPS.reverseSk}`)),
       this.bpftool(agent, ['-f', 'map', 'show', '-j'], signal).then(parseBpftoolMapShow),
     ]);

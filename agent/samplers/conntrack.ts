@@ -47,9 +47,15 @@ export function parseNfConntrackStat(text: string): NfConntrackStat {
   const rows = lines.slice(1).map((l) => l.trim().split(/\s+/));
   if (rows.length === 0) throw parseError(TOOL, text, 'no per-CPU line');
   for (const r of rows) {
-    if (r.length !== header.length || !r.every((v) => /^[0-9a-f]+$/i.test(v))) throw parseError(TOOL, text, `a per-CPU line is not ${header.length} hexadecimal counters`);
+    if (r.length !== header.length || !r.every((v) => /^[0-9a-f]+$/i.test(v)))
+      throw parseError(TOOL, text, `a per-CPU line is not ${header.length} hexadecimal counters`);
   }
   const col = (name: string): number[] => rows.map((r) => Number.parseInt(r[header.indexOf(name)] as string, 16));
   const sum = (name: string): number => col(name).reduce((a, b) => a + b, 0);
-  return { entries: col('entries')[0] as number, drop: sum('drop'), earlyDrop: sum('early_drop'), insertFailed: sum('insert_failed') };
+  return {
+    entries: col('entries')[0] as number,
+    drop: sum('drop'),
+    earlyDrop: sum('early_drop'),
+    insertFailed: sum('insert_failed'),
+  };
 }

@@ -16,23 +16,35 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { asCniBenchError, parseError } from '../../core/errors.js';
 import { netnsAt, runInNetns } from '../../core/netns.js';
-import { DataplaneSample, type BpfMapTotals, type NetnsTcpCounters } from '../../gen/cnibench/v1/agent.js';
+import { type BpfMapTotals, DataplaneSample, type NetnsTcpCounters } from '../../gen/cnibench/v1/agent.js';
 import { readTcpCounters } from '../observe/tcp-counters.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
 import { CiliumReader } from './cilium-reader.js';
 import { parseNfConntrackStat, parseSysctlNumber } from './conntrack.js';
-import { chooseIptablesBackend, type BackendChoice } from './iptables-backend.js';
+import { type BackendChoice, chooseIptablesBackend } from './iptables-backend.js';
 import { parseIptablesSave } from './iptables-save.js';
-import { parseNftRuleset, parseServiceIpsListing, type NftSetCount } from './nft.js';
 import { NetnsProcView } from './netns-proc.js';
+import { type NftSetCount, parseNftRuleset, parseServiceIpsListing } from './nft.js';
 import { ProcessSampler } from './process-sampler.js';
-import { DEFAULT_RULES_CADENCE, rulesReadDue, type RulesCadence } from './rules-cadence.js';
+import { DEFAULT_RULES_CADENCE, type RulesCadence, rulesReadDue } from './rules-cadence.js';
 
 export type SampleBody = Omit<DataplaneSample, 'runId' | 'samplingJobId'>;
 
 /** The fields a rules-and-maps read fills; a periodic sample between reads reuses them. */
-type RulesFields = Pick<SampleBody, 'iptablesBackend' | 'iptablesRules' | 'kubeServicesRules' | 'chains' | 'iptablesTableRules' | 'nftRules' | 'nftSets' | 'nftServiceIps' | 'bpf' | 'cilium'>;
+type RulesFields = Pick<
+  SampleBody,
+  | 'iptablesBackend'
+  | 'iptablesRules'
+  | 'kubeServicesRules'
+  | 'chains'
+  | 'iptablesTableRules'
+  | 'nftRules'
+  | 'nftSets'
+  | 'nftServiceIps'
+  | 'bpf'
+  | 'cilium'
+>;
 
 interface RulesRead {
   atMs: number;
@@ -43,10 +55,13 @@ interface RulesRead {
 }
 
 /** A rejection handler that names the failed read in `errors` and yields undefined (never a zero). */
-const failInto = (errors: string[]) => (what: string) => (err: unknown): undefined => {
-  errors.push(`${what}: ${asCniBenchError(err).message}`);
-  return undefined;
-};
+const failInto =
+  (errors: string[]) =>
+  (what: string) =>
+  (err: unknown): undefined => {
+    errors.push(`${what}: ${asCniBenchError(err).message}`);
+    return undefined;
+  };
 
 /** Global on Linux (a namespace other than the first sees it read-only), so the agent reads its own. */
 const CONNTRACK_MAX_PATH = '/proc/sys/net/netfilter/nf_conntrack_max';
@@ -104,9 +119,17 @@ export class DataplaneSampler {
   private lastRules: RulesRead | undefined;
 
   constructor(private readonly opts: DataplaneSamplerOptions) {
-    this.processes = new ProcessSampler({ ...(opts.processNames ? { names: [...opts.processNames] } : {}), ...(opts.procRoot ? { procRoot: opts.procRoot } : {}), netns: opts.hostNetns });
+    this.processes = new ProcessSampler({
+      ...(opts.processNames ? { names: [...opts.processNames] } : {}),
+      ...(opts.procRoot ? { procRoot: opts.procRoot } : {}),
+      netns: opts.hostNetns,
+    });
     this.netns = new NetnsProcView(opts.hostNetns);
-    this.cilium = new CiliumReader({ hostNetns: opts.hostNetns, ...(opts.procRoot ? { procRoot: opts.procRoot } : {}), ...(opts.ciliumBpfRoot ? { bpfRoot: opts.ciliumBpfRoot } : {}) });
+    this.cilium = new CiliumReader({
+      hostNetns: opts.hostNetns,
+      ...(opts.procRoot ? { procRoot: opts.procRoot } : {}),
+      ...(opts.ciliumBpfRoot ? { bpfRoot: opts.ciliumBpfRoot } : {}),
+    });
   }
 
   /** Ends the namespace anchor, if one was started. */
@@ -115,7 +138,12 @@ export class DataplaneSampler {
   }
 
   private async exec(file: string, args: string[], signal?: AbortSignal, okExitCodes?: number[]): Promise<string> {
-    return (await runInNetns(netnsAt(this.opts.hostNetns), 'rules-dump', file, args, { ...(signal ? { signal } : {}), ...(okExitCodes ? { okExitCodes } : {}) })).stdout;
+    return (
+      await runInNetns(netnsAt(this.opts.hostNetns), 'rules-dump', file, args, {
+        ...(signal ? { signal } : {}),
+        ...(okExitCodes ? { okExitCodes } : {}),
+      })
+    ).stdout;
   }
 
   /** Which iptables backend kube-proxy on this node uses; cached for a minute. */
@@ -135,12 +163,29 @@ export class DataplaneSampler {
    * size), then the whole ruleset unless that map is large (see
    * NFT_FULL_LIST_MAX_SERVICES); then rules are not counted and a note says so.
    */
-  private async readNft(notes: string[], signal?: AbortSignal): Promise<{ rules: number | undefined; sets: NftSetCount[]; serviceIps: number | undefined }> {
+  private async readNft(
+    notes: string[],
+    signal?: AbortSignal,
+  ): Promise<{ rules: number | undefined; sets: NftSetCount[]; serviceIps: number | undefined }> {
     // Not `nft list tables` first: nft 1.0.6 builds its whole cache for it (53 s at 30,000 Services).
-    const serviceIps = parseServiceIpsListing(await runInNetns(netnsAt(this.opts.hostNetns), 'rules-dump', 'nft', ['-j', 'list', 'map', 'ip', 'kube-proxy', 'service-ips'], { okExitCodes: [0, 1], ...(signal ? { signal } : {}) }));
+    const serviceIps = parseServiceIpsListing(
+      await runInNetns(
+        netnsAt(this.opts.hostNetns),
+        'rules-dump',
+        'nft',
+        ['-j', 'list', 'map', 'ip', 'kube-proxy', 'service-ips'],
+        { okExitCodes: [0, 1], ...(signal ? { signal } : {}) },
+      ),
+    );
     if (serviceIps !== undefined && serviceIps > NFT_FULL_LIST_MAX_SERVICES) {
-      notes.push(`nft: ruleset not listed (service-ips holds ${serviceIps} elements, more than ${NFT_FULL_LIST_MAX_SERVICES}); rules and other sets not counted`);
-      return { rules: undefined, sets: [{ family: 'ip', table: 'kube-proxy', name: 'service-ips', kind: 'map', elements: serviceIps }], serviceIps };
+      notes.push(
+        `nft: ruleset not listed (service-ips holds ${serviceIps} elements, more than ${NFT_FULL_LIST_MAX_SERVICES}); rules and other sets not counted`,
+      );
+      return {
+        rules: undefined,
+        sets: [{ family: 'ip', table: 'kube-proxy', name: 'service-ips', kind: 'map', elements: serviceIps }],
+        serviceIps,
+      };
     }
     const full = parseNftRuleset(await this.exec('nft', ['-j', 'list', 'ruleset'], signal));
     return { rules: full.rules, sets: full.sets, serviceIps: full.serviceIps };
@@ -150,15 +195,23 @@ export class DataplaneSampler {
   private async readBpf(signal?: AbortSignal): Promise<BpfMapTotals> {
     const maps = parseBpftoolMapShow(await this.exec('bpftool', ['map', 'show', '-j'], signal));
     const lb = lbServiceMap(maps);
-    const entries = lb ? parseBpftoolMapDump(await this.exec('bpftool', ['map', 'dump', 'id', String(lb.id), '-j'], signal)) : undefined;
+    const entries = lb
+      ? parseBpftoolMapDump(await this.exec('bpftool', ['map', 'dump', 'id', String(lb.id), '-j'], signal))
+      : undefined;
     return summariseBpfMaps(maps, entries);
   }
 
   /** Conntrack fill and drops of the namespace, and the maximum: file reads only. */
   private async readConntrack(out: SampleBody, fail: (what: string) => (err: unknown) => undefined): Promise<void> {
     const [stat, max] = await Promise.all([
-      this.netns.dir().then((dir) => readFile(join(dir, 'stat', 'nf_conntrack'), 'utf8')).then(parseNfConntrackStat, fail('conntrack')),
-      readFile(CONNTRACK_MAX_PATH, 'utf8').then((s) => parseSysctlNumber('net.netfilter.nf_conntrack_max', s), fail('conntrack_max')),
+      this.netns
+        .dir()
+        .then((dir) => readFile(join(dir, 'stat', 'nf_conntrack'), 'utf8'))
+        .then(parseNfConntrackStat, fail('conntrack')),
+      readFile(CONNTRACK_MAX_PATH, 'utf8').then(
+        (s) => parseSysctlNumber('net.netfilter.nf_conntrack_max', s),
+        fail('conntrack_max'),
+      ),
     ]);
     if (stat) {
       out.conntrackCount = stat.entries;
@@ -177,7 +230,12 @@ export class DataplaneSampler {
     const fail = failInto(errors);
     const places: [string, Promise<string>][] = [['pod', Promise.resolve('/proc/self/net')]];
     if (this.opts.hostNetns) places.push(['host', this.netns.dir()]);
-    const read = await Promise.all(places.map(async ([netns, dir]) => ({ netns, counters: await dir.then(readTcpCounters).catch(fail(`tcp-counters ${netns}`)) })));
+    const read = await Promise.all(
+      places.map(async ([netns, dir]) => ({
+        netns,
+        counters: await dir.then(readTcpCounters).catch(fail(`tcp-counters ${netns}`)),
+      })),
+    );
     return read.filter((r): r is NetnsTcpCounters => r.counters !== undefined);
   }
 
@@ -202,8 +260,11 @@ export class DataplaneSampler {
       fields.kubeServicesRules = ipt.kubeServicesRules;
       const busy = ipt.serviceChains.filter((c) => c.packets > 0).sort((a, b) => b.packets - a.packets);
       fields.chains = busy.slice(0, MAX_CHAIN_COUNTERS);
-      if (busy.length > MAX_CHAIN_COUNTERS) notes.push(`iptables: ${busy.length} service chains saw packets; the ${MAX_CHAIN_COUNTERS} busiest are sent`);
-      fields.iptablesTableRules = Object.fromEntries(Object.entries(ipt.tables).map(([t, v]) => [t, Object.values(v.chains).reduce((n, c) => n + c.rules, 0)]));
+      if (busy.length > MAX_CHAIN_COUNTERS)
+        notes.push(`iptables: ${busy.length} service chains saw packets; the ${MAX_CHAIN_COUNTERS} busiest are sent`);
+      fields.iptablesTableRules = Object.fromEntries(
+        Object.entries(ipt.tables).map(([t, v]) => [t, Object.values(v.chains).reduce((n, c) => n + c.rules, 0)]),
+      );
     }
     if (nft) {
       fields.nftRules = nft.rules;
@@ -225,7 +286,12 @@ export class DataplaneSampler {
     const out: SampleBody = { ...base, errors };
     const fail = failInto(errors);
     const due = opts.fresh || rulesReadDue(this.lastRules, Date.now(), this.opts.rulesCadence ?? DEFAULT_RULES_CADENCE);
-    const [rules, , procs, tcp] = await Promise.all([due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead), this.readConntrack(out, fail), this.processes.sample(), this.tcpCounters(errors)]);
+    const [rules, , procs, tcp] = await Promise.all([
+      due ? this.readRules(signal) : Promise.resolve(this.lastRules as RulesRead),
+      this.readConntrack(out, fail),
+      this.processes.sample(),
+      this.tcpCounters(errors),
+    ]);
     out.tcpCounters = tcp;
     out.loadAverage = await readLoadAverage().catch(() => 0);
     out.machineCpus = cpus().length;

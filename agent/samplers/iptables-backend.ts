@@ -31,9 +31,13 @@ export interface BackendChoice {
 
 /** `nftSave`/`legacySave`: full `iptables-nft-save` / `iptables-legacy-save` output, or undefined when that tool is missing. */
 export function chooseIptablesBackend(nftSave: string | undefined, legacySave: string | undefined): BackendChoice {
-  if (nftSave !== undefined && mangleHasCanary(nftSave)) return { backend: 'nft', reason: 'kubelet canary chain in nft mangle table' };
-  if (legacySave !== undefined && mangleHasCanary(legacySave)) return { backend: 'legacy', reason: 'kubelet canary chain in legacy mangle table' };
+  if (nftSave !== undefined && mangleHasCanary(nftSave))
+    return { backend: 'nft', reason: 'kubelet canary chain in nft mangle table' };
+  if (legacySave !== undefined && mangleHasCanary(legacySave))
+    return { backend: 'legacy', reason: 'kubelet canary chain in legacy mangle table' };
   const nft = nftSave === undefined ? -1 : ruleLines(nftSave);
   const legacy = legacySave === undefined ? -1 : ruleLines(legacySave);
-  return legacy > nft ? { backend: 'legacy', reason: `rules legacy ${legacy} > nft ${nft}` } : { backend: 'nft', reason: `rules nft ${nft} >= legacy ${legacy}` };
+  return legacy > nft
+    ? { backend: 'legacy', reason: `rules legacy ${legacy} > nft ${nft}` }
+    : { backend: 'nft', reason: `rules nft ${nft} >= legacy ${legacy}` };
 }

@@ -32,7 +32,8 @@ export function parseIptablesSave(text: string): IptablesSummary {
   lines.forEach((raw, i) => {
     const line = raw.trim();
     if (!line || line.startsWith('#')) return;
-    const fail = (why: string) => parseError('iptables-save', text, `line ${i + 1}: ${why}: ${JSON.stringify(line.slice(0, 120))}`);
+    const fail = (why: string) =>
+      parseError('iptables-save', text, `line ${i + 1}: ${why}: ${JSON.stringify(line.slice(0, 120))}`);
     if (line.startsWith('*')) {
       if (table) throw fail('table opened before COMMIT');
       table = line.slice(1);

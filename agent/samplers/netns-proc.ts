@@ -11,7 +11,7 @@ import { readlink, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { netnsArgv } from '../../core/netns.js';
-import { spawnLongRunning, type LongRunning } from '../../core/process.js';
+import { type LongRunning, spawnLongRunning } from '../../core/process.js';
 
 /** How long an anchor may take to be inside its namespace. */
 const ANCHOR_READY_MS = 5000;
@@ -33,7 +33,10 @@ export class NetnsProcView {
     const direct = procNetWithoutAnchor(this.netnsPath);
     if (direct) return direct;
     if (!this.anchor) {
-      const proc = spawnLongRunning(...netnsArgv({ path: this.netnsPath }, 'cat', []), { tool: 'nsenter', stdin: 'pipe' });
+      const proc = spawnLongRunning(...netnsArgv({ path: this.netnsPath }, 'cat', []), {
+        tool: 'nsenter',
+        stdin: 'pipe',
+      });
       const anchor = { proc, ready: this.entered(proc) };
       this.anchor = anchor;
       void proc.exited.then(() => {
@@ -54,7 +57,11 @@ export class NetnsProcView {
       await sleep(5);
     }
     const ended = await Promise.race([proc.exited, sleep(10).then(() => undefined)]);
-    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `nsenter: could not enter ${this.netnsPath} for /proc reads${ended ? `: ${ended.stderr.trim() || `exit ${ended.exitCode}`}` : ''}`, { details: { tool: 'nsenter' } });
+    throw new CniBenchError(
+      ErrorCodes.TOOL_FAILED,
+      `nsenter: could not enter ${this.netnsPath} for /proc reads${ended ? `: ${ended.stderr.trim() || `exit ${ended.exitCode}`}` : ''}`,
+      { details: { tool: 'nsenter' } },
+    );
   }
 
   async close(): Promise<void> {

@@ -60,10 +60,18 @@ export function parseNftRuleset(stdout: string): NftSummary {
       case 'set':
       case 'map': {
         const elem = b?.elem;
-        if (elem !== undefined && !Array.isArray(elem)) throw parseError('nft', stdout, `item ${i} (${kind}) has a non-array "elem"`);
-        const s: NftSetCount = { family: str('family'), table: str('table'), name: str('name'), kind, elements: elem?.length ?? 0 };
+        if (elem !== undefined && !Array.isArray(elem))
+          throw parseError('nft', stdout, `item ${i} (${kind}) has a non-array "elem"`);
+        const s: NftSetCount = {
+          family: str('family'),
+          table: str('table'),
+          name: str('name'),
+          kind,
+          elements: elem?.length ?? 0,
+        };
         out.sets.push(s);
-        if (kind === 'map' && s.family === 'ip' && s.table === 'kube-proxy' && s.name === 'service-ips') out.serviceIps = s.elements;
+        if (kind === 'map' && s.family === 'ip' && s.table === 'kube-proxy' && s.name === 'service-ips')
+          out.serviceIps = s.elements;
         return;
       }
       default:
@@ -86,6 +94,7 @@ export function parseServiceIpsListing(r: { exitCode: number; stdout: string; st
     throw parseError('nft', r.stderr || r.stdout, `list map service-ips exited with ${r.exitCode}`);
   }
   const n = parseNftRuleset(r.stdout).serviceIps;
-  if (n === undefined) throw parseError('nft', r.stdout, 'listing of map ip kube-proxy service-ips does not contain that map');
+  if (n === undefined)
+    throw parseError('nft', r.stdout, 'listing of map ip kube-proxy service-ips does not contain that map');
   return n;
 }

@@ -12,7 +12,8 @@ export function parseListeningPorts(text: string): Set<number> {
   for (const line of lines.slice(1)) {
     const f = line.trim().split(/\s+/);
     const local = /^[0-9A-F]+:([0-9A-F]{4})$/i.exec(f[1] ?? '');
-    if (!local || !/^[0-9A-F]{2}$/i.test(f[3] ?? '')) throw parseError('/proc/net/tcp', text, `bad line ${JSON.stringify(line.slice(0, 80))}`);
+    if (!local || !/^[0-9A-F]{2}$/i.test(f[3] ?? ''))
+      throw parseError('/proc/net/tcp', text, `bad line ${JSON.stringify(line.slice(0, 80))}`);
     if ((f[3] ?? '').toUpperCase() === '0A') ports.add(parseInt(local[1] ?? '', 16));
   }
   return ports;

@@ -3,7 +3,7 @@
  * `status` and `uptime`, and the CPU rate between two `stat` snapshots. They
  * read text only, so they are tested on captures in test/fixtures/proc/.
  */
-import { parseError, validationError, type FieldIssue } from '../../core/errors.js';
+import { type FieldIssue, parseError, validationError } from '../../core/errors.js';
 
 export interface ProcStat {
   pid: number;
@@ -39,13 +39,18 @@ export function parseProcStat(text: string): ProcStat {
   const pidText = line.slice(0, open);
   if (!/^\d+$/.test(pidText)) throw parseError(STAT, text, 'pid is not a whole number');
   // rest[0] is field 3 (state), so field n of proc(5) is rest[n - 3].
-  const rest = line.slice(close + 1).trim().split(/\s+/);
-  if (rest.length + 2 < MIN_STAT_FIELDS) throw parseError(STAT, text, `${rest.length + 2} fields, expected at least ${MIN_STAT_FIELDS} (truncated?)`);
+  const rest = line
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
+  if (rest.length + 2 < MIN_STAT_FIELDS)
+    throw parseError(STAT, text, `${rest.length + 2} fields, expected at least ${MIN_STAT_FIELDS} (truncated?)`);
   const state = rest[0] ?? '';
   if (!/^[A-Za-z]$/.test(state)) throw parseError(STAT, text, `state ${JSON.stringify(state)} is not one letter`);
   const field = (n: number, name: string): number => {
     const v = rest[n - 3] ?? '';
-    if (!/^\d+$/.test(v)) throw parseError(STAT, text, `${name} (field ${n}) ${JSON.stringify(v)} is not a whole number`);
+    if (!/^\d+$/.test(v))
+      throw parseError(STAT, text, `${name} (field ${n}) ${JSON.stringify(v)} is not a whole number`);
     return Number(v);
   };
   return {
@@ -83,7 +88,8 @@ export function parseProcStatus(text: string): ProcStatus {
   } else {
     const zombie = (fields.get('State') ?? '').startsWith('Z');
     const kernelThread = !fields.has('VmSize');
-    if (!zombie && !kernelThread) throw parseError(STATUS, text, 'no VmRSS line, yet neither a zombie nor a kernel thread');
+    if (!zombie && !kernelThread)
+      throw parseError(STATUS, text, 'no VmRSS line, yet neither a zombie nor a kernel thread');
   }
   return { name, vmRssBytes, threads: Number(threadsText) };
 }
@@ -104,7 +110,10 @@ export function cpuMillicores(prev: ProcStat, cur: ProcStat, elapsedMs: number, 
   const issues: FieldIssue[] = [];
   if (prev.pid !== cur.pid) issues.push({ path: 'cur.pid', message: `pid ${cur.pid} differs from ${prev.pid}` });
   else if (prev.startTimeTicks !== cur.startTimeTicks) {
-    issues.push({ path: 'cur.startTimeTicks', message: `pid ${cur.pid} was reused (start ${prev.startTimeTicks} → ${cur.startTimeTicks})` });
+    issues.push({
+      path: 'cur.startTimeTicks',
+      message: `pid ${cur.pid} was reused (start ${prev.startTimeTicks} → ${cur.startTimeTicks})`,
+    });
   }
   if (!(elapsedMs > 0)) issues.push({ path: 'elapsedMs', message: `must be > 0, got ${elapsedMs}` });
   if (!(ticksPerSecond > 0)) issues.push({ path: 'ticksPerSecond', message: `must be > 0, got ${ticksPerSecond}` });

@@ -12,9 +12,21 @@ import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { asCniBenchError, validationError } from '../../core/errors.js';
-import { cpuMillicores, parseProcStat, parseProcStatus, parseProcUptime, ticksToMillicores, type ProcStat } from './proc.js';
+import {
+  cpuMillicores,
+  type ProcStat,
+  parseProcStat,
+  parseProcStatus,
+  parseProcUptime,
+  ticksToMillicores,
+} from './proc.js';
 
-export const DEFAULT_PROCESS_NAMES: readonly string[] = Object.freeze(['kube-proxy', 'cilium-agent', 'calico-node', 'flanneld']);
+export const DEFAULT_PROCESS_NAMES: readonly string[] = Object.freeze([
+  'kube-proxy',
+  'cilium-agent',
+  'calico-node',
+  'flanneld',
+]);
 
 /** The kernel keeps 15 characters of a task's name (TASK_COMM_LEN 16 with the NUL). */
 const COMM_LEN = 15;
@@ -91,7 +103,15 @@ export class ProcessSampler {
     this.netnsPath = options.netns || undefined;
     this.byComm = new Map(this.names.map((n) => [n.slice(0, COMM_LEN), n]));
     if (this.byComm.size !== this.names.length) {
-      throw validationError([{ path: 'names', message: `names must differ in their first ${COMM_LEN} characters: ${this.names.join(', ')}` }], 'process sampler options');
+      throw validationError(
+        [
+          {
+            path: 'names',
+            message: `names must differ in their first ${COMM_LEN} characters: ${this.names.join(', ')}`,
+          },
+        ],
+        'process sampler options',
+      );
     }
   }
 
@@ -100,7 +120,10 @@ export class ProcessSampler {
     const atMs = performance.now();
     const timeMs = Date.now();
     const uptimeText = await this.read('uptime', errors);
-    const uptimeTicks = uptimeText === undefined ? undefined : this.parse('uptime', errors, () => Math.floor(parseProcUptime(uptimeText) * this.ticksPerSecond));
+    const uptimeTicks =
+      uptimeText === undefined
+        ? undefined
+        : this.parse('uptime', errors, () => Math.floor(parseProcUptime(uptimeText) * this.ticksPerSecond));
     const found = await this.find(atMs, errors);
     const prev = this.prev;
     this.prev = { atMs, uptimeTicks, stats: new Map(found.map((f) => [f.stat.pid, f.stat])) };
@@ -121,7 +144,9 @@ export class ProcessSampler {
   /** The watched processes: the known pids when none has gone and no scan is due, else a full scan. */
   private async find(atMs: number, errors: string[]): Promise<Found[]> {
     if (atMs - this.lastScanMs < this.rescanMs) {
-      const again = await mapLimit([...this.known], READ_CONCURRENCY, ([pid, comm]) => this.readProcess(pid, errors, comm));
+      const again = await mapLimit([...this.known], READ_CONCURRENCY, ([pid, comm]) =>
+        this.readProcess(pid, errors, comm),
+      );
       if (again.every((f) => f !== undefined)) return again;
     }
     let pids: string[] = [];
@@ -130,7 +155,9 @@ export class ProcessSampler {
     } catch (err) {
       errors.push(`${this.procRoot}: ${asCniBenchError(err).message}`);
     }
-    const found = (await mapLimit(pids, READ_CONCURRENCY, (pid) => this.readProcess(pid, errors))).filter((f) => f !== undefined);
+    const found = (await mapLimit(pids, READ_CONCURRENCY, (pid) => this.readProcess(pid, errors))).filter(
+      (f) => f !== undefined,
+    );
     this.known = new Map(found.map((f) => [String(f.stat.pid), f.comm]));
     this.lastScanMs = atMs;
     return found;
@@ -159,7 +186,10 @@ export class ProcessSampler {
     const comm = knownComm ?? (await this.read(join(pid, 'comm'), errors))?.replace(/\n$/, '');
     const name = comm === undefined ? undefined : this.byComm.get(comm);
     if (name === undefined || !(await this.inNetns(pid))) return undefined;
-    const [statText, statusText] = await Promise.all([this.read(join(pid, 'stat'), errors), this.read(join(pid, 'status'), errors)]);
+    const [statText, statusText] = await Promise.all([
+      this.read(join(pid, 'stat'), errors),
+      this.read(join(pid, 'status'), errors),
+    ]);
     if (statText === undefined || statusText === undefined) return undefined;
     const stat = this.parse(join(pid, 'stat'), errors, () => parseProcStat(statText));
     const status = this.parse(join(pid, 'status'), errors, () => parseProcStatus(statusText));
@@ -172,7 +202,10 @@ export class ProcessSampler {
   private async inNetns(pid: string): Promise<boolean> {
     if (!this.netnsPath) return true;
     const path = this.netnsPath;
-    this.netnsWant ??= stat(path).then((s) => `net:[${s.ino}]`, () => undefined);
+    this.netnsWant ??= stat(path).then(
+      (s) => `net:[${s.ino}]`,
+      () => undefined,
+    );
     const want = await this.netnsWant;
     if (want === undefined) return true;
     const have = await readlink(join(this.procRoot, pid, 'ns/net')).catch(() => undefined);
@@ -217,7 +250,10 @@ export interface PhaseCpu {
  * into the previous phase.
  */
 export class PhaseCpuSummary {
-  private readonly acc = new Map<string, { weighted: number; wallMs: number; samples: number; max: number | undefined; maxRss: number }>();
+  private readonly acc = new Map<
+    string,
+    { weighted: number; wallMs: number; samples: number; max: number | undefined; maxRss: number }
+  >();
 
   add(sample: ProcessSample): void {
     for (const p of sample.processes) {

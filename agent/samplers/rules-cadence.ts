@@ -26,7 +26,11 @@ export interface LastRulesRead {
 }
 
 /** True when a periodic sample at `nowMs` should read rules and maps again. */
-export function rulesReadDue(last: LastRulesRead | undefined, nowMs: number, cadence: RulesCadence = DEFAULT_RULES_CADENCE): boolean {
+export function rulesReadDue(
+  last: LastRulesRead | undefined,
+  nowMs: number,
+  cadence: RulesCadence = DEFAULT_RULES_CADENCE,
+): boolean {
   if (!last) return true;
   return nowMs - last.atMs >= Math.max(cadence.minIntervalMs, last.wallMs * cadence.costFactor);
 }

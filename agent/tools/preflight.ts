@@ -27,7 +27,12 @@ async function check(req: Requirement, pathEnv: string): Promise<RequirementChec
   try {
     // By name on the same PATH, as the drivers start it: some tools print argv[0]
     // in their version (`/usr/sbin/bpftool v7.1.0`), which the probes do not expect.
-    const r = await run(req.binary, req.probe.args, { tool: req.binary, timeoutMs: PROBE_TIMEOUT_MS, okExitCodes: [0, 1, 2], env: { PATH: pathEnv } });
+    const r = await run(req.binary, req.probe.args, {
+      tool: req.binary,
+      timeoutMs: PROBE_TIMEOUT_MS,
+      okExitCodes: [0, 1, 2],
+      env: { PATH: pathEnv },
+    });
     return { ...base, found: true, path, version: req.probe.parse(`${r.stdout}\n${r.stderr}`), error: null };
   } catch (err) {
     return { ...base, found: true, path, version: null, error: asCniBenchError(err).message };
@@ -35,6 +40,9 @@ async function check(req: Requirement, pathEnv: string): Promise<RequirementChec
 }
 
 /** Every requirement checked, in the list's order. */
-export function checkRequirements(pathEnv = process.env.PATH ?? '', list: readonly Requirement[] = allRequirements): Promise<RequirementCheck[]> {
+export function checkRequirements(
+  pathEnv = process.env.PATH ?? '',
+  list: readonly Requirement[] = allRequirements,
+): Promise<RequirementCheck[]> {
   return Promise.all(list.map((req) => check(req, pathEnv)));
 }

@@ -19,5 +19,7 @@ export interface Requirement {
 }
 
 export const requirements: readonly Requirement[] = Object.freeze(
-  [...BINARIES.filter((b) => b.required), ...BINARIES.filter((b) => !b.required)].map((b) => Object.freeze({ binary: b.binary, why: b.why, required: b.required, probe: probeOf(b) })),
+  [...BINARIES.filter((b) => b.required), ...BINARIES.filter((b) => !b.required)].map((b) =>
+    Object.freeze({ binary: b.binary, why: b.why, required: b.required, probe: probeOf(b) }),
+  ),
 );

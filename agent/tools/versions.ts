@@ -4,7 +4,7 @@
  * does not look like the tool's is an error naming it.
  */
 import { parseError } from '../../core/errors.js';
-import { BINARIES, parseVersion, type BinaryFacts } from '../../core/tool-catalogue/index.js';
+import { BINARIES, type BinaryFacts, parseVersion } from '../../core/tool-catalogue/index.js';
 
 export interface VersionProbe {
   /** The name discovery reports the version under: the binary's (tools sharing a binary share it). */

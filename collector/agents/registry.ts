@@ -27,7 +27,12 @@ export interface AgentEntry {
  */
 export const SEQ_WINDOW = 1_000_000;
 
-export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; registered: [agentId: string]; attached: [agentId: string]; detached: [agentId: string] }> {
+export class AgentRegistry extends EventEmitter<{
+  lost: [agentId: string];
+  registered: [agentId: string];
+  attached: [agentId: string];
+  detached: [agentId: string];
+}> {
   private readonly agents = new Map<string, AgentEntry>();
 
   constructor(
@@ -64,19 +69,41 @@ export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; regis
   register(req: RegisterRequest, verified: boolean, now = Date.now()): AgentEntry {
     const id = req.agentName || req.nodeName;
     if (id !== req.nodeName && !id.startsWith(`${req.nodeName}-`)) {
-      throw new CniBenchError(ErrorCodes.FORBIDDEN, `agent_name: must be the node name or start with '${req.nodeName.slice(0, 64)}-'`, { details: { field: 'agent_name' } });
+      throw new CniBenchError(
+        ErrorCodes.FORBIDDEN,
+        `agent_name: must be the node name or start with '${req.nodeName.slice(0, 64)}-'`,
+        { details: { field: 'agent_name' } },
+      );
     }
     const prev = this.agents.get(id);
     if (prev && prev.info.nodeName !== req.nodeName) {
-      throw new CniBenchError(ErrorCodes.FORBIDDEN, `agent_name: '${id.slice(0, 64)}' belongs to another node`, { details: { field: 'agent_name' } });
+      throw new CniBenchError(ErrorCodes.FORBIDDEN, `agent_name: '${id.slice(0, 64)}' belongs to another node`, {
+        details: { field: 'agent_name' },
+      });
     }
     const sameInstance = prev?.info.instanceId === req.instanceId;
-    if (prev && !sameInstance && !verified && prev.connected && !prev.lost && now - prev.lastSeenMs <= this.livenessTimeoutMs) {
-      throw new CniBenchError(ErrorCodes.CONFLICT, `node_name: agent '${id.slice(0, 64)}' is connected as another instance; it must stop reporting first`, { details: { field: 'node_name' } });
+    if (
+      prev &&
+      !sameInstance &&
+      !verified &&
+      prev.connected &&
+      !prev.lost &&
+      now - prev.lastSeenMs <= this.livenessTimeoutMs
+    ) {
+      throw new CniBenchError(
+        ErrorCodes.CONFLICT,
+        `node_name: agent '${id.slice(0, 64)}' is connected as another instance; it must stop reporting first`,
+        { details: { field: 'node_name' } },
+      );
     }
     if (!prev && this.agents.size >= this.maxAgents) {
       this.expire(now);
-      if (this.agents.size >= this.maxAgents) throw new CniBenchError(ErrorCodes.CONFLICT, `node_name: the registry holds ${this.maxAgents} agents, its maximum`, { details: { field: 'node_name' } });
+      if (this.agents.size >= this.maxAgents)
+        throw new CniBenchError(
+          ErrorCodes.CONFLICT,
+          `node_name: the registry holds ${this.maxAgents} agents, its maximum`,
+          { details: { field: 'node_name' } },
+        );
     }
     const entry: AgentEntry = {
       id,
@@ -146,7 +173,8 @@ export class AgentRegistry extends EventEmitter<{ lost: [agentId: string]; regis
 
   send(id: string, m: CollectorMessage): void {
     const a = this.agents.get(id);
-    if (!a?.send) throw new CniBenchError(ErrorCodes.AGENT_LOST, `agent '${id}' is not connected`, { details: { agent: id } });
+    if (!a?.send)
+      throw new CniBenchError(ErrorCodes.AGENT_LOST, `agent '${id}' is not connected`, { details: { agent: id } });
     a.send(m);
   }
 

@@ -71,7 +71,14 @@ export class Authenticator {
   /** The principal behind a bearer token and/or a verified client certificate, asking the API server about ServiceAccount tokens. */
   async identify(bearer: string | undefined, cert: PeerCertificate | undefined): Promise<Principal> {
     const local = this.identifyLocal(bearer, cert);
-    if (local.kind !== 'anonymous' || !bearer || !this.s.tokenReview || bearer.length > 8192 || bearer.startsWith(`${NODE_TOKEN_PREFIX}.`)) return local;
+    if (
+      local.kind !== 'anonymous' ||
+      !bearer ||
+      !this.s.tokenReview ||
+      bearer.length > 8192 ||
+      bearer.startsWith(`${NODE_TOKEN_PREFIX}.`)
+    )
+      return local;
     const node = await this.s.tokenReview(bearer).catch(() => undefined);
     return node ? { kind: 'agent', node, via: 'service-account' } : local;
   }
@@ -89,7 +96,8 @@ export class Authenticator {
       const orgs = orgsOf(cert);
       const cn = typeof cert.subject.CN === 'string' ? cert.subject.CN : '';
       if (orgs.includes(OPERATOR_ORG)) return { kind: 'operator', via: 'certificate' };
-      if (orgs.includes(AGENT_ORG) && cn && cn.length <= MAX_NODE_NAME) return { kind: 'agent', node: cn, via: 'certificate' };
+      if (orgs.includes(AGENT_ORG) && cn && cn.length <= MAX_NODE_NAME)
+        return { kind: 'agent', node: cn, via: 'certificate' };
     }
     if (!this.required) return { kind: 'operator', via: 'open' };
     return { kind: 'anonymous' };
@@ -107,16 +115,34 @@ export class Authenticator {
   /** Throws unless `p` may drive runs (RunService, MonitorService, REST /v1). */
   requireOperator(p: Principal): void {
     if (p.kind === 'operator') return;
-    if (p.kind === 'agent') throw new CniBenchError(ErrorCodes.FORBIDDEN, `authorization: an agent identity (node '${p.node}') cannot use the operator API`, { details: { field: 'authorization' } });
-    throw new CniBenchError(ErrorCodes.UNAUTHENTICATED, 'authorization: an operator credential is required (Bearer token or operator certificate)', { details: { field: 'authorization' } });
+    if (p.kind === 'agent')
+      throw new CniBenchError(
+        ErrorCodes.FORBIDDEN,
+        `authorization: an agent identity (node '${p.node}') cannot use the operator API`,
+        { details: { field: 'authorization' } },
+      );
+    throw new CniBenchError(
+      ErrorCodes.UNAUTHENTICATED,
+      'authorization: an operator credential is required (Bearer token or operator certificate)',
+      { details: { field: 'authorization' } },
+    );
   }
 
   /** Throws unless `p` may speak for `node`. Without agent credentials configured anyone may (open mode; the registry's lease still applies). */
   requireNode(p: Principal, node: string): void {
     if (!this.agentsRequired && (p.kind !== 'agent' || p.via === 'open')) return;
     if (p.kind === 'agent' && p.node === node) return;
-    if (p.kind === 'agent') throw new CniBenchError(ErrorCodes.FORBIDDEN, `node_name: identity of node '${p.node}' cannot speak for node '${node.slice(0, 64)}'`, { details: { field: 'node_name' } });
-    throw new CniBenchError(ErrorCodes.UNAUTHENTICATED, 'authorization: an agent identity is required (node token, agent certificate or ServiceAccount token)', { details: { field: 'authorization' } });
+    if (p.kind === 'agent')
+      throw new CniBenchError(
+        ErrorCodes.FORBIDDEN,
+        `node_name: identity of node '${p.node}' cannot speak for node '${node.slice(0, 64)}'`,
+        { details: { field: 'node_name' } },
+      );
+    throw new CniBenchError(
+      ErrorCodes.UNAUTHENTICATED,
+      'authorization: an agent identity is required (node token, agent certificate or ServiceAccount token)',
+      { details: { field: 'authorization' } },
+    );
   }
 }
 

@@ -17,25 +17,42 @@ const CACHE_MS = 60_000;
 const CACHE_MAX = 10_000;
 
 /** What a TokenReview status says about an agent token: its node, or why not. */
-export function nodeOfReview(status: { authenticated?: boolean; audiences?: string[]; user?: { username?: string; extra?: Record<string, string[]> } } | undefined, serviceAccount: string): { node?: string; why?: string } {
+export function nodeOfReview(
+  status:
+    | { authenticated?: boolean; audiences?: string[]; user?: { username?: string; extra?: Record<string, string[]> } }
+    | undefined,
+  serviceAccount: string,
+): { node?: string; why?: string } {
   if (!status?.authenticated) return { why: 'not authenticated' };
-  if (status.audiences && !status.audiences.includes(AGENT_TOKEN_AUDIENCE)) return { why: `audience is not ${AGENT_TOKEN_AUDIENCE}` };
+  if (status.audiences && !status.audiences.includes(AGENT_TOKEN_AUDIENCE))
+    return { why: `audience is not ${AGENT_TOKEN_AUDIENCE}` };
   const [ns, name] = serviceAccount.split('/');
-  if (serviceAccount && status.user?.username !== `system:serviceaccount:${ns}:${name}`) return { why: `not the agents' ServiceAccount (${status.user?.username ?? 'none'})` };
+  if (serviceAccount && status.user?.username !== `system:serviceaccount:${ns}:${name}`)
+    return { why: `not the agents' ServiceAccount (${status.user?.username ?? 'none'})` };
   const node = status.user?.extra?.[NODE_NAME_EXTRA]?.[0];
   if (!node) return { why: 'the token is not bound to a pod on a node' };
   return { node };
 }
 
 /** A reviewer with a short positive cache (keyed by the token's hash), so reconnects do not each cost an API call. */
-export function tokenReviewer(kc: KubeConfig, serviceAccount: string, onRefusal?: (why: string) => void): TokenReviewer {
+export function tokenReviewer(
+  kc: KubeConfig,
+  serviceAccount: string,
+  onRefusal?: (why: string) => void,
+): TokenReviewer {
   const api = kc.makeApiClient(AuthenticationV1Api);
   const cache = new Map<string, { node: string; until: number }>();
   return async (token) => {
     const key = createHash('sha256').update(token).digest('hex');
     const hit = cache.get(key);
     if (hit && hit.until > Date.now()) return hit.node;
-    const review = await api.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: [AGENT_TOKEN_AUDIENCE] } } });
+    const review = await api.createTokenReview({
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token, audiences: [AGENT_TOKEN_AUDIENCE] },
+      },
+    });
     const { node, why } = nodeOfReview(review.status, serviceAccount);
     if (!node) {
       onRefusal?.(why ?? 'refused');

@@ -39,7 +39,11 @@ export function checkRegistration(r: RegisterRequest): void {
     text('agent_name', r.agentName, AGENT_LIMITS.nodeName);
     if (!NODE_NAME.test(r.agentName)) refuse('agent_name', 'must be a lowercase DNS subdomain (a-z, 0-9, - and .)');
   }
-  for (const f of ['podName', 'podIp', 'hostIp', 'kernel', 'agentVersion', 'instanceId'] as const) text(f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), r[f]);
+  for (const f of ['podName', 'podIp', 'hostIp', 'kernel', 'agentVersion', 'instanceId'] as const)
+    text(
+      f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+      r[f],
+    );
   if (r.tools.length > AGENT_LIMITS.tools) refuse('tools', `more than ${AGENT_LIMITS.tools} entries`);
   r.tools.forEach((t, i) => {
     text(`tools[${i}].name`, t.name, 64);
@@ -63,7 +67,8 @@ export function checkAgentMessage(m: AgentMessage): void {
     case 'hello':
       text('hello.agent_id', b.value.agentId, AGENT_LIMITS.nodeName);
       text('hello.instance_id', b.value.instanceId);
-      if (b.value.activeRunIds.length > AGENT_LIMITS.activeRunIds) refuse('hello.active_run_ids', `more than ${AGENT_LIMITS.activeRunIds} entries`);
+      if (b.value.activeRunIds.length > AGENT_LIMITS.activeRunIds)
+        refuse('hello.active_run_ids', `more than ${AGENT_LIMITS.activeRunIds} entries`);
       return;
     case 'result':
       text('result.job_id', b.value.jobId, AGENT_LIMITS.id);
@@ -78,8 +83,10 @@ export function checkAgentMessage(m: AgentMessage): void {
     case 'sample':
       text('sample.run_id', b.value.runId, AGENT_LIMITS.id);
       text('sample.sampling_job_id', b.value.samplingJobId, AGENT_LIMITS.id);
-      if (b.value.chains.length > AGENT_LIMITS.sampleChains) refuse('sample.chains', `more than ${AGENT_LIMITS.sampleChains} entries`);
-      if (b.value.errors.length > AGENT_LIMITS.sampleErrors) refuse('sample.errors', `more than ${AGENT_LIMITS.sampleErrors} entries`);
+      if (b.value.chains.length > AGENT_LIMITS.sampleChains)
+        refuse('sample.chains', `more than ${AGENT_LIMITS.sampleChains} entries`);
+      if (b.value.errors.length > AGENT_LIMITS.sampleErrors)
+        refuse('sample.errors', `more than ${AGENT_LIMITS.sampleErrors} entries`);
       return;
     default:
       return;

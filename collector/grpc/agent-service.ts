@@ -6,15 +6,15 @@
  * (sequence window, job and run ownership) and stored before it is
  * acknowledged, so an agent only forgets what the collector has kept.
  */
-import type { Server, ServerDuplexStream, sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Server, ServerDuplexStream, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import {
   AgentMessage,
   AgentServiceService,
-  RegisterRequest,
   type CollectorMessage,
   type MonitorReport,
+  RegisterRequest,
   type RegisterResponse,
 } from '../../gen/cnibench/v1/agent.js';
 import type { AgentRegistry } from '../agents/registry.js';
@@ -58,8 +58,14 @@ const undecodable = (m: unknown): m is Undecodable => typeof m === 'object' && m
 function tolerantService(): typeof AgentServiceService {
   return {
     ...AgentServiceService,
-    register: { ...AgentServiceService.register, requestDeserialize: decodeOr(RegisterRequest.decode) as (b: Buffer) => RegisterRequest },
-    session: { ...AgentServiceService.session, requestDeserialize: decodeOr(AgentMessage.decode) as (b: Buffer) => AgentMessage },
+    register: {
+      ...AgentServiceService.register,
+      requestDeserialize: decodeOr(RegisterRequest.decode) as (b: Buffer) => RegisterRequest,
+    },
+    session: {
+      ...AgentServiceService.session,
+      requestDeserialize: decodeOr(AgentMessage.decode) as (b: Buffer) => AgentMessage,
+    },
   };
 }
 
@@ -70,24 +76,43 @@ export class AgentServiceImpl {
 
   addToServer(server: Server): void {
     server.addService(tolerantService(), {
-      register: (call: ServerUnaryCall<RegisterRequest, RegisterResponse>, cb: sendUnaryData<RegisterResponse>) => this.register(call, cb),
+      register: (call: ServerUnaryCall<RegisterRequest, RegisterResponse>, cb: sendUnaryData<RegisterResponse>) =>
+        this.register(call, cb),
       session: (call: ServerDuplexStream<AgentMessage, CollectorMessage>) => this.session(call),
     });
   }
 
-  private register(call: ServerUnaryCall<RegisterRequest, RegisterResponse>, cb: sendUnaryData<RegisterResponse>): void {
+  private register(
+    call: ServerUnaryCall<RegisterRequest, RegisterResponse>,
+    cb: sendUnaryData<RegisterResponse>,
+  ): void {
     const req = call.request;
     principalOf(this.deps.auth, call)
       .then((p) => {
-        if (undecodable(req)) throw new CniBenchError(ErrorCodes.VALIDATION, `register: cannot decode the request (${req.undecodable})`, { details: { field: 'register' } });
+        if (undecodable(req))
+          throw new CniBenchError(ErrorCodes.VALIDATION, `register: cannot decode the request (${req.undecodable})`, {
+            details: { field: 'register' },
+          });
         checkRegistration(req);
         this.deps.auth.requireNode(p, req.nodeName);
         const entry = this.deps.registry.register(req, verified(p));
-        this.deps.log.info('agent registered', { agent: entry.id, podIp: req.podIp, instance: req.instanceId, identity: p.kind === 'agent' ? p.via : p.kind });
-        cb(null, { agentId: entry.id, heartbeatIntervalMs: this.deps.heartbeatIntervalMs, lastAckedSeq: entry.lastSeq });
+        this.deps.log.info('agent registered', {
+          agent: entry.id,
+          podIp: req.podIp,
+          instance: req.instanceId,
+          identity: p.kind === 'agent' ? p.via : p.kind,
+        });
+        cb(null, {
+          agentId: entry.id,
+          heartbeatIntervalMs: this.deps.heartbeatIntervalMs,
+          lastAckedSeq: entry.lastSeq,
+        });
       })
       .catch((err: unknown) => {
-        this.deps.log.warn('registration refused', { node: String(req.nodeName ?? '').slice(0, 64), error: (err as Error).message.slice(0, 300) });
+        this.deps.log.warn('registration refused', {
+          node: String(req.nodeName ?? '').slice(0, 64),
+          error: (err as Error).message.slice(0, 300),
+        });
         cb(toServiceError(err));
       });
   }
@@ -110,34 +135,60 @@ export class AgentServiceImpl {
     };
     const hello = async (h: { agentId: string; instanceId: string; activeRunIds: string[] }): Promise<void> => {
       const entry = registry.get(h.agentId);
-      if (!entry) throw new CniBenchError(ErrorCodes.NOT_FOUND, `agent_id: '${h.agentId.slice(0, 64)}' has not registered`, { details: { field: 'agent_id' } });
+      if (!entry)
+        throw new CniBenchError(ErrorCodes.NOT_FOUND, `agent_id: '${h.agentId.slice(0, 64)}' has not registered`, {
+          details: { field: 'agent_id' },
+        });
       auth.requireNode(await principal, entry.info.nodeName);
       if (entry.info.instanceId !== h.instanceId) {
-        throw new CniBenchError(ErrorCodes.FORBIDDEN, `instance_id: not the instance that registered agent '${h.agentId.slice(0, 64)}'; register again`, { details: { field: 'instance_id' } });
+        throw new CniBenchError(
+          ErrorCodes.FORBIDDEN,
+          `instance_id: not the instance that registered agent '${h.agentId.slice(0, 64)}'; register again`,
+          { details: { field: 'instance_id' } },
+        );
       }
       agentId = h.agentId;
       registry.attach(agentId, send);
       for (const runId of h.activeRunIds.slice(0, 64)) {
-        if (!this.deps.isRunActive(runId)) send({ body: { $case: 'job', value: { jobId: `cancel-${runId}`, runId, kind: { $case: 'cancel', value: { jobId: '', runId } } } } });
+        if (!this.deps.isRunActive(runId))
+          send({
+            body: {
+              $case: 'job',
+              value: { jobId: `cancel-${runId}`, runId, kind: { $case: 'cancel', value: { jobId: '', runId } } },
+            },
+          });
       }
     };
     const handle = async (msg: AgentMessage): Promise<void> => {
-      if (undecodable(msg)) throw new CniBenchError(ErrorCodes.VALIDATION, `message: cannot decode (${msg.undecodable})`, { details: { field: 'message' } });
+      if (undecodable(msg))
+        throw new CniBenchError(ErrorCodes.VALIDATION, `message: cannot decode (${msg.undecodable})`, {
+          details: { field: 'message' },
+        });
       const body = msg.body;
       if (!body || closed) return;
       checkAgentMessage(msg);
       if (body.$case === 'hello') {
-        if (agentId) throw new CniBenchError(ErrorCodes.VALIDATION, 'hello: sent twice on one session', { details: { field: 'hello' } });
+        if (agentId)
+          throw new CniBenchError(ErrorCodes.VALIDATION, 'hello: sent twice on one session', {
+            details: { field: 'hello' },
+          });
         await hello(body.value);
         return;
       }
-      if (!agentId) throw new CniBenchError(ErrorCodes.VALIDATION, 'hello: must be the first message of a session', { details: { field: 'hello' } });
+      if (!agentId)
+        throw new CniBenchError(ErrorCodes.VALIDATION, 'hello: must be the first message of a session', {
+          details: { field: 'hello' },
+        });
       registry.touch(agentId, body.$case === 'heartbeat' ? body.value : undefined);
       if (msg.seq === 0) return;
       const verdict = registry.accept(agentId, msg.seq);
       if (verdict === 'out-of-window') {
         metrics.agentMessage(body.$case, 'out-of-window');
-        log.warn('sequence number out of window, not stored', { agent: agentId, seq: msg.seq, last: registry.lastSeq(agentId) });
+        log.warn('sequence number out of window, not stored', {
+          agent: agentId,
+          seq: msg.seq,
+          last: registry.lastSeq(agentId),
+        });
         return;
       }
       if (verdict === 'new') {
@@ -153,14 +204,23 @@ export class AgentServiceImpl {
           throw new CniBenchError(ErrorCodes.INTERNAL, 'store: cannot keep the message; resend it', { cause: err });
         }
         metrics.agentMessage(body.$case, stored ? 'stored' : 'refused');
-        if (!stored) log.debug('message refused: not this agent\u2019s job or run', { agent: agentId, seq: msg.seq, type: body.$case });
+        if (!stored)
+          log.debug('message refused: not this agent\u2019s job or run', {
+            agent: agentId,
+            seq: msg.seq,
+            type: body.$case,
+          });
       } else metrics.agentMessage(body.$case, 'duplicate');
       send({ body: { $case: 'ack', value: { seq: registry.lastSeq(agentId) } } });
     };
     // One message at a time, in order (identity may need the API server first).
     let chain = Promise.resolve();
     call.on('data', (msg: AgentMessage) => {
-      chain = chain.then(() => handle(msg)).catch((err: unknown) => refuse(err instanceof CniBenchError ? err : new CniBenchError(ErrorCodes.INTERNAL, (err as Error).message)));
+      chain = chain
+        .then(() => handle(msg))
+        .catch((err: unknown) =>
+          refuse(err instanceof CniBenchError ? err : new CniBenchError(ErrorCodes.INTERNAL, (err as Error).message)),
+        );
     });
     const close = (): void => {
       closed = true;

@@ -4,9 +4,9 @@
  * operator check wraps every RunService and MonitorService handler here, so
  * the two operator APIs cannot drift apart.
  */
-import { Metadata, type sendUnaryData, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, type ServerUnaryCall, type ServiceError, type sendUnaryData } from '@grpc/grpc-js';
 import { toWireStatus } from '../../core/errors.js';
-import { bearerOf, type Authenticator, type Principal } from '../auth/principal.js';
+import { type Authenticator, bearerOf, type Principal } from '../auth/principal.js';
 
 interface AuthCall {
   metadata: Metadata;
@@ -15,7 +15,7 @@ interface AuthCall {
 
 export function principalOf(auth: Authenticator, call: AuthCall): Promise<Principal> {
   const header = call.metadata.get('authorization')[0];
-  let cert;
+  let cert: import('node:tls').PeerCertificate | undefined;
   try {
     cert = call.getAuthContext?.()?.sslPeerCertificate;
   } catch {

@@ -4,7 +4,7 @@
  * collector adds it to its server.
  */
 import type { Server } from '@grpc/grpc-js';
-import { MonitorServiceService, type GetMonitorRequest, type MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
+import { type GetMonitorRequest, MonitorServiceService, type MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import type { Authenticator } from '../auth/principal.js';
 import { operatorUnary } from './call-auth.js';
 

@@ -3,10 +3,10 @@
  * protobuf messages, for operators only (call-auth.ts). Errors map through toWireStatus.
  */
 import type { Server } from '@grpc/grpc-js';
+import { type Run, RunServiceService } from '../../gen/cnibench/v1/run.js';
 import type { Authenticator } from '../auth/principal.js';
-import { operatorUnary } from './call-auth.js';
-import { RunServiceService, type Run } from '../../gen/cnibench/v1/run.js';
 import type { RunsApi, RunView } from '../runs/runs-api.js';
+import { operatorUnary } from './call-auth.js';
 
 export function toRunMessage(r: RunView): Run {
   return {
@@ -17,7 +17,14 @@ export function toRunMessage(r: RunView): Run {
     startedMs: r.startedMs,
     endedMs: r.endedMs,
     scenarioJson: JSON.stringify(r.scenario),
-    phases: r.phases.map((p) => ({ index: p.index, name: p.name, state: p.state, error: p.error, startedMs: p.startedMs, endedMs: p.endedMs })),
+    phases: r.phases.map((p) => ({
+      index: p.index,
+      name: p.name,
+      state: p.state,
+      error: p.error,
+      startedMs: p.startedMs,
+      endedMs: p.endedMs,
+    })),
   };
 }
 

@@ -5,7 +5,7 @@
  * too. Files are read here so a bad mount fails start-up naming the field.
  */
 import { ServerCredentials } from '@grpc/grpc-js';
-import { readConfigFile, type CollectorConfig } from '../config.js';
+import { type CollectorConfig, readConfigFile } from '../config.js';
 
 export type ServerTlsMode = 'insecure' | 'tls' | 'mtls';
 
@@ -14,10 +14,15 @@ export interface ServerTransport {
   mode: ServerTlsMode;
 }
 
-export function serverCredentials(config: Pick<CollectorConfig, 'tlsCertFile' | 'tlsKeyFile' | 'tlsCaFile'>): ServerTransport {
+export function serverCredentials(
+  config: Pick<CollectorConfig, 'tlsCertFile' | 'tlsKeyFile' | 'tlsCaFile'>,
+): ServerTransport {
   if (!config.tlsCertFile) return { credentials: ServerCredentials.createInsecure(), mode: 'insecure' };
   const cert_chain = readConfigFile('tlsCertFile', config.tlsCertFile);
   const private_key = readConfigFile('tlsKeyFile', config.tlsKeyFile);
   const ca = config.tlsCaFile ? readConfigFile('tlsCaFile', config.tlsCaFile) : null;
-  return { credentials: ServerCredentials.createSsl(ca, [{ cert_chain, private_key }], ca !== null), mode: ca ? 'mtls' : 'tls' };
+  return {
+    credentials: ServerCredentials.createSsl(ca, [{ cert_chain, private_key }], ca !== null),
+    mode: ca ? 'mtls' : 'tls',
+  };
 }

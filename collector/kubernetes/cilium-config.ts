@@ -5,11 +5,11 @@
  * when the operator allowed it, raises the value and puts the old one back at
  * the end. No cilium-config ConfigMap means no Cilium: nothing to check.
  */
-import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
+import { type CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { lbMapPreflight, type LbMapPreflight } from '../runs/cilium-preflight.js';
-import { statusOf, type Pacer } from './pacer.js';
+import { type LbMapPreflight, lbMapPreflight } from '../runs/cilium-preflight.js';
+import { type Pacer, statusOf } from './pacer.js';
 
 const NAME = 'cilium-config';
 const KEY = 'bpf-lb-map-max';
@@ -32,11 +32,19 @@ export class CiliumConfig {
       return cm.data ?? {};
     } catch (err) {
       if (statusOf(err).status === 404) return undefined;
-      throw new CniBenchError(ErrorCodes.KUBERNETES, `read configmap ${this.namespace}/${NAME}: ${statusOf(err).status ?? (err as Error).message}`, { cause: err });
+      throw new CniBenchError(
+        ErrorCodes.KUBERNETES,
+        `read configmap ${this.namespace}/${NAME}: ${statusOf(err).status ?? (err as Error).message}`,
+        { cause: err },
+      );
     }
   }
 
-  async ensureFits(services: number, endpointsPerService: number, allowChange: boolean): Promise<LbMapPreflight | undefined> {
+  async ensureFits(
+    services: number,
+    endpointsPerService: number,
+    allowChange: boolean,
+  ): Promise<LbMapPreflight | undefined> {
     const data = await this.read();
     if (!data) return undefined;
     const check = lbMapPreflight(services, endpointsPerService, data);
@@ -51,7 +59,10 @@ export class CiliumConfig {
     const suggested = /"bpf-lb-map-max":"(\d+)"/.exec(check.fix)?.[1] ?? String(check.needed);
     this.original = data[KEY] ?? '';
     await this.patch(suggested);
-    this.log.warn('raised cilium bpf-lb-map-max for the sweep (cilium agents must restart to apply it)', { from: this.original || '(unset)', to: suggested });
+    this.log.warn('raised cilium bpf-lb-map-max for the sweep (cilium agents must restart to apply it)', {
+      from: this.original || '(unset)',
+      to: suggested,
+    });
     return check;
   }
 
@@ -69,7 +80,10 @@ export class CiliumConfig {
 
   private async patch(value: string | null): Promise<void> {
     await this.pacer.run(`patch configmap ${this.namespace}/${NAME}`, () =>
-      this.core.patchNamespacedConfigMap({ name: NAME, namespace: this.namespace, body: { data: { [KEY]: value } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      this.core.patchNamespacedConfigMap(
+        { name: NAME, namespace: this.namespace, body: { data: { [KEY]: value } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
     );
   }
 }

@@ -28,34 +28,55 @@ export interface CiliumMode {
 
 const TUNNELS = new Set(['vxlan', 'geneve']);
 
-function routing(data: Readonly<Record<string, string>>, where: string, notes: string[]): { mode: string; evidence: string } {
+function routing(
+  data: Readonly<Record<string, string>>,
+  where: string,
+  notes: string[],
+): { mode: string; evidence: string } {
   const rm = data['routing-mode'];
   const legacy = data.tunnel;
   if (rm === 'native') return { mode: 'native routing', evidence: `${where} routing-mode=native` };
   if (rm === 'tunnel') {
     const proto = data['tunnel-protocol'];
-    if (proto !== undefined && !TUNNELS.has(proto)) notes.push(`${where}: tunnel-protocol '${proto}' is neither vxlan nor geneve`);
-    return { mode: `${proto || 'vxlan'} tunnel`, evidence: `${where} routing-mode=tunnel, tunnel-protocol=${proto ?? "unset (Cilium's default vxlan)"}` };
+    if (proto !== undefined && !TUNNELS.has(proto))
+      notes.push(`${where}: tunnel-protocol '${proto}' is neither vxlan nor geneve`);
+    return {
+      mode: `${proto || 'vxlan'} tunnel`,
+      evidence: `${where} routing-mode=tunnel, tunnel-protocol=${proto ?? "unset (Cilium's default vxlan)"}`,
+    };
   }
   if (rm !== undefined) {
     notes.push(`${where}: routing-mode '${rm}' is not one Cilium documents (native, tunnel)`);
     return { mode: rm, evidence: `${where} routing-mode=${rm}` };
   }
-  if (legacy === 'disabled') return { mode: 'native routing', evidence: `${where} tunnel=disabled (Cilium 1.13 and older)` };
+  if (legacy === 'disabled')
+    return { mode: 'native routing', evidence: `${where} tunnel=disabled (Cilium 1.13 and older)` };
   if (legacy !== undefined) {
     if (!TUNNELS.has(legacy)) notes.push(`${where}: tunnel '${legacy}' is not one of vxlan, geneve, disabled`);
     return { mode: `${legacy} tunnel`, evidence: `${where} tunnel=${legacy} (Cilium 1.13 and older)` };
   }
-  return { mode: 'vxlan tunnel', evidence: `${where}: neither routing-mode nor tunnel set (Cilium's default: tunnel, vxlan)` };
+  return {
+    mode: 'vxlan tunnel',
+    evidence: `${where}: neither routing-mode nor tunnel set (Cilium's default: tunnel, vxlan)`,
+  };
 }
 
-function replacement(data: Readonly<Record<string, string>>, where: string, notes: string[]): { replaces: boolean; evidence: string } {
+function replacement(
+  data: Readonly<Record<string, string>>,
+  where: string,
+  notes: string[],
+): { replaces: boolean; evidence: string } {
   const kpr = data['kube-proxy-replacement'];
-  if (kpr === undefined) return { replaces: false, evidence: `${where}: kube-proxy-replacement unset (Cilium's default false)` };
+  if (kpr === undefined)
+    return { replaces: false, evidence: `${where}: kube-proxy-replacement unset (Cilium's default false)` };
   const evidence = `${where} kube-proxy-replacement=${kpr}`;
   if (kpr === 'true' || kpr === 'strict') return { replaces: true, evidence };
-  if (kpr === 'partial' || kpr === 'probe') notes.push(`${where}: kube-proxy-replacement=${kpr} replaces only part of kube-proxy; kube-proxy may still program Services`);
-  else if (kpr !== 'false' && kpr !== 'disabled') notes.push(`${where}: kube-proxy-replacement '${kpr}' is not a value Cilium documents`);
+  if (kpr === 'partial' || kpr === 'probe')
+    notes.push(
+      `${where}: kube-proxy-replacement=${kpr} replaces only part of kube-proxy; kube-proxy may still program Services`,
+    );
+  else if (kpr !== 'false' && kpr !== 'disabled')
+    notes.push(`${where}: kube-proxy-replacement '${kpr}' is not a value Cilium documents`);
   return { replaces: false, evidence };
 }
 
@@ -64,7 +85,10 @@ export function ciliumModeOf(data: Readonly<Record<string, string>>, where: stri
   const notes: string[] = [];
   const r = routing(data, where, notes);
   const k = replacement(data, where, notes);
-  const encryption = [data['enable-wireguard'] === 'true' ? 'wireguard' : '', data['enable-ipsec'] === 'true' ? 'ipsec' : ''].filter(Boolean);
+  const encryption = [
+    data['enable-wireguard'] === 'true' ? 'wireguard' : '',
+    data['enable-ipsec'] === 'true' ? 'ipsec' : '',
+  ].filter(Boolean);
   const evidence = [r.evidence, k.evidence, ...encryption.map((e) => `${where} enable-${e}=true`)];
   return { cniMode: [r.mode, ...encryption].join(' + '), replacesKubeProxy: k.replaces, evidence, notes };
 }

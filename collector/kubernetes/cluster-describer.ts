@@ -7,10 +7,10 @@
  * here throws, so a cluster the collector may not fully read still gets
  * described as far as it can be.
  */
-import { CoreV1Api, VersionApi, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Node, VersionApi } from '@kubernetes/client-node';
 import { isCniBenchError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { detectCluster, type ClusterDetection, type ConfigMapRead } from './cluster-detect.js';
+import { type ClusterDetection, type ConfigMapRead, detectCluster } from './cluster-detect.js';
 import { KUBE_PROXY_CONFIGMAP } from './kube-proxy-mode.js';
 import type { Pacer } from './pacer.js';
 
@@ -67,7 +67,13 @@ export class ClusterDescriber {
       this.configMap(KUBE_PROXY_CONFIGMAP.namespace, KUBE_PROXY_CONFIGMAP.name, DESCRIPTION_GRANTS.kubeProxy),
       this.configMap(this.opts.ciliumNamespace, 'cilium-config', DESCRIPTION_GRANTS.cilium(this.opts.ciliumNamespace)),
     ]);
-    const detected = detectCluster({ version, nodes: nodes.items, kubeProxy, ciliumConfig, ciliumNamespace: this.opts.ciliumNamespace });
+    const detected = detectCluster({
+      version,
+      nodes: nodes.items,
+      kubeProxy,
+      ciliumConfig,
+      ciliumNamespace: this.opts.ciliumNamespace,
+    });
     if (nodes.failure) detected.notes.push(nodes.failure);
     this.last = detected;
     this.detectedAt = this.now();
@@ -94,7 +100,9 @@ export class ClusterDescriber {
 
   private async configMap(namespace: string, name: string, grant: string): Promise<ConfigMapRead> {
     try {
-      const cm = await this.pacer.run(`get configmap ${namespace}/${name}`, () => this.core.readNamespacedConfigMap({ name, namespace }));
+      const cm = await this.pacer.run(`get configmap ${namespace}/${name}`, () =>
+        this.core.readNamespacedConfigMap({ name, namespace }),
+      );
       return { state: 'found', data: cm.data ?? {} };
     } catch (err) {
       const status = isCniBenchError(err) ? err.details.status : undefined;

@@ -7,8 +7,8 @@
  * object and the grant, never a guess.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { isCniBenchError } from '../../core/errors.js';
 import type { ClusterDescription } from '../../core/cluster.js';
+import { isCniBenchError } from '../../core/errors.js';
 import { ciliumModeOf } from './cilium-mode.js';
 import { cniFromNodes } from './cni-annotations.js';
 import { KUBE_PROXY_CONFIGMAP, kubeProxyModeOf } from './kube-proxy-mode.js';
@@ -37,7 +37,12 @@ export type ClusterDetection = Partial<ClusterDescription> & { notes: string[]; 
 /** Pure: kernel, OS image, container runtime and node type across all nodes (mixed values listed). */
 export function nodeFacts(nodes: readonly V1Node[]): Partial<ClusterDescription> {
   const info = nodes.map((n) => n.status?.nodeInfo);
-  const types = nodes.map((n) => n.metadata?.labels?.['node.kubernetes.io/instance-type'] ?? n.metadata?.labels?.['beta.kubernetes.io/instance-type'] ?? '');
+  const types = nodes.map(
+    (n) =>
+      n.metadata?.labels?.['node.kubernetes.io/instance-type'] ??
+      n.metadata?.labels?.['beta.kubernetes.io/instance-type'] ??
+      '',
+  );
   const facts: Partial<ClusterDescription> = {
     kernel: listValues(info.map((i) => i?.kernelVersion ?? '')),
     osImage: listValues(info.map((i) => i?.osImage ?? '')),
@@ -92,7 +97,10 @@ function cni(obs: ApiObservations, out: ClusterDetection): { replacesKubeProxy: 
   out.evidence.push(...cilium.evidence);
   out.notes.push(...cilium.notes);
   const others = Object.keys(fromNodes.modes).filter((c) => c !== 'cilium');
-  if (others.length) out.notes.push(`${where} exists, and nodes carry ${others.join(', ')} annotations too: Cilium chained with another CNI, or a migration`);
+  if (others.length)
+    out.notes.push(
+      `${where} exists, and nodes carry ${others.join(', ')} annotations too: Cilium chained with another CNI, or a migration`,
+    );
   out.cni = others.length ? ['cilium', ...others].join(' + ') : 'cilium';
   out.cniMode = cilium.cniMode;
   return { replacesKubeProxy: cilium.replacesKubeProxy };
@@ -109,12 +117,18 @@ export function detectCluster(obs: ApiObservations): ClusterDetection {
   if (obs.version) out.kubernetesVersion = obs.version;
   else out.notes.push('Kubernetes version not read (GET /version failed)');
   Object.assign(out, nodeFacts(obs.nodes));
-  if (obs.nodes.length) out.evidence.push(`node.status.nodeInfo and instance-type labels of ${obs.nodes.length} node${obs.nodes.length === 1 ? '' : 's'}`);
+  if (obs.nodes.length)
+    out.evidence.push(
+      `node.status.nodeInfo and instance-type labels of ${obs.nodes.length} node${obs.nodes.length === 1 ? '' : 's'}`,
+    );
   const { replacesKubeProxy } = cni(obs, out);
   const proxy = kubeProxy(obs.kubeProxy, out);
   if (replacesKubeProxy) {
     out.kubeProxyMode = 'none (Cilium kube-proxy replacement)';
-    if (proxy) out.notes.push(`cilium-config replaces kube-proxy, yet configmap kube-system/kube-proxy sets mode ${proxy}: a leftover, or kube-proxy still programs Services`);
+    if (proxy)
+      out.notes.push(
+        `cilium-config replaces kube-proxy, yet configmap kube-system/kube-proxy sets mode ${proxy}: a leftover, or kube-proxy still programs Services`,
+      );
   } else if (proxy) {
     out.kubeProxyMode = proxy;
   }

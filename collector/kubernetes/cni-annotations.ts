@@ -102,10 +102,18 @@ export function cniFromNodes(nodes: readonly V1Node[]): CniFromNodes {
     out.evidence.push(`${cni}: node annotation ${keys} on ${nodeCount(mine.length)} of ${nodes.length}`);
   }
   const bare = nodes.filter((_, i) => signs[i]!.length === 0).map((n) => n.metadata?.name ?? '?');
-  if (bare.length) out.notes.push(`${nodeCount(bare.length)} ${bare.length === 1 ? 'carries' : 'carry'} no CNI annotation: ${bare.slice(0, 5).join(', ')}${bare.length > 5 ? ', ...' : ''}`);
-  if (found.length > 1) out.notes.push(`nodes carry the annotations of several CNIs (${found.join(', ')}): e.g. Canal (flannel networking, Calico policy) or a migration`);
+  if (bare.length)
+    out.notes.push(
+      `${nodeCount(bare.length)} ${bare.length === 1 ? 'carries' : 'carry'} no CNI annotation: ${bare.slice(0, 5).join(', ')}${bare.length > 5 ? ', ...' : ''}`,
+    );
+  if (found.length > 1)
+    out.notes.push(
+      `nodes carry the annotations of several CNIs (${found.join(', ')}): e.g. Canal (flannel networking, Calico policy) or a migration`,
+    );
   out.cni = found.join(' + ');
-  const modes = found.filter((c) => out.modes[c]).map((c) => (found.length > 1 ? `${c}: ${out.modes[c]}` : out.modes[c]!));
+  const modes = found
+    .filter((c) => out.modes[c])
+    .map((c) => (found.length > 1 ? `${c}: ${out.modes[c]}` : out.modes[c]!));
   if (modes.length) out.cniMode = modes.join('; ');
   return out;
 }

@@ -8,15 +8,22 @@
  * left is removed at start-up (one collector per cluster: its Deployment uses
  * the Recreate strategy).
  */
-import { CoreV1Api, DiscoveryV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api, type KubeConfig, VersionApi } from '@kubernetes/client-node';
+import type { ClusterDescription } from '../../core/cluster.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import type { ClusterDescription } from '../../core/cluster.js';
-import type { ExtraServicePort, ScaleStep, ServiceAddress, ServiceEndpoint, ServiceFrontend, ServiceScaler } from '../../core/service-frontend.js';
+import type {
+  ExtraServicePort,
+  ScaleStep,
+  ServiceAddress,
+  ServiceEndpoint,
+  ServiceFrontend,
+  ServiceScaler,
+} from '../../core/service-frontend.js';
 import { CiliumConfig } from './cilium-config.js';
 import type { ClusterDescriber } from './cluster-describer.js';
-import { ALL_MANAGED, dummyPair, runSelector, servicePair, type ServicePair } from './objects.js';
-import { DEFAULT_PACER, Pacer, statusOf, type PacerOptions } from './pacer.js';
+import { ALL_MANAGED, dummyPair, runSelector, type ServicePair, servicePair } from './objects.js';
+import { DEFAULT_PACER, Pacer, type PacerOptions, statusOf } from './pacer.js';
 
 export interface KubernetesFrontendOptions {
   /** The collector's own namespace (the run's fronting Services). */
@@ -61,7 +68,9 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   async init(): Promise<{ leftovers: number }> {
     const v = await this.pacer.run('GET /version', () => this.kc.makeApiClient(VersionApi).getCode());
     this.version = { kubernetesVersion: v.gitVersion };
-    const leftovers = (await this.removeBySelector(this.opts.namespace, ALL_MANAGED)) + (await this.removeBySelector(this.opts.sweepNamespace, ALL_MANAGED));
+    const leftovers =
+      (await this.removeBySelector(this.opts.namespace, ALL_MANAGED)) +
+      (await this.removeBySelector(this.opts.sweepNamespace, ALL_MANAGED));
     if (leftovers) this.opts.log.warn('removed objects an earlier collector left behind', { objects: leftovers });
     return { leftovers };
   }
@@ -80,12 +89,29 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     await this.describer?.refresh(maxAgeMs);
   }
 
-  async expose(name: string, port: number, endpoints: ServiceEndpoint[], extraPorts: readonly ExtraServicePort[] = []): Promise<ServiceAddress> {
-    const pair = servicePair(this.opts.namespace, `cni-bench-${name}`, port, endpoints, this.runId, 'frontend', extraPorts);
+  async expose(
+    name: string,
+    port: number,
+    endpoints: ServiceEndpoint[],
+    extraPorts: readonly ExtraServicePort[] = [],
+  ): Promise<ServiceAddress> {
+    const pair = servicePair(
+      this.opts.namespace,
+      `cni-bench-${name}`,
+      port,
+      endpoints,
+      this.runId,
+      'frontend',
+      extraPorts,
+    );
     const svc = await this.create(pair);
     this.own.add(pair.service.metadata?.name ?? '');
     const ip = svc.spec?.clusterIP;
-    if (!ip || ip === 'None') throw new CniBenchError(ErrorCodes.KUBERNETES, `service ${this.opts.namespace}/${pair.service.metadata?.name}: no ClusterIP allocated`);
+    if (!ip || ip === 'None')
+      throw new CniBenchError(
+        ErrorCodes.KUBERNETES,
+        `service ${this.opts.namespace}/${pair.service.metadata?.name}: no ClusterIP allocated`,
+      );
     return { ip, port };
   }
 
@@ -119,45 +145,81 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     const from = this.dummies;
     const indexes = count > from ? range(from, count) : range(count, from).reverse();
     const results = await Promise.allSettled(
-      indexes.map((i) => (count > from ? this.create(dummyPair(ns, i, endpoints, this.runId)).then(() => undefined) : this.deletePair(ns, dummyPair(ns, i, endpoints, this.runId).service.metadata?.name ?? ''))),
+      indexes.map((i) =>
+        count > from
+          ? this.create(dummyPair(ns, i, endpoints, this.runId)).then(() => undefined)
+          : this.deletePair(ns, dummyPair(ns, i, endpoints, this.runId).service.metadata?.name ?? ''),
+      ),
     );
     // What really exists now: a failed create leaves a gap, so count the objects rather than trust the arithmetic.
     const failed = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
     this.dummies = failed.length ? await this.countDummies() : count;
-    if (failed.length) throw new CniBenchError(ErrorCodes.KUBERNETES, `${failed.length} of ${indexes.length} dummy Service changes failed; first: ${(failed[0]?.reason as Error).message}`, { cause: failed[0]?.reason });
+    if (failed.length)
+      throw new CniBenchError(
+        ErrorCodes.KUBERNETES,
+        `${failed.length} of ${indexes.length} dummy Service changes failed; first: ${(failed[0]?.reason as Error | undefined)?.message}`,
+        { cause: failed[0]?.reason },
+      );
   }
 
   private async countDummies(): Promise<number> {
-    const list = await this.pacer.run('list dummy services', () => this.core.listNamespacedService({ namespace: this.opts.sweepNamespace, labelSelector: ALL_MANAGED }));
+    const list = await this.pacer.run('list dummy services', () =>
+      this.core.listNamespacedService({ namespace: this.opts.sweepNamespace, labelSelector: ALL_MANAGED }),
+    );
     return list.items.length;
   }
 
-  private async create(pair: ServicePair): Promise<NonNullable<Awaited<ReturnType<CoreV1Api['createNamespacedService']>>>> {
+  private async create(
+    pair: ServicePair,
+  ): Promise<NonNullable<Awaited<ReturnType<CoreV1Api['createNamespacedService']>>>> {
     const namespace = pair.service.metadata?.namespace ?? '';
     const name = pair.service.metadata?.name ?? '';
-    const svc = await this.pacer.run(`create service ${namespace}/${name}`, () => this.core.createNamespacedService({ namespace, body: pair.service }));
-    await this.pacer.run(`create endpointslice ${namespace}/${name}`, () => this.discovery.createNamespacedEndpointSlice({ namespace, body: pair.slice }));
+    const svc = await this.pacer.run(`create service ${namespace}/${name}`, () =>
+      this.core.createNamespacedService({ namespace, body: pair.service }),
+    );
+    await this.pacer.run(`create endpointslice ${namespace}/${name}`, () =>
+      this.discovery.createNamespacedEndpointSlice({ namespace, body: pair.slice }),
+    );
     return svc;
   }
 
   private async deletePair(namespace: string, name: string): Promise<void> {
-    await this.pacer.run(`delete service ${namespace}/${name}`, () => ignoreNotFound(this.core.deleteNamespacedService({ name, namespace })));
-    await this.pacer.run(`delete endpointslice ${namespace}/${name}`, () => ignoreNotFound(this.discovery.deleteNamespacedEndpointSlice({ name, namespace })));
+    await this.pacer.run(`delete service ${namespace}/${name}`, () =>
+      ignoreNotFound(this.core.deleteNamespacedService({ name, namespace })),
+    );
+    await this.pacer.run(`delete endpointslice ${namespace}/${name}`, () =>
+      ignoreNotFound(this.discovery.deleteNamespacedEndpointSlice({ name, namespace })),
+    );
   }
 
   /** Deletes every Service and EndpointSlice matching `selector` in `namespace`; returns how many objects went. */
   async removeBySelector(namespace: string, selector: string): Promise<number> {
-    const services = await this.pacer.run(`list services ${namespace}`, () => this.core.listNamespacedService({ namespace, labelSelector: selector }));
-    const slices = await this.pacer.run(`list endpointslices ${namespace}`, () => this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: selector }));
-    await Promise.all(services.items.map((s) => this.pacer.run(`delete service ${namespace}/${s.metadata?.name}`, () => ignoreNotFound(this.core.deleteNamespacedService({ name: s.metadata?.name ?? '', namespace })))));
-    if (slices.items.length) await this.pacer.run(`delete endpointslices ${namespace}`, () => this.discovery.deleteCollectionNamespacedEndpointSlice({ namespace, labelSelector: selector }));
+    const services = await this.pacer.run(`list services ${namespace}`, () =>
+      this.core.listNamespacedService({ namespace, labelSelector: selector }),
+    );
+    const slices = await this.pacer.run(`list endpointslices ${namespace}`, () =>
+      this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: selector }),
+    );
+    await Promise.all(
+      services.items.map((s) =>
+        this.pacer.run(`delete service ${namespace}/${s.metadata?.name}`, () =>
+          ignoreNotFound(this.core.deleteNamespacedService({ name: s.metadata?.name ?? '', namespace })),
+        ),
+      ),
+    );
+    if (slices.items.length)
+      await this.pacer.run(`delete endpointslices ${namespace}`, () =>
+        this.discovery.deleteCollectionNamespacedEndpointSlice({ namespace, labelSelector: selector }),
+      );
     return services.items.length + slices.items.length;
   }
 
   /** Removes everything of one run (the orchestrator's cleanup does the same through remove/setDummyServices). */
   async removeRun(runId: string): Promise<number> {
     const sel = runSelector(runId);
-    const n = (await this.removeBySelector(this.opts.namespace, sel)) + (await this.removeBySelector(this.opts.sweepNamespace, sel));
+    const n =
+      (await this.removeBySelector(this.opts.namespace, sel)) +
+      (await this.removeBySelector(this.opts.sweepNamespace, sel));
     this.dummies = 0;
     this.own.clear();
     return n;

@@ -6,9 +6,17 @@
  * anything, and monitoring stops probing a node the moment it is cordoned or
  * goes NotReady (and resumes when it is back).
  */
-import { CoreV1Api, makeInformer, type Informer, type KubeConfig, type ObjectCache, type V1Node, type V1Pod } from '@kubernetes/client-node';
-import type { Logger } from '../../core/log.js';
+import {
+  CoreV1Api,
+  type Informer,
+  type KubeConfig,
+  makeInformer,
+  type ObjectCache,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import type { ClusterDescription } from '../../core/cluster.js';
+import type { Logger } from '../../core/log.js';
 import { listValues } from './node-values.js';
 import type { Pacer } from './pacer.js';
 
@@ -45,14 +53,28 @@ export function summarizeNode(n: V1Node): NodeSummary {
  * do not make the monitor plan again.
  */
 export function nodeStatusKey(nodes: readonly NodeSummary[]): string {
-  return nodes.map((n) => `${n.name}:${n.ready ? 'R' : '-'}${n.schedulable ? 'S' : '-'}`).sort().join(',');
+  return nodes
+    .map((n) => `${n.name}:${n.ready ? 'R' : '-'}${n.schedulable ? 'S' : '-'}`)
+    .sort()
+    .join(',');
 }
 
 /** Pure: which Ready, schedulable nodes lack a Running agent. */
 export function coverageOf(nodes: NodeSummary[], pods: V1Pod[]): Coverage {
-  const running = new Set(pods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => p.spec?.nodeName ?? ''));
+  const running = new Set(
+    pods
+      .filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp)
+      .map((p) => p.spec?.nodeName ?? ''),
+  );
   const eligible = nodes.filter((n) => n.ready && n.schedulable);
-  return { nodes: nodes.length, missing: eligible.filter((n) => !running.has(n.name)).map((n) => n.name).sort(), agentsRunning: running.size };
+  return {
+    nodes: nodes.length,
+    missing: eligible
+      .filter((n) => !running.has(n.name))
+      .map((n) => n.name)
+      .sort(),
+    agentsRunning: running.size,
+  };
 }
 
 export class ClusterInventory {
@@ -75,10 +97,17 @@ export class ClusterInventory {
   async start(): Promise<void> {
     await this.refreshNodes();
     const core = this.kc.makeApiClient(CoreV1Api);
-    this.nodeInformer = makeInformer(this.kc, '/api/v1/nodes', () => this.pacer.run('list nodes', () => core.listNode()));
+    this.nodeInformer = makeInformer(this.kc, '/api/v1/nodes', () =>
+      this.pacer.run('list nodes', () => core.listNode()),
+    );
     for (const ev of ['add', 'update', 'delete'] as const) this.nodeInformer.on(ev, () => this.nodesChanged());
     this.keepWatching(this.nodeInformer, 'node');
-    this.informer = makeInformer(this.kc, `/api/v1/namespaces/${this.namespace}/pods`, () => core.listNamespacedPod({ namespace: this.namespace, labelSelector: this.agentSelector }), this.agentSelector);
+    this.informer = makeInformer(
+      this.kc,
+      `/api/v1/namespaces/${this.namespace}/pods`,
+      () => core.listNamespacedPod({ namespace: this.namespace, labelSelector: this.agentSelector }),
+      this.agentSelector,
+    );
     this.keepWatching(this.informer, 'agent pod');
     await Promise.all([this.nodeInformer.start(), this.informer.start()]);
   }

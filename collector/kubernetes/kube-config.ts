@@ -11,14 +11,22 @@ import type { CollectorConfig } from '../config.js';
 export type KubeSource = 'in-cluster' | 'kubeconfig' | 'none';
 
 /** Pure: which source the config and environment select. */
-export function kubeSource(config: Pick<CollectorConfig, 'kubernetes' | 'kubeconfig'>, env: NodeJS.ProcessEnv): KubeSource {
+export function kubeSource(
+  config: Pick<CollectorConfig, 'kubernetes' | 'kubeconfig'>,
+  env: NodeJS.ProcessEnv,
+): KubeSource {
   switch (config.kubernetes) {
     case 'off':
       return 'none';
     case 'in-cluster':
       return 'in-cluster';
     case 'kubeconfig':
-      if (!config.kubeconfig) throw new CniBenchError(ErrorCodes.VALIDATION, "invalid collector config: kubeconfig: required when kubernetes is 'kubeconfig'", { details: { field: 'kubeconfig' } });
+      if (!config.kubeconfig)
+        throw new CniBenchError(
+          ErrorCodes.VALIDATION,
+          "invalid collector config: kubeconfig: required when kubernetes is 'kubeconfig'",
+          { details: { field: 'kubeconfig' } },
+        );
       return 'kubeconfig';
     case 'auto':
       if (env.KUBERNETES_SERVICE_HOST) return 'in-cluster';
@@ -26,7 +34,10 @@ export function kubeSource(config: Pick<CollectorConfig, 'kubernetes' | 'kubecon
   }
 }
 
-export function loadKubeConfig(config: Pick<CollectorConfig, 'kubernetes' | 'kubeconfig'>, env: NodeJS.ProcessEnv = process.env): KubeConfig | undefined {
+export function loadKubeConfig(
+  config: Pick<CollectorConfig, 'kubernetes' | 'kubeconfig'>,
+  env: NodeJS.ProcessEnv = process.env,
+): KubeConfig | undefined {
   const source = kubeSource(config, env);
   if (source === 'none') return undefined;
   const kc = new KubeConfig();
@@ -34,10 +45,14 @@ export function loadKubeConfig(config: Pick<CollectorConfig, 'kubernetes' | 'kub
     if (source === 'in-cluster') kc.loadFromCluster();
     else kc.loadFromFile(config.kubeconfig);
   } catch (err) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `invalid collector config: kubeconfig: cannot load ${source === 'in-cluster' ? 'the in-cluster service account' : `'${config.kubeconfig}'`}: ${(err as Error).message}`, {
-      cause: err,
-      details: { field: 'kubeconfig' },
-    });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `invalid collector config: kubeconfig: cannot load ${source === 'in-cluster' ? 'the in-cluster service account' : `'${config.kubeconfig}'`}: ${(err as Error).message}`,
+      {
+        cause: err,
+        details: { field: 'kubeconfig' },
+      },
+    );
   }
   return kc;
 }

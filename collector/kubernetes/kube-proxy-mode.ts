@@ -25,7 +25,10 @@ const WHERE = `configmap ${KUBE_PROXY_CONFIGMAP.namespace}/${KUBE_PROXY_CONFIGMA
 
 function bad(reason: string, cause?: unknown): CniBenchError {
   const { namespace, name, key } = KUBE_PROXY_CONFIGMAP;
-  return new CniBenchError(ErrorCodes.PARSE, `${WHERE}: ${reason}`, { ...(cause === undefined ? {} : { cause }), details: { configMap: `${namespace}/${name}`, key, reason } });
+  return new CniBenchError(ErrorCodes.PARSE, `${WHERE}: ${reason}`, {
+    ...(cause === undefined ? {} : { cause }),
+    details: { configMap: `${namespace}/${name}`, key, reason },
+  });
 }
 
 function parse(text: string): Record<string, unknown> {
@@ -35,7 +38,8 @@ function parse(text: string): Record<string, unknown> {
   } catch (err) {
     throw bad(`not YAML (${(err as Error).message.split('\n')[0]})`, err);
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw bad(`not a YAML mapping (got ${JSON.stringify(String(doc)).slice(0, 60)})`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    throw bad(`not a YAML mapping (got ${JSON.stringify(String(doc)).slice(0, 60)})`);
   return doc as Record<string, unknown>;
 }
 
@@ -48,7 +52,8 @@ export function kubeProxyModeOf(data: Readonly<Record<string, string>>): KubePro
   const text = data[KUBE_PROXY_CONFIGMAP.key];
   if (text === undefined) throw bad(`missing (keys: ${Object.keys(data).sort().join(', ') || 'none'})`);
   const doc = parse(text);
-  if (doc.kind !== 'KubeProxyConfiguration') throw bad(`kind is ${JSON.stringify(doc.kind ?? null)}, not KubeProxyConfiguration`);
+  if (doc.kind !== 'KubeProxyConfiguration')
+    throw bad(`kind is ${JSON.stringify(doc.kind ?? null)}, not KubeProxyConfiguration`);
   const mode = doc.mode ?? '';
   if (typeof mode !== 'string') throw bad(`mode is ${JSON.stringify(mode)}, not a string`);
   if (mode === '') return { mode: 'iptables', evidence: `${WHERE}: mode empty, kube-proxy's Linux default iptables` };

@@ -34,10 +34,22 @@ export interface EndpointAddress {
 }
 
 /** A selector-less ClusterIP Service in front of `endpoints` (all on one port, as an EndpointSlice requires). */
-export function servicePair(namespace: string, name: string, port: number, endpoints: EndpointAddress[], runId: string, role: 'frontend' | 'scale-dummy', extraPorts: readonly { name: string; port: number; targetPort: number }[] = []): ServicePair {
+export function servicePair(
+  namespace: string,
+  name: string,
+  port: number,
+  endpoints: EndpointAddress[],
+  runId: string,
+  role: 'frontend' | 'scale-dummy',
+  extraPorts: readonly { name: string; port: number; targetPort: number }[] = [],
+): ServicePair {
   const targetPort = endpoints[0]?.port ?? port;
   if (endpoints.some((e) => e.port !== targetPort)) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `service ${name}: endpoints listen on different ports; one EndpointSlice port fits all`, { details: { field: 'endpoints' } });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `service ${name}: endpoints listen on different ports; one EndpointSlice port fits all`,
+      { details: { field: 'endpoints' } },
+    );
   }
   const labels = { [MANAGED_BY_LABEL]: MANAGED_BY, [RUN_ID_LABEL]: runId, [ROLE_LABEL]: role };
   return {
@@ -45,15 +57,35 @@ export function servicePair(namespace: string, name: string, port: number, endpo
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name, namespace, labels },
-      spec: { type: 'ClusterIP', ports: [{ name: 'p', port, protocol: 'TCP', targetPort }, ...extraPorts.map((x) => ({ name: x.name, port: x.port, protocol: 'TCP', targetPort: x.targetPort }))] },
+      spec: {
+        type: 'ClusterIP',
+        ports: [
+          { name: 'p', port, protocol: 'TCP', targetPort },
+          ...extraPorts.map((x) => ({ name: x.name, port: x.port, protocol: 'TCP', targetPort: x.targetPort })),
+        ],
+      },
     },
     slice: {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
-      metadata: { name, namespace, labels: { ...labels, 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': SLICE_MANAGER } },
+      metadata: {
+        name,
+        namespace,
+        labels: {
+          ...labels,
+          'kubernetes.io/service-name': name,
+          'endpointslice.kubernetes.io/managed-by': SLICE_MANAGER,
+        },
+      },
       addressType: 'IPv4',
-      endpoints: endpoints.map((e) => ({ addresses: [e.ip], conditions: { ready: true, serving: true, terminating: false } })),
-      ports: [{ name: 'p', port: targetPort, protocol: 'TCP' }, ...extraPorts.map((x) => ({ name: x.name, port: x.targetPort, protocol: 'TCP' }))],
+      endpoints: endpoints.map((e) => ({
+        addresses: [e.ip],
+        conditions: { ready: true, serving: true, terminating: false },
+      })),
+      ports: [
+        { name: 'p', port: targetPort, protocol: 'TCP' },
+        ...extraPorts.map((x) => ({ name: x.name, port: x.targetPort, protocol: 'TCP' })),
+      ],
     },
   };
 }
@@ -69,8 +101,15 @@ export function dummyName(i: number): string {
  */
 export function dummyPair(namespace: string, i: number, endpoints: number, runId: string): ServicePair {
   if (!Number.isInteger(endpoints) || endpoints < 1 || endpoints > MAX_ENDPOINTS_PER_DUMMY) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `serviceScale.endpointsPerService: 1 to ${MAX_ENDPOINTS_PER_DUMMY} in a cluster, got ${endpoints}`, { details: { field: 'serviceScale.endpointsPerService' } });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `serviceScale.endpointsPerService: 1 to ${MAX_ENDPOINTS_PER_DUMMY} in a cluster, got ${endpoints}`,
+      { details: { field: 'serviceScale.endpointsPerService' } },
+    );
   }
-  const eps = Array.from({ length: endpoints }, (_, k) => ({ ip: `198.18.${128 + ((37 * k + (i >> 8)) & 127)}.${i & 255}`, port: 10_000 }));
+  const eps = Array.from({ length: endpoints }, (_, k) => ({
+    ip: `198.18.${128 + ((37 * k + (i >> 8)) & 127)}.${i & 255}`,
+    port: 10_000,
+  }));
   return servicePair(namespace, dummyName(i), 80, eps, runId, 'scale-dummy');
 }

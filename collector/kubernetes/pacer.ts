@@ -17,7 +17,14 @@ export interface PacerOptions {
   maxDelayMs: number;
 }
 
-export const DEFAULT_PACER: PacerOptions = Object.freeze({ qps: 50, burst: 100, parallelism: 16, maxRetries: 8, baseDelayMs: 200, maxDelayMs: 10_000 });
+export const DEFAULT_PACER: PacerOptions = Object.freeze({
+  qps: 50,
+  burst: 100,
+  parallelism: 16,
+  maxRetries: 8,
+  baseDelayMs: 200,
+  maxDelayMs: 10_000,
+});
 
 /** HTTP status and Retry-After of a failed call, as far as the error shows them. */
 export function statusOf(err: unknown): { status: number | undefined; retryAfterS: number | undefined } {
@@ -32,7 +39,10 @@ export function statusOf(err: unknown): { status: number | undefined; retryAfter
 export function apiMessage(err: unknown): string {
   const body = (err as { body?: unknown })?.body;
   try {
-    const parsed = typeof body === 'string' ? (JSON.parse(body) as { message?: unknown }) : (body as { message?: unknown } | undefined);
+    const parsed =
+      typeof body === 'string'
+        ? (JSON.parse(body) as { message?: unknown })
+        : (body as { message?: unknown } | undefined);
     return typeof parsed?.message === 'string' ? parsed.message : '';
   } catch {
     return '';
@@ -44,7 +54,9 @@ const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT
 export function isRetryable(err: unknown): boolean {
   const { status } = statusOf(err);
   if (status !== undefined) return status === 429 || status >= 500;
-  const code = (err as { code?: unknown; cause?: { code?: unknown } })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;
+  const code =
+    (err as { code?: unknown; cause?: { code?: unknown } })?.code ??
+    (err as { cause?: { code?: unknown } })?.cause?.code;
   return typeof code === 'string' && NETWORK_CODES.has(code);
 }
 
@@ -62,7 +74,10 @@ export class Pacer {
     private readonly random: () => number = Math.random,
   ) {
     for (const k of ['qps', 'burst', 'parallelism'] as const) {
-      if (!(opts[k] > 0)) throw new CniBenchError(ErrorCodes.VALIDATION, `kubernetes.${k}: must be positive, got ${opts[k]}`, { details: { field: `kubernetes.${k}` } });
+      if (!(opts[k] > 0))
+        throw new CniBenchError(ErrorCodes.VALIDATION, `kubernetes.${k}: must be positive, got ${opts[k]}`, {
+          details: { field: `kubernetes.${k}` },
+        });
     }
     this.tokens = opts.burst;
     this.refilledAt = now();
@@ -83,10 +98,14 @@ export class Pacer {
       const { status, retryAfterS } = statusOf(failure);
       if (!isRetryable(failure) || attempt >= this.opts.maxRetries) {
         const message = apiMessage(failure);
-        throw new CniBenchError(ErrorCodes.KUBERNETES, `${what}: ${status ? `HTTP ${status}` : (failure as Error).message}${message ? ` (${message})` : ''}${attempt ? ` after ${attempt} retries` : ''}`, {
-          cause: failure,
-          details: { status: status ?? 0, attempts: attempt + 1 },
-        });
+        throw new CniBenchError(
+          ErrorCodes.KUBERNETES,
+          `${what}: ${status ? `HTTP ${status}` : (failure as Error).message}${message ? ` (${message})` : ''}${attempt ? ` after ${attempt} retries` : ''}`,
+          {
+            cause: failure,
+            details: { status: status ?? 0, attempts: attempt + 1 },
+          },
+        );
       }
       this.retries++;
       await sleep(this.delayMs(attempt, retryAfterS), undefined, signal ? { signal } : {});

@@ -18,24 +18,48 @@ export interface ApiCall {
   scope: Scope;
   name?: string;
   /** The values toggle that removes the need (and the grant), when there is one. */
-  toggle?: 'rbac.scaleSweep.enabled' | 'rbac.ciliumConfig.read' | 'rbac.ciliumConfig.write' | 'rbac.networkPolicy.enabled' | 'rbac.clusterDescription.read';
+  toggle?:
+    | 'rbac.scaleSweep.enabled'
+    | 'rbac.ciliumConfig.read'
+    | 'rbac.ciliumConfig.write'
+    | 'rbac.networkPolicy.enabled'
+    | 'rbac.clusterDescription.read';
   /** Where in the collector it happens. */
   by: string;
 }
 
-const call = (verb: ApiCall['verb'], group: string, resource: string, scope: Scope, by: string, extra: Partial<ApiCall> = {}): ApiCall => ({ verb, group, resource, scope, by, ...extra });
+const call = (
+  verb: ApiCall['verb'],
+  group: string,
+  resource: string,
+  scope: Scope,
+  by: string,
+  extra: Partial<ApiCall> = {},
+): ApiCall => ({ verb, group, resource, scope, by, ...extra });
 
 export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
-  call('list', '', 'nodes', 'cluster', 'inventory: node summary and coverage; cluster-describer: CNI annotations, nodeInfo'),
+  call(
+    'list',
+    '',
+    'nodes',
+    'cluster',
+    'inventory: node summary and coverage; cluster-describer: CNI annotations, nodeInfo',
+  ),
   call('get', '', 'nodes', 'cluster', 'inventory'),
   call('watch', '', 'nodes', 'cluster', 'inventory'),
-  call('create', 'authentication.k8s.io', 'tokenreviews', 'cluster', 'auth/token-review: each agent\'s pod-bound token and its node'),
+  call(
+    'create',
+    'authentication.k8s.io',
+    'tokenreviews',
+    'cluster',
+    "auth/token-review: each agent's pod-bound token and its node",
+  ),
   call('list', '', 'pods', 'own', 'inventory: agent pods'),
   call('watch', '', 'pods', 'own', 'inventory: agent pod informer'),
   call('get', '', 'pods', 'own', 'inventory'),
   ...(['own', 'sweep'] as const).flatMap((scope) => {
     const toggle = scope === 'sweep' ? { toggle: 'rbac.scaleSweep.enabled' as const } : {};
-    const by = scope === 'own' ? 'frontend: the run\'s fronting Service' : 'frontend: scale sweep dummies';
+    const by = scope === 'own' ? "frontend: the run's fronting Service" : 'frontend: scale sweep dummies';
     return [
       call('create', '', 'services', scope, by, toggle),
       call('delete', '', 'services', scope, by, toggle),
@@ -46,10 +70,25 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
       call('deletecollection', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),
     ];
   }),
-  call('get', '', 'configmaps', 'cilium', 'cilium-config: bpf-lb-map-max preflight; cluster-describer: Cilium\'s mode', { name: 'cilium-config', toggle: 'rbac.ciliumConfig.read' }),
-  call('get', '', 'configmaps', 'kube-system', 'cluster-describer: kube-proxy\'s mode from kubeadm\'s ConfigMap', { name: 'kube-proxy', toggle: 'rbac.clusterDescription.read' }),
-  call('patch', '', 'configmaps', 'cilium', 'cilium-config: raise and revert bpf-lb-map-max when allowed', { name: 'cilium-config', toggle: 'rbac.ciliumConfig.write' }),
-  call('create', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', { toggle: 'rbac.networkPolicy.enabled' }),
-  call('delete', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', { toggle: 'rbac.networkPolicy.enabled' }),
-  call('list', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario (cleanup)', { toggle: 'rbac.networkPolicy.enabled' }),
+  call('get', '', 'configmaps', 'cilium', "cilium-config: bpf-lb-map-max preflight; cluster-describer: Cilium's mode", {
+    name: 'cilium-config',
+    toggle: 'rbac.ciliumConfig.read',
+  }),
+  call('get', '', 'configmaps', 'kube-system', "cluster-describer: kube-proxy's mode from kubeadm's ConfigMap", {
+    name: 'kube-proxy',
+    toggle: 'rbac.clusterDescription.read',
+  }),
+  call('patch', '', 'configmaps', 'cilium', 'cilium-config: raise and revert bpf-lb-map-max when allowed', {
+    name: 'cilium-config',
+    toggle: 'rbac.ciliumConfig.write',
+  }),
+  call('create', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', {
+    toggle: 'rbac.networkPolicy.enabled',
+  }),
+  call('delete', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', {
+    toggle: 'rbac.networkPolicy.enabled',
+  }),
+  call('list', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario (cleanup)', {
+    toggle: 'rbac.networkPolicy.enabled',
+  }),
 ]);

@@ -6,7 +6,14 @@
  */
 import { LatencyHistogram } from '../../core/histogram.js';
 import type { Histogram, MonitorPlan, MonitorReport, ProbeOutcome } from '../../gen/cnibench/v1/agent.js';
-import type { MonitorCell, MonitorNode, MonitorSnapshot, MonitorSummary, NodeDataplane, TypeLatency } from '../../gen/cnibench/v1/monitor.js';
+import type {
+  MonitorCell,
+  MonitorNode,
+  MonitorSnapshot,
+  MonitorSummary,
+  NodeDataplane,
+  TypeLatency,
+} from '../../gen/cnibench/v1/monitor.js';
 
 export interface ReceivedReport {
   report: MonitorReport;
@@ -30,7 +37,11 @@ function outcomeOf(r: MonitorReport | undefined, type: string, target: string): 
   return r?.probes.find((p) => p.type === type && p.targetNode === target);
 }
 
-function windowOf(a: AgentMonitorState, type: string, target: string): { hist: Histogram[]; ok: number; failed: number } {
+function windowOf(
+  a: AgentMonitorState,
+  type: string,
+  target: string,
+): { hist: Histogram[]; ok: number; failed: number } {
   const out = { hist: [] as Histogram[], ok: 0, failed: 0 };
   for (const { report } of a.reports) {
     const o = outcomeOf(report, type, target);
@@ -49,7 +60,13 @@ function merged(hs: readonly Histogram[]): LatencyHistogram | undefined {
   return out;
 }
 
-function cellOf(a: AgentMonitorState, type: string, target: string, targetPaused: boolean, nowMs: number): { cell: MonitorCell; hist: Histogram[] } {
+function cellOf(
+  a: AgentMonitorState,
+  type: string,
+  target: string,
+  targetPaused: boolean,
+  nowMs: number,
+): { cell: MonitorCell; hist: Histogram[] } {
   const latest = a.reports.at(-1);
   const o = outcomeOf(latest?.report, type, target);
   const w = windowOf(a, type, target);
@@ -75,7 +92,10 @@ function cellOf(a: AgentMonitorState, type: string, target: string, targetPaused
 }
 
 /** Every planned (source, target, type) cell, and the window histograms per type for the summary. */
-export function buildMatrix(agents: readonly AgentMonitorState[], nowMs: number): { cells: MonitorCell[]; byType: Map<string, Histogram[]> } {
+export function buildMatrix(
+  agents: readonly AgentMonitorState[],
+  nowMs: number,
+): { cells: MonitorCell[]; byType: Map<string, Histogram[]> } {
   const cells: MonitorCell[] = [];
   const byType = new Map<string, Histogram[]>();
   const add = (r: { cell: MonitorCell; hist: Histogram[] }): void => {
@@ -86,7 +106,8 @@ export function buildMatrix(agents: readonly AgentMonitorState[], nowMs: number)
   };
   for (const a of agents) {
     for (const p of a.plan?.peers ?? []) {
-      for (const type of [...POD_TYPES, ...(p.hostProbePort ? HOST_TYPES : [])]) add(cellOf(a, type, p.nodeName, p.paused, nowMs));
+      for (const type of [...POD_TYPES, ...(p.hostProbePort ? HOST_TYPES : [])])
+        add(cellOf(a, type, p.nodeName, p.paused, nowMs));
     }
     if (a.plan?.service?.ip) add(cellOf(a, 'http-service', '', a.plan.servicePaused, nowMs));
   }
@@ -152,7 +173,13 @@ function nodesOf(agents: readonly AgentMonitorState[], cells: readonly MonitorCe
   });
 }
 
-function summaryOf(nodes: readonly MonitorNode[], cells: readonly MonitorCell[], byType: Map<string, Histogram[]>, pausedForRun: string, windowReports: number): MonitorSummary {
+function summaryOf(
+  nodes: readonly MonitorNode[],
+  cells: readonly MonitorCell[],
+  byType: Map<string, Histogram[]>,
+  pausedForRun: string,
+  windowReports: number,
+): MonitorSummary {
   const pairs = new Map<string, string[]>();
   for (const c of cells) {
     if (!c.targetNode) continue;
@@ -160,11 +187,19 @@ function summaryOf(nodes: readonly MonitorNode[], cells: readonly MonitorCell[],
     pairs.set(key, [...(pairs.get(key) ?? []), c.state]);
   }
   const states = [...pairs.values()];
-  const latency: TypeLatency[] = [...byType].sort(([a], [b]) => a.localeCompare(b)).map(([type, hs]) => {
-    const h = merged(hs);
-    const mine = cells.filter((c) => c.type === type);
-    return { type, p50Us: h ? h.percentile(50) : 0, p99Us: h ? h.percentile(99) : 0, samples: mine.reduce((n, c) => n + c.samples, 0), failures: mine.reduce((n, c) => n + c.failures, 0) };
-  });
+  const latency: TypeLatency[] = [...byType]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([type, hs]) => {
+      const h = merged(hs);
+      const mine = cells.filter((c) => c.type === type);
+      return {
+        type,
+        p50Us: h ? h.percentile(50) : 0,
+        p99Us: h ? h.percentile(99) : 0,
+        samples: mine.reduce((n, c) => n + c.samples, 0),
+        failures: mine.reduce((n, c) => n + c.failures, 0),
+      };
+    });
   const count = (s: string) => nodes.filter((n) => n.state === s).length;
   return {
     nodes: nodes.length,
@@ -180,7 +215,12 @@ function summaryOf(nodes: readonly MonitorNode[], cells: readonly MonitorCell[],
   };
 }
 
-export function buildSnapshot(agents: readonly AgentMonitorState[], nowMs: number, pausedForRun = '', windowReports = 0): MonitorSnapshot {
+export function buildSnapshot(
+  agents: readonly AgentMonitorState[],
+  nowMs: number,
+  pausedForRun = '',
+  windowReports = 0,
+): MonitorSnapshot {
   const sorted = [...agents].sort((a, b) => a.node.localeCompare(b.node));
   const { cells, byType } = buildMatrix(sorted, nowMs);
   const nodes = nodesOf(sorted, cells, nowMs);

@@ -6,12 +6,12 @@
  * (aggregate.ts) for REST, gRPC and the cluster-level metrics.
  */
 import type { Logger } from '../../core/log.js';
+import type { ServiceFrontend } from '../../core/service-frontend.js';
 import type { MonitorPlan, MonitorReport } from '../../gen/cnibench/v1/agent.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
-import type { ServiceFrontend } from '../../core/service-frontend.js';
-import { buildSnapshot, type AgentMonitorState, type ReceivedReport } from './aggregate.js';
-import { buildPlans, monitoringAgents, serviceEndpoints, type MonitorAgentView, type NodeStatus } from './plans.js';
+import { type AgentMonitorState, buildSnapshot, type ReceivedReport } from './aggregate.js';
+import { buildPlans, type MonitorAgentView, monitoringAgents, type NodeStatus, serviceEndpoints } from './plans.js';
 import { ProbeServiceManager } from './probe-service.js';
 import { nodesOfRun } from './run-nodes.js';
 
@@ -37,7 +37,14 @@ export interface MonitorCoordinatorDeps {
 const DISABLED = { enabled: false, probePort: 0, hostProbePort: 0, peers: 0, intervalMs: 0 };
 
 function viewOf(a: AgentEntry): MonitorAgentView {
-  return { id: a.id, node: a.info.nodeName, podIp: a.info.podIp, hostIp: a.info.hostIp, connected: a.connected && !a.lost, capability: a.info.monitor ?? DISABLED };
+  return {
+    id: a.id,
+    node: a.info.nodeName,
+    podIp: a.info.podIp,
+    hostIp: a.info.hostIp,
+    connected: a.connected && !a.lost,
+    capability: a.info.monitor ?? DISABLED,
+  };
 }
 
 export class MonitorCoordinator {
@@ -51,7 +58,10 @@ export class MonitorCoordinator {
   private pending: NodeJS.Timeout | undefined;
   private planning: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: MonitorCoordinatorDeps, private readonly opts: MonitorCoordinatorOptions = {}) {
+  constructor(
+    private readonly deps: MonitorCoordinatorDeps,
+    private readonly opts: MonitorCoordinatorOptions = {},
+  ) {
     this.window = opts.windowReports ?? 10;
     this.service = new ProbeServiceManager(opts.probeService === false ? undefined : deps.services, deps.log);
   }
@@ -92,7 +102,12 @@ export class MonitorCoordinator {
 
   snapshot(nowMs = Date.now()): MonitorSnapshot {
     const views = monitoringAgentsAll(this.deps.registry.list());
-    const states: AgentMonitorState[] = views.map((v) => ({ node: v.node, connected: v.connected, plan: this.plans.get(v.id)?.plan, reports: this.reports.get(v.id) ?? [] }));
+    const states: AgentMonitorState[] = views.map((v) => ({
+      node: v.node,
+      connected: v.connected,
+      plan: this.plans.get(v.id)?.plan,
+      reports: this.reports.get(v.id) ?? [],
+    }));
     return buildSnapshot(states, nowMs, this.runId ?? '', this.window);
   }
 
@@ -100,7 +115,9 @@ export class MonitorCoordinator {
   private schedule(delayMs = 100): void {
     clearTimeout(this.pending);
     this.pending = setTimeout(() => {
-      this.planning = this.planning.then(() => this.replan()).catch((err: unknown) => this.deps.log.warn('monitor planning failed', { error: (err as Error).message }));
+      this.planning = this.planning
+        .then(() => this.replan())
+        .catch((err: unknown) => this.deps.log.warn('monitor planning failed', { error: (err as Error).message }));
     }, delayMs);
     this.pending.unref();
   }
@@ -112,13 +129,21 @@ export class MonitorCoordinator {
     const agents = registry.list().map(viewOf);
     const nodeStatus = this.opts.nodeStatus?.();
     const allNodes = monitoringAgents(agents).map((a) => a.node);
-    const pausedNodes = run ? nodesOfRun(run.cluster, (id) => registry.get(id)?.info.nodeName, allNodes) : new Set<string>();
+    const pausedNodes = run
+      ? nodesOfRun(run.cluster, (id) => registry.get(id)?.info.nodeName, allNodes)
+      : new Set<string>();
     if (!run) {
       const endpoints = serviceEndpoints({ agents, ...(nodeStatus ? { nodeStatus } : {}) });
       await this.service.sync(endpoints[0]?.port ?? 0, endpoints);
     }
     const service = this.service.service;
-    const bodies = buildPlans({ agents, pausedNodes, ...(nodeStatus ? { nodeStatus } : {}), ...(run ? { runId: run.id } : {}), ...(service ? { service } : {}) });
+    const bodies = buildPlans({
+      agents,
+      pausedNodes,
+      ...(nodeStatus ? { nodeStatus } : {}),
+      ...(run ? { runId: run.id } : {}),
+      ...(service ? { service } : {}),
+    });
     for (const [id, body] of bodies) {
       const key = JSON.stringify(body);
       if (this.plans.get(id)?.key === key) continue;

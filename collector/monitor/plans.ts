@@ -48,7 +48,7 @@ export function eligibleTargets(inputs: Pick<PlanInputs, 'agents' | 'nodeStatus'
     if (!a.podIp || !a.capability.probePort) return false;
     if (!inputs.nodeStatus) return true;
     const s = inputs.nodeStatus.get(a.node);
-    return s !== undefined && s.ready && s.schedulable;
+    return s?.ready === true && s.schedulable;
   });
 }
 
@@ -61,7 +61,14 @@ export function buildPlans(inputs: PlanInputs): Map<string, PlanBody> {
   for (const a of monitoringAgents(inputs.agents)) {
     const peers: MonitorPeer[] = selectPeers(a.node, names, a.capability.peers).map((name) => {
       const t = byNode.get(name) as MonitorAgentView;
-      return { nodeName: name, podIp: t.podIp, probePort: t.capability.probePort, hostIp: t.hostIp, hostProbePort: t.hostIp ? t.capability.hostProbePort : 0, paused: inputs.pausedNodes.has(name) };
+      return {
+        nodeName: name,
+        podIp: t.podIp,
+        probePort: t.capability.probePort,
+        hostIp: t.hostIp,
+        hostProbePort: t.hostIp ? t.capability.hostProbePort : 0,
+        paused: inputs.pausedNodes.has(name),
+      };
     });
     const paused = inputs.pausedNodes.has(a.node);
     out.set(a.id, {

@@ -7,8 +7,8 @@
  * time; a failed change is retried at the next plan.
  */
 import type { Logger } from '../../core/log.js';
-import type { ProbeService } from '../../gen/cnibench/v1/agent.js';
 import type { ServiceEndpoint, ServiceFrontend } from '../../core/service-frontend.js';
+import type { ProbeService } from '../../gen/cnibench/v1/agent.js';
 
 export const PROBE_SERVICE_NAME = 'monitor-probe';
 

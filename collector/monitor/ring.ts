@@ -21,7 +21,10 @@ function byPosition(a: { pos: bigint; name: string }, b: { pos: bigint; name: st
  * member starts from its own position). Members are deduplicated.
  */
 export function selectPeers(self: string, members: readonly string[], k: number): string[] {
-  const ring = [...new Set(members)].filter((m) => m !== self).map((name) => ({ name, pos: ringPosition(name) })).sort(byPosition);
+  const ring = [...new Set(members)]
+    .filter((m) => m !== self)
+    .map((name) => ({ name, pos: ringPosition(name) }))
+    .sort(byPosition);
   if (ring.length === 0 || k <= 0) return [];
   const me = { name: self, pos: ringPosition(self) };
   let start = ring.findIndex((m) => byPosition(m, me) > 0);

@@ -10,9 +10,15 @@ export interface RunCluster {
   peer?: { node?: unknown };
 }
 
-export function nodesOfRun(cluster: unknown, nodeOfAgent: (agentId: string) => string | undefined, allNodes: readonly string[]): Set<string> {
+export function nodesOfRun(
+  cluster: unknown,
+  nodeOfAgent: (agentId: string) => string | undefined,
+  allNodes: readonly string[],
+): Set<string> {
   const c = (cluster ?? {}) as RunCluster;
-  const ids = [c.server?.node, c.client?.node, c.peer?.node].filter((x): x is string => typeof x === 'string' && x !== '');
+  const ids = [c.server?.node, c.client?.node, c.peer?.node].filter(
+    (x): x is string => typeof x === 'string' && x !== '',
+  );
   if (ids.length === 0) return new Set(allNodes);
   return new Set(ids.map((id) => nodeOfAgent(id) ?? id));
 }

@@ -37,9 +37,17 @@ export function operatorAuth(auth: Authenticator, tokenConfigured: boolean): Res
       return true;
     } catch (err) {
       const w = toWireStatus(err);
-      const message = w.code === ErrorCodes.FORBIDDEN ? w.message : bearer ? 'bearer token not accepted' : 'missing Authorization: Bearer <token>';
+      const message =
+        w.code === ErrorCodes.FORBIDDEN
+          ? w.message
+          : bearer
+            ? 'bearer token not accepted'
+            : 'missing Authorization: Bearer <token>';
       res
-        .writeHead(w.http, { 'content-type': 'application/json', 'www-authenticate': bearer ? 'Bearer error="invalid_token"' : 'Bearer' })
+        .writeHead(w.http, {
+          'content-type': 'application/json',
+          'www-authenticate': bearer ? 'Bearer error="invalid_token"' : 'Bearer',
+        })
         .end(`${JSON.stringify({ code: w.code, message, field: 'authorization' })}\n`);
       return false;
     }

@@ -6,22 +6,29 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { CniBenchError, ErrorCodes, toWireStatus } from '../../core/errors.js';
-import type { CollectorMetrics } from '../metrics.js';
-import { parseCompareQuery } from '../../report/compare.js';
-import type { RunsApi } from '../runs/runs-api.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
+import { parseCompareQuery } from '../../report/compare.js';
+import type { CollectorMetrics } from '../metrics.js';
+import type { RunsApi } from '../runs/runs-api.js';
 import type { RestAuth } from './auth.js';
 
 const MAX_BODY = 1024 * 1024;
 
-type Handler = (req: IncomingMessage, params: string[], url: URL) => Promise<{ status: number; body: unknown; contentType?: string }>;
+type Handler = (
+  req: IncomingMessage,
+  params: string[],
+  url: URL,
+) => Promise<{ status: number; body: unknown; contentType?: string }>;
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
     size += (c as Buffer).length;
-    if (size > MAX_BODY) throw new CniBenchError(ErrorCodes.VALIDATION, `body: larger than ${MAX_BODY} bytes`, { details: { field: 'body' } });
+    if (size > MAX_BODY)
+      throw new CniBenchError(ErrorCodes.VALIDATION, `body: larger than ${MAX_BODY} bytes`, {
+        details: { field: 'body' },
+      });
     chunks.push(c as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -29,7 +36,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `body: not valid JSON (${(err as Error).message})`, { details: { field: 'body' } });
+    throw new CniBenchError(ErrorCodes.VALIDATION, `body: not valid JSON (${(err as Error).message})`, {
+      details: { field: 'body' },
+    });
   }
 }
 
@@ -39,11 +48,26 @@ export interface RestTls {
   key: Buffer;
 }
 
-export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready: () => boolean, auth?: RestAuth, monitor?: () => MonitorSnapshot, tls?: RestTls): Server {
+export function createRestServer(
+  api: RunsApi,
+  metrics: CollectorMetrics,
+  ready: () => boolean,
+  auth?: RestAuth,
+  monitor?: () => MonitorSnapshot,
+  tls?: RestTls,
+): Server {
   const routes: [string, RegExp, Handler][] = [
     ['GET', /^\/v1\/monitor$/, async () => ({ status: 200, body: monitor ? monitor() : { nodes: [], matrix: [] } })],
-    ['GET', /^\/healthz$/, async () => ({ status: ready() ? 200 : 503, body: { status: ready() ? 'ok' : 'starting' } })],
-    ['GET', /^\/metrics$/, async () => ({ status: 200, body: await metrics.registry.metrics(), contentType: metrics.registry.contentType })],
+    [
+      'GET',
+      /^\/healthz$/,
+      async () => ({ status: ready() ? 200 : 503, body: { status: ready() ? 'ok' : 'starting' } }),
+    ],
+    [
+      'GET',
+      /^\/metrics$/,
+      async () => ({ status: 200, body: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+    ],
     ['GET', /^\/v1\/agents$/, async () => ({ status: 200, body: { agents: api.agents() } })],
     ['GET', /^\/v1\/cluster$/, async () => ({ status: 200, body: await api.cluster() })],
     ['POST', /^\/v1\/runs$/, async (req) => ({ status: 201, body: api.create(await readJson(req)) })],
@@ -55,7 +79,11 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
         return { status: 200, body: r.body, contentType: r.contentType };
       },
     ],
-    ['GET', /^\/v1\/runs$/, async (_r, _p, url) => ({ status: 200, body: { runs: api.list(parseLimit(url.searchParams.get('limit'))) } })],
+    [
+      'GET',
+      /^\/v1\/runs$/,
+      async (_r, _p, url) => ({ status: 200, body: { runs: api.list(parseLimit(url.searchParams.get('limit'))) } }),
+    ],
     ['GET', /^\/v1\/runs\/([\w-]+)$/, async (_r, [id]) => ({ status: 200, body: api.get(id ?? '') })],
     // 202: the cancel is under way (the agents clean up in the background); poll GET for the end state.
     ['DELETE', /^\/v1\/runs\/([\w-]+)$/, async (_r, [id]) => ({ status: 202, body: api.cancel(id ?? '') })],
@@ -73,7 +101,9 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
       if (res.headersSent) return;
       const text = typeof body === 'string' ? body : `${JSON.stringify(body)}\n`;
       // Answered before the body was read (too large, not allowed): the rest of it is not read, so the connection cannot be reused.
-      const headers = req.complete ? { 'content-type': contentType } : { 'content-type': contentType, connection: 'close' };
+      const headers = req.complete
+        ? { 'content-type': contentType }
+        : { 'content-type': contentType, connection: 'close' };
       res.writeHead(status, headers).end(text);
     };
     const fail = (err: unknown): void => {
@@ -98,7 +128,9 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
       fail(err);
     }
   };
-  const server: Server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
+  const server: Server = tls
+    ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler)
+    : createServer(handler);
   // A client that trickles headers or a body cannot hold a socket for ever.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -111,7 +143,9 @@ export function createRestServer(api: RunsApi, metrics: CollectorMetrics, ready:
 export function parseUrl(target: string | undefined): URL {
   const t = target ?? '/';
   if (!t.startsWith('/') || t.startsWith('//')) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `url: must be a path starting with a single '/'`, { details: { field: 'url' } });
+    throw new CniBenchError(ErrorCodes.VALIDATION, `url: must be a path starting with a single '/'`, {
+      details: { field: 'url' },
+    });
   }
   try {
     return new URL(t, 'http://collector');
@@ -124,7 +158,11 @@ export function parseUrl(target: string | undefined): URL {
 export function parseLimit(raw: string | null): number {
   if (raw === null) return 50;
   if (!/^\d{1,4}$/.test(raw) || Number(raw) < 1 || Number(raw) > 1000) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `limit: must be an integer from 1 to 1000, got '${raw.slice(0, 32)}'`, { details: { field: 'limit' } });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `limit: must be an integer from 1 to 1000, got '${raw.slice(0, 32)}'`,
+      { details: { field: 'limit' } },
+    );
   }
   return Number(raw);
 }

@@ -22,13 +22,22 @@ export interface LbMapPreflight {
  * `services`: the largest step plus the run's own Services; `existing`: LB
  * entries already in use (from the agents' samples), 0 when unknown.
  */
-export function lbMapPreflight(services: number, endpointsPerService: number, ciliumConfig: Readonly<Record<string, string>>, existing = 0): LbMapPreflight {
+export function lbMapPreflight(
+  services: number,
+  endpointsPerService: number,
+  ciliumConfig: Readonly<Record<string, string>>,
+  existing = 0,
+): LbMapPreflight {
   const raw = ciliumConfig['bpf-lb-map-max'];
   let max = CILIUM_DEFAULT_LB_MAP_MAX;
   if (raw !== undefined && raw !== '') {
     max = Number(raw);
     if (!Number.isInteger(max) || max <= 0) {
-      throw new CniBenchError(ErrorCodes.VALIDATION, `cilium-config bpf-lb-map-max: '${raw}' is not a positive integer`, { details: { field: 'bpf-lb-map-max' } });
+      throw new CniBenchError(
+        ErrorCodes.VALIDATION,
+        `cilium-config bpf-lb-map-max: '${raw}' is not a positive integer`,
+        { details: { field: 'bpf-lb-map-max' } },
+      );
     }
   }
   const needed = services * (endpointsPerService + 1) + existing;

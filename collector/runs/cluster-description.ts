@@ -8,8 +8,9 @@
  * guessed; where the API and the agents' rules disagree on kube-proxy's mode,
  * the description says both.
  */
-import type { AgentEntry } from '../agents/registry.js';
+
 import type { ClusterDescription } from '../../core/cluster.js';
+import type { AgentEntry } from '../agents/registry.js';
 import type { RunPlan } from './plan.js';
 
 export const DESCRIPTION_LABELS = {
@@ -40,7 +41,10 @@ function family(mode: string): string {
  * server and client agents see in their rules. Agreeing (or agents that see
  * nothing): the frontend's. Disagreeing: both, and a note.
  */
-export function reconcileProxyMode(known: string | undefined, agents: readonly string[]): { mode: string; note?: string } {
+export function reconcileProxyMode(
+  known: string | undefined,
+  agents: readonly string[],
+): { mode: string; note?: string } {
   const seen = [...new Set(agents.filter((m) => m !== 'unknown'))];
   if (!known) return { mode: agents[0] ?? 'unknown' };
   const other = seen.filter((m) => family(m) !== family(known));
@@ -51,9 +55,13 @@ export function reconcileProxyMode(known: string | undefined, agents: readonly s
   };
 }
 
-export function describeCluster(plan: Pick<RunPlan, 'server' | 'client'>, frontend?: Partial<ClusterDescription>): ClusterDescription {
+export function describeCluster(
+  plan: Pick<RunPlan, 'server' | 'client'>,
+  frontend?: Partial<ClusterDescription>,
+): ClusterDescription {
   const a = plan.server;
-  const label = (k: keyof typeof DESCRIPTION_LABELS): string | undefined => a.info.labels[DESCRIPTION_LABELS[k]] || plan.client.info.labels[DESCRIPTION_LABELS[k]];
+  const label = (k: keyof typeof DESCRIPTION_LABELS): string | undefined =>
+    a.info.labels[DESCRIPTION_LABELS[k]] || plan.client.info.labels[DESCRIPTION_LABELS[k]];
   const kernels = [...new Set([plan.server.info.kernel, plan.client.info.kernel])].filter(Boolean);
   const cpus = a.info.cpus ? `${a.info.cpus} CPUs` : 'unknown';
   const proxy = reconcileProxyMode(frontend?.kubeProxyMode, [detectedProxyMode(a), detectedProxyMode(plan.client)]);

@@ -4,8 +4,14 @@
  * to) and lets the orchestrator await a job reaching a state or producing a
  * result, failing fast when the job fails, is cancelled, or its agent is lost.
  */
-import { CniBenchError, ErrorCodes, type ErrorCode } from '../../core/errors.js';
-import { JobState, type AgentMessage, type DataplaneSample, type JobEvent, type JobResult } from '../../gen/cnibench/v1/agent.js';
+import { CniBenchError, type ErrorCode, ErrorCodes } from '../../core/errors.js';
+import {
+  type AgentMessage,
+  type DataplaneSample,
+  type JobEvent,
+  type JobResult,
+  JobState,
+} from '../../gen/cnibench/v1/agent.js';
 import type { Store } from '../store/store.js';
 
 export interface JobMeta {
@@ -37,7 +43,9 @@ const KNOWN_CODES = new Set<string>(Object.values(ErrorCodes));
 
 function failureOf(ev: JobEvent, meta: JobMeta): Error {
   const code = (KNOWN_CODES.has(ev.errorCode) ? ev.errorCode : ErrorCodes.TOOL_FAILED) as ErrorCode;
-  return new CniBenchError(code, `agent ${meta.agentId}: ${ev.message || 'job failed'}`, { details: { agent: meta.agentId, jobId: meta.jobId } });
+  return new CniBenchError(code, `agent ${meta.agentId}: ${ev.message || 'job failed'}`, {
+    details: { agent: meta.agentId, jobId: meta.jobId },
+  });
 }
 
 export class JobTracker {
@@ -52,7 +60,14 @@ export class JobTracker {
 
   expect(meta: JobMeta): void {
     if (this.jobs.has(meta.jobId)) this.forget(meta.jobId);
-    this.jobs.set(meta.jobId, { meta, states: new Set(), lastEvent: undefined, result: undefined, failure: undefined, waiters: new Set() });
+    this.jobs.set(meta.jobId, {
+      meta,
+      states: new Set(),
+      lastEvent: undefined,
+      result: undefined,
+      failure: undefined,
+      waiters: new Set(),
+    });
     const agents = this.runAgents.get(meta.runId) ?? new Map<string, number>();
     agents.set(meta.agentId, (agents.get(meta.agentId) ?? 0) + 1);
     this.runAgents.set(meta.runId, agents);
@@ -95,14 +110,21 @@ export class JobTracker {
     if (body.$case === 'sample') {
       if (!this.agentInRun(agentId, body.value.runId)) return false;
       this.store.addSample({ runId: body.value.runId, agentId, sample: body.value });
-      if (this.ownJob(agentId, body.value.samplingJobId, body.value.runId)) this.sampleWaiters.get(body.value.samplingJobId)?.(body.value);
+      if (this.ownJob(agentId, body.value.samplingJobId, body.value.runId))
+        this.sampleWaiters.get(body.value.samplingJobId)?.(body.value);
       return true;
     }
     if (body.$case === 'result') {
       const job = this.ownJob(agentId, body.value.jobId, body.value.runId);
       if (!job || job.result) return false;
       if (job.meta.round !== undefined) body.value.round = job.meta.round;
-      this.store.addResult({ runId: body.value.runId, phaseIndex: job.meta.phaseIndex, agentId, warmup: job.meta.warmup, result: body.value });
+      this.store.addResult({
+        runId: body.value.runId,
+        phaseIndex: job.meta.phaseIndex,
+        agentId,
+        warmup: job.meta.warmup,
+        result: body.value,
+      });
       job.result = body.value;
       this.check(job);
       return true;
@@ -126,7 +148,9 @@ export class JobTracker {
   agentLost(agentId: string): void {
     for (const job of this.jobs.values()) {
       if (job.meta.agentId === agentId && !job.failure) {
-        job.failure = new CniBenchError(ErrorCodes.AGENT_LOST, `agent ${agentId} stopped reporting`, { details: { agent: agentId } });
+        job.failure = new CniBenchError(ErrorCodes.AGENT_LOST, `agent ${agentId} stopped reporting`, {
+          details: { agent: agentId },
+        });
         this.check(job);
       }
     }
@@ -161,7 +185,13 @@ export class JobTracker {
     return r;
   }
 
-  private wait(jobId: string, done: (j: TrackedJob) => boolean, what: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  private wait(
+    jobId: string,
+    done: (j: TrackedJob) => boolean,
+    what: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const job = this.jobs.get(jobId);
     if (!job) return Promise.reject(new CniBenchError(ErrorCodes.INTERNAL, `job ${jobId} is not tracked`));
     return new Promise<void>((resolve, reject) => {
@@ -181,9 +211,16 @@ export class JobTracker {
           reject(err);
         },
       };
-      const onAbort = (): void => waiter.reject(new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for ${what} of job ${jobId}`));
+      const onAbort = (): void =>
+        waiter.reject(new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for ${what} of job ${jobId}`));
       const timer = setTimeout(
-        () => waiter.reject(new CniBenchError(ErrorCodes.TIMEOUT, `job ${jobId} on ${job.meta.agentId}: no ${what} within ${timeoutMs} ms`)),
+        () =>
+          waiter.reject(
+            new CniBenchError(
+              ErrorCodes.TIMEOUT,
+              `job ${jobId} on ${job.meta.agentId}: no ${what} within ${timeoutMs} ms`,
+            ),
+          ),
         timeoutMs,
       );
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -8,8 +8,10 @@
  * frontend programs it later (a cluster's kube-proxy) is waited for on the
  * client's node, by its samples, before anything is sent to it.
  */
-import { sleep } from '../../core/sleep.js';
+
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { ServiceFrontend } from '../../core/service-frontend.js';
+import { sleep } from '../../core/sleep.js';
 import { SERVER_DATA_PORTS, SERVER_PORTS } from '../../core/tools.js';
 import type { DataplaneSample, RunClient } from '../../gen/cnibench/v1/agent.js';
 import { JobState } from '../../gen/cnibench/v1/agent.js';
@@ -17,7 +19,6 @@ import type { AgentEntry } from '../agents/registry.js';
 import type { JobTracker } from './job-tracker.js';
 import { clientAgentFor, type PlannedMeasurement, type RunPlan } from './plan.js';
 import type { JobSender, RunContext } from './run-context.js';
-import type { ServiceFrontend } from '../../core/service-frontend.js';
 import { checkSync, serviceSyncTarget } from './sync.js';
 
 const READY_TIMEOUT_MS = 20_000;
@@ -40,16 +41,45 @@ export interface Placement {
 export function placementOf(m: Pick<PlannedMeasurement, 'path'>, plan: Pick<RunPlan, 'client' | 'peer'>): Placement {
   const client = clientAgentFor(m, plan);
   if (!client) throw new CniBenchError(ErrorCodes.NO_AGENTS, `path '${m.path}': no peer agent on the server's node`);
-  return { client, serverHostNetwork: m.path === 'host-to-host' || m.path === 'pod-to-host', clientHostNetwork: m.path === 'host-to-host' };
+  return {
+    client,
+    serverHostNetwork: m.path === 'host-to-host' || m.path === 'pod-to-host',
+    clientHostNetwork: m.path === 'host-to-host',
+  };
 }
 
 /** The client job's spec for a measurement. Pure. */
 export function clientSpecOf(m: PlannedMeasurement): RunClient['spec'] {
-  if (m.kind === 'throughput') return { $case: 'throughput', value: { streams: m.streams, protocol: m.protocol, targetBitsPerSecond: Math.round((m.udpTargetMbps ?? 0) * 1e6) } };
+  if (m.kind === 'throughput')
+    return {
+      $case: 'throughput',
+      value: {
+        streams: m.streams,
+        protocol: m.protocol,
+        targetBitsPerSecond: Math.round((m.udpTargetMbps ?? 0) * 1e6),
+      },
+    };
   if (m.kind === 'http') {
-    return { $case: 'http', value: { connections: m.connections, threads: Math.min(m.threads, m.connections), keepalive: m.mode === 'keepalive', path: m.urlPath, qps: m.qps } };
+    return {
+      $case: 'http',
+      value: {
+        connections: m.connections,
+        threads: Math.min(m.threads, m.connections),
+        keepalive: m.mode === 'keepalive',
+        path: m.urlPath,
+        qps: m.qps,
+      },
+    };
   }
-  return { $case: 'rr', value: { connectPerTransaction: m.mode === 'crr', connections: m.connections, requestBytes: m.requestBytes, responseBytes: m.responseBytes } };
+  return {
+    $case: 'rr',
+    value: {
+      connectPerTransaction: m.mode === 'crr',
+      connections: m.connections,
+      requestBytes: m.requestBytes,
+      responseBytes: m.responseBytes,
+    },
+  };
 }
 
 export interface Target {
@@ -86,22 +116,33 @@ export class MeasurePhase {
     const server = ctx.plan.server.info;
     if (m.path === 'host-to-host' || m.path === 'pod-to-host') return { host: server.hostIp, port, via: 'host IP' };
     if (m.path !== 'service') return { host: server.podIp, port, via: 'pod IP' };
-    if (!this.services) throw new CniBenchError(ErrorCodes.VALIDATION, `path 'service' needs a service frontend, and this collector has none`, { details: { field: 'path' } });
+    if (!this.services)
+      throw new CniBenchError(
+        ErrorCodes.VALIDATION,
+        `path 'service' needs a service frontend, and this collector has none`,
+        { details: { field: 'path' } },
+      );
     const via = `Service ${this.services.description}`;
     const known = ctx.services.get(m.serverTool);
     if (known) return { host: known.ip, port: known.port, via };
     // The client node's count just before, so the wait below knows what "one more" is.
-    const before = this.services.programmedLater ? await this.sender.sampleOnce(ctx, place.client, SERVICE_SYNC_SAMPLE_TIMEOUT_MS).sample : undefined;
+    const before = this.services.programmedLater
+      ? await this.sender.sampleOnce(ctx, place.client, SERVICE_SYNC_SAMPLE_TIMEOUT_MS).sample
+      : undefined;
     // A server with a data port (netserver): the client names that port to the server and then connects to it
     // at the ClusterIP, so both of the Service's ports equal the backend's.
-    const dataOffset = SERVER_DATA_PORTS[m.serverTool] === undefined ? undefined : (SERVER_DATA_PORTS[m.serverTool] as number) - ports.port;
+    const dataOffset =
+      SERVER_DATA_PORTS[m.serverTool] === undefined
+        ? undefined
+        : (SERVER_DATA_PORTS[m.serverTool] as number) - ports.port;
     const servicePort = dataOffset === undefined ? ports.servicePort : port;
-    const extra = dataOffset === undefined ? [] : [{ name: 'data', port: port + dataOffset, targetPort: port + dataOffset }];
+    const extra =
+      dataOffset === undefined ? [] : [{ name: 'data', port: port + dataOffset, targetPort: port + dataOffset }];
     const svc = await this.services.expose(serviceName(m.serverTool), servicePort, [{ ip: server.podIp, port }], extra);
     // Recorded before any wait, so cleanup removes it whatever happens next.
     ctx.services.set(m.serverTool, svc);
     if (!this.services.programmedLater) return { host: svc.ip, port: svc.port, via };
-    // The backend is the server's own port (a Service path's server listens apart from the pod path's): the one exposed above.
+    // The backend is the port exposed above (a Service path's server listens apart from the pod path's).
     const syncMs = await this.untilProgrammed(ctx, place.client, before, svc, [`${server.podIp}:${port}`]);
     return { host: svc.ip, port: svc.port, via, syncMs };
   }
@@ -113,17 +154,31 @@ export class MeasurePhase {
    * elements in nftables mode), as their samples carry no addresses; Cilium's
    * by the Service's own frontend holding its backends in the LB maps.
    */
-  private async untilProgrammed(ctx: RunContext, client: AgentEntry, before: DataplaneSample | undefined, svc: { ip: string; port: number }, backends: string[]): Promise<number> {
+  private async untilProgrammed(
+    ctx: RunContext,
+    client: AgentEntry,
+    before: DataplaneSample | undefined,
+    svc: { ip: string; port: number },
+    backends: string[],
+  ): Promise<number> {
     const address = `${svc.ip}:${svc.port}`;
-    if (!before) throw new CniBenchError(ErrorCodes.TIMEOUT, `no dataplane sample from ${client.id} before exposing Service ${address}`);
+    if (!before)
+      throw new CniBenchError(
+        ErrorCodes.TIMEOUT,
+        `no dataplane sample from ${client.id} before exposing Service ${address}`,
+      );
     const target = serviceSyncTarget(before, svc, backends);
     const began = Date.now();
     for (;;) {
-      if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for Service ${address} on ${client.id}`);
+      if (ctx.signal.aborted)
+        throw new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for Service ${address} on ${client.id}`);
       const check = checkSync(await this.sender.sampleOnce(ctx, client, SERVICE_SYNC_SAMPLE_TIMEOUT_MS).sample, target);
       if (check.ok) return Date.now() - began;
       if (Date.now() - began > SERVICE_SYNC_TIMEOUT_MS) {
-        throw new CniBenchError(ErrorCodes.TIMEOUT, `Service ${address} not in the dataplane of ${client.id} ${SERVICE_SYNC_TIMEOUT_MS / 1000} s after it was created (${check.why})`);
+        throw new CniBenchError(
+          ErrorCodes.TIMEOUT,
+          `Service ${address} not in the dataplane of ${client.id} ${SERVICE_SYNC_TIMEOUT_MS / 1000} s after it was created (${check.why})`,
+        );
       }
       await sleep(SERVICE_SYNC_POLL_PAUSE_MS, ctx.signal);
     }
@@ -136,7 +191,14 @@ export class MeasurePhase {
    * 20-25% on iperf3's first run); a second phase on the same server and path
    * (8 streams after 1) is already warm.
    */
-  async rounds(ctx: RunContext, index: number, m: PlannedMeasurement, place: Placement, target: Target, step?: number): Promise<RoundRecord[]> {
+  async rounds(
+    ctx: RunContext,
+    index: number,
+    m: PlannedMeasurement,
+    place: Placement,
+    target: Target,
+    step?: number,
+  ): Promise<RoundRecord[]> {
     const key = warmupKey(m, place, target, step);
     if (m.warmupSeconds > 0 && !ctx.warmed.has(key)) {
       await this.client(ctx, index, m, place, target, m.warmupSeconds, { warmup: true });
@@ -144,21 +206,34 @@ export class MeasurePhase {
     }
     const out: RoundRecord[] = [];
     for (let round = 0; round < m.rounds; round++) {
-      if (round > 0 && ctx.scenario.roundSleepSeconds > 0) await sleep(ctx.scenario.roundSleepSeconds * 1000, ctx.signal);
+      if (round > 0 && ctx.scenario.roundSleepSeconds > 0)
+        await sleep(ctx.scenario.roundSleepSeconds * 1000, ctx.signal);
       if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled between rounds');
       const before = this.bracket(ctx, place);
       await Promise.all([before.server.sample, before.client.sample]);
       await this.client(ctx, index, m, place, target, m.durationSeconds, { round });
       const after = this.bracket(ctx, place);
       await Promise.all([after.server.sample, after.client.sample]);
-      out.push({ round, serverBefore: before.server.jobId, serverAfter: after.server.jobId, clientBefore: before.client.jobId, clientAfter: after.client.jobId });
+      out.push({
+        round,
+        serverBefore: before.server.jobId,
+        serverAfter: after.server.jobId,
+        clientBefore: before.client.jobId,
+        clientAfter: after.client.jobId,
+      });
     }
     return out;
   }
 
   /** Servers-only samples of both ends (server CPU, both namespaces' TCP counters), taken together. */
-  private bracket(ctx: RunContext, place: Placement): { server: ReturnType<JobSender['sampleOnce']>; client: ReturnType<JobSender['sampleOnce']> } {
-    return { server: this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true), client: this.sender.sampleOnce(ctx, place.client, SERVER_SAMPLE_TIMEOUT_MS, true) };
+  private bracket(
+    ctx: RunContext,
+    place: Placement,
+  ): { server: ReturnType<JobSender['sampleOnce']>; client: ReturnType<JobSender['sampleOnce']> } {
+    return {
+      server: this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true),
+      client: this.sender.sampleOnce(ctx, place.client, SERVER_SAMPLE_TIMEOUT_MS, true),
+    };
   }
 
   private async ensureServer(ctx: RunContext, tool: string, port: number, hostNetwork: boolean): Promise<void> {
@@ -175,7 +250,15 @@ export class MeasurePhase {
     }
   }
 
-  private async client(ctx: RunContext, index: number, m: PlannedMeasurement, place: Placement, target: Target, seconds: number, meta: { warmup?: boolean; round?: number }): Promise<void> {
+  private async client(
+    ctx: RunContext,
+    index: number,
+    m: PlannedMeasurement,
+    place: Placement,
+    target: Target,
+    seconds: number,
+    meta: { warmup?: boolean; round?: number },
+  ): Promise<void> {
     const value: RunClient = {
       tool: m.tool,
       targetHost: target.host,
@@ -185,7 +268,12 @@ export class MeasurePhase {
       spec: clientSpecOf(m),
       hostNetwork: place.clientHostNetwork,
     };
-    const jobId = this.sender.send(ctx, place.client, { $case: 'runClient', value }, { phaseIndex: index, warmup: meta.warmup ?? false, ...(meta.round !== undefined ? { round: meta.round } : {}) });
+    const jobId = this.sender.send(
+      ctx,
+      place.client,
+      { $case: 'runClient', value },
+      { phaseIndex: index, warmup: meta.warmup ?? false, ...(meta.round !== undefined ? { round: meta.round } : {}) },
+    );
     await this.tracker.waitForResult(jobId, seconds * 1000 + START_LEAD_MS + RESULT_SLACK_MS, ctx.signal);
   }
 }
@@ -209,10 +297,23 @@ export function serverPortFor(path: PlannedMeasurement['path'], port: number): n
 }
 
 /** What a warm-up warms: a tool in one mode from one client to one target, at one sweep step. Pure. */
-export function warmupKey(m: PlannedMeasurement, place: Pick<Placement, 'client' | 'clientHostNetwork'>, target: Pick<Target, 'host' | 'port'>, step?: number): string {
+export function warmupKey(
+  m: PlannedMeasurement,
+  place: Pick<Placement, 'client' | 'clientHostNetwork'>,
+  target: Pick<Target, 'host' | 'port'>,
+  step?: number,
+): string {
   // TCP_RR warms the server and path for TCP_CRR (netperf's CRR spends 4 s past its duration on every run: warm it once).
   const mode = m.kind === 'throughput' ? m.protocol : m.kind === 'http' ? `${m.mode}${m.qps > 0 ? '-qps' : ''}` : 'rr';
-  return [m.kind, m.tool, mode, place.client.id, place.clientHostNetwork ? 'host' : 'pod', `${target.host}:${target.port}`, step ?? ''].join('|');
+  return [
+    m.kind,
+    m.tool,
+    mode,
+    place.client.id,
+    place.clientHostNetwork ? 'host' : 'pod',
+    `${target.host}:${target.port}`,
+    step ?? '',
+  ].join('|');
 }
 
 /** One Service per server tool, under a stable name (runs are exclusive, see RunsApi.create). */

@@ -7,17 +7,17 @@
  */
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
+import type { ServiceFrontend, SyncTarget } from '../../core/service-frontend.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
-import type { JobTracker } from './job-tracker.js';
 import { describeCluster } from './cluster-description.js';
+import type { JobTracker } from './job-tracker.js';
 import { MeasurePhase, placementOf, serviceName } from './measure-phase.js';
-import { phasesOf, type PhaseSpec } from './phases.js';
+import { type PhaseSpec, phasesOf } from './phases.js';
 import { planRun, type RunPlan } from './plan.js';
-import { JobSender, runAgents, type RunContext } from './run-context.js';
+import { JobSender, type RunContext, runAgents } from './run-context.js';
 import type { Scenario } from './scenario.js';
-import type { ServiceFrontend, SyncTarget } from '../../core/service-frontend.js';
 import { aboveBaseline, baselineOf, checkSync, type SyncCheck } from './sync.js';
 
 const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;
@@ -87,30 +87,64 @@ export class Orchestrator {
   }
 
   plan(scenario: Scenario): RunPlan {
-    return planRun(scenario, this.deps.registry.available(), this.deps.services !== undefined, this.deps.services?.scale !== undefined);
+    return planRun(
+      scenario,
+      this.deps.registry.available(),
+      this.deps.services !== undefined,
+      this.deps.services?.scale !== undefined,
+    );
   }
 
   private async execute(runId: string, scenario: Scenario, plan: RunPlan, signal: AbortSignal): Promise<void> {
     const { store, metrics, log } = this.deps;
     const began = Date.now();
-    const ctx: RunContext = { runId, scenario, plan, signal, servers: new Map(), services: new Map(), jobs: [], jobSeq: 0, scaled: false, warmed: new Set() };
-    const phases = phasesOf(scenario, scenario.measurements.filter((m) => plan.measurements.some((x) => x.id === m.id)));
+    const ctx: RunContext = {
+      runId,
+      scenario,
+      plan,
+      signal,
+      servers: new Map(),
+      services: new Map(),
+      jobs: [],
+      jobSeq: 0,
+      scaled: false,
+      warmed: new Set(),
+    };
+    const phases = phasesOf(
+      scenario,
+      scenario.measurements.filter((m) => plan.measurements.some((x) => x.id === m.id)),
+    );
     // The cluster as it is when the run starts (Kubernetes frontends only: the lab knows its own).
     if (this.deps.services?.refreshCluster) await this.deps.services.refreshCluster().catch(() => undefined);
     store.updateRun(runId, { state: 'running', startedMs: began, cluster: this.describe(plan) });
     metrics.runStarted();
-    phases.forEach((p, index) => store.upsertPhase({ runId, index, name: p.name, state: 'pending', error: '', startedMs: 0, endedMs: 0, detail: specDetail(p) }));
+    for (const [index, p] of phases.entries())
+      store.upsertPhase({
+        runId,
+        index,
+        name: p.name,
+        state: 'pending',
+        error: '',
+        startedMs: 0,
+        endedMs: 0,
+        detail: specDetail(p),
+      });
     let failed = 0;
     let fatal: Error | undefined;
     try {
       if (scenario.sampleIntervalMs > 0) {
-        for (const a of runAgents(plan)) this.sender.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
+        for (const a of runAgents(plan))
+          this.sender.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
       }
       const scaleSteps = phases.filter((p) => p.kind === 'scale');
       const scaler = this.deps.services?.scale;
       if (scaleSteps.length && scaler?.prepare) {
         ctx.scaled = true;
-        await scaler.prepare(Math.max(...scaleSteps.map((p) => p.services)), scaleSteps[0]?.endpointsPerService ?? 1, runId);
+        await scaler.prepare(
+          Math.max(...scaleSteps.map((p) => p.services)),
+          scaleSteps[0]?.endpointsPerService ?? 1,
+          runId,
+        );
       }
       for (const [index, p] of phases.entries()) {
         if (signal.aborted) break;
@@ -139,7 +173,8 @@ export class Orchestrator {
 
   private markUnfinishedPhases(runId: string, state: 'cancelled' | 'failed', reason: string): void {
     for (const p of this.deps.store.phases(runId)) {
-      if (p.state === 'pending' || p.state === 'running') this.deps.store.upsertPhase({ ...p, state, error: p.error || reason, endedMs: p.endedMs || Date.now() });
+      if (p.state === 'pending' || p.state === 'running')
+        this.deps.store.upsertPhase({ ...p, state, error: p.error || reason, endedMs: p.endedMs || Date.now() });
     }
   }
 
@@ -168,7 +203,16 @@ export class Orchestrator {
   /** Runs one phase; resolves false (phase marked failed) on a measurement error. */
   private async phase(ctx: RunContext, index: number, spec: PhaseSpec): Promise<boolean> {
     const { store, log } = this.deps;
-    const base: PhaseRecord = { runId: ctx.runId, index, name: spec.name, state: 'running', error: '', startedMs: Date.now(), endedMs: 0, detail: specDetail(spec) };
+    const base: PhaseRecord = {
+      runId: ctx.runId,
+      index,
+      name: spec.name,
+      state: 'running',
+      error: '',
+      startedMs: Date.now(),
+      endedMs: 0,
+      detail: specDetail(spec),
+    };
     store.upsertPhase(base);
     try {
       if (spec.kind === 'scale') {
@@ -181,7 +225,14 @@ export class Orchestrator {
       const place = placementOf(m, ctx.plan);
       const startSamples = await this.boundarySample(ctx);
       const target = await this.measure.target(ctx, m, place);
-      const detail: Record<string, unknown> = { ...specDetail(spec), measurement: m, serverNode: ctx.plan.server.id, clientNode: place.client.id, target, startSamples };
+      const detail: Record<string, unknown> = {
+        ...specDetail(spec),
+        measurement: m,
+        serverNode: ctx.plan.server.id,
+        clientNode: place.client.id,
+        target,
+        startSamples,
+      };
       store.upsertPhase({ ...base, detail });
       detail.rounds = await this.measure.rounds(ctx, index, m, place, target, spec.step);
       detail.endSamples = await this.boundarySample(ctx);
@@ -204,16 +255,28 @@ export class Orchestrator {
    * samples every connected node until its dataplane shows them (never a fixed
    * sleep), and records how long programming and sync took.
    */
-  private async scale(ctx: RunContext, spec: Extract<PhaseSpec, { kind: 'scale' }>, progress: (d: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+  private async scale(
+    ctx: RunContext,
+    spec: Extract<PhaseSpec, { kind: 'scale' }>,
+    progress: (d: Record<string, unknown>) => void,
+  ): Promise<Record<string, unknown>> {
     const scaler = this.deps.services?.scale;
-    if (!scaler) throw new CniBenchError(ErrorCodes.VALIDATION, 'serviceScale: this collector cannot create Services', { details: { field: 'serviceScale' } });
+    if (!scaler)
+      throw new CniBenchError(ErrorCodes.VALIDATION, 'serviceScale: this collector cannot create Services', {
+        details: { field: 'serviceScale' },
+      });
     ctx.scaled = true;
     const agents = this.deps.registry.available();
     // A frontend that counts from the cluster's own Services needs each node's count before the first step.
     ctx.scaleBaseline ??= await this.baselines(ctx, agents);
     const step = await scaler.setDummyServices(spec.services, spec.endpointsPerService, ctx.runId);
-    const targetOf = (agentId: string) => (step.added === undefined ? step.expect : aboveBaseline(ctx.scaleBaseline?.get(agentId), step.added));
-    const detail: Record<string, unknown> = { ...specDetail(spec), programmingMs: step.programmingMs, expect: step.added === undefined ? step.expect : Object.fromEntries(agents.map((a) => [a.id, targetOf(a.id)])) };
+    const targetOf = (agentId: string) =>
+      step.added === undefined ? step.expect : aboveBaseline(ctx.scaleBaseline?.get(agentId), step.added);
+    const detail: Record<string, unknown> = {
+      ...specDetail(spec),
+      programmingMs: step.programmingMs,
+      expect: step.added === undefined ? step.expect : Object.fromEntries(agents.map((a) => [a.id, targetOf(a.id)])),
+    };
     progress(detail);
     const syncBegan = Date.now();
     const deadline = syncBegan + spec.syncTimeoutMs;
@@ -221,7 +284,8 @@ export class Orchestrator {
     let pollMs = 0;
     let last: Record<string, SyncCheck> = {};
     for (;;) {
-      if (ctx.signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while waiting for dataplane sync');
+      if (ctx.signal.aborted)
+        throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while waiting for dataplane sync');
       polls++;
       const pollBegan = Date.now();
       const checks = await Promise.all(
@@ -235,7 +299,10 @@ export class Orchestrator {
       if (checks.every(([, c]) => c.ok)) break;
       if (Date.now() > deadline) {
         const behind = checks.filter(([, c]) => !c.ok).map(([id, c]) => `${id}: ${c.why}`);
-        throw new CniBenchError(ErrorCodes.TIMEOUT, `dataplane not in sync ${spec.syncTimeoutMs / 1000} s after programming ${spec.services} Services (${behind.join('; ')})`);
+        throw new CniBenchError(
+          ErrorCodes.TIMEOUT,
+          `dataplane not in sync ${spec.syncTimeoutMs / 1000} s after programming ${spec.services} Services (${behind.join('; ')})`,
+        );
       }
       await new Promise((r) => setTimeout(r, SYNC_POLL_PAUSE_MS));
     }
@@ -249,7 +316,8 @@ export class Orchestrator {
     await Promise.all(
       agents.map(async (a) => {
         const s = await this.sender.sampleOnce(ctx, a, SYNC_SAMPLE_TIMEOUT_MS).sample;
-        if (!s) throw new CniBenchError(ErrorCodes.TIMEOUT, `no baseline dataplane sample from ${a.id} before the sweep`);
+        if (!s)
+          throw new CniBenchError(ErrorCodes.TIMEOUT, `no baseline dataplane sample from ${a.id} before the sweep`);
         out.set(a.id, baselineOf(s));
       }),
     );
@@ -278,17 +346,30 @@ export class Orchestrator {
   private async cleanup(ctx: RunContext): Promise<void> {
     for (const a of runAgents(ctx.plan)) {
       try {
-        this.deps.registry.send(a.id, { body: { $case: 'job', value: { jobId: `${ctx.runId}-cancel`, runId: ctx.runId, kind: { $case: 'cancel', value: { jobId: '', runId: ctx.runId } } } } });
+        this.deps.registry.send(a.id, {
+          body: {
+            $case: 'job',
+            value: {
+              jobId: `${ctx.runId}-cancel`,
+              runId: ctx.runId,
+              kind: { $case: 'cancel', value: { jobId: '', runId: ctx.runId } },
+            },
+          },
+        });
       } catch (err) {
         this.deps.log.warn('cannot cancel jobs on agent', { agent: a.id, error: (err as Error).message });
       }
     }
     if (ctx.scaled) {
-      await this.deps.services?.scale?.setDummyServices(0, 1, ctx.runId).catch((err: unknown) => this.deps.log.warn('cannot remove dummy services', { error: (err as Error).message }));
+      await this.deps.services?.scale
+        ?.setDummyServices(0, 1, ctx.runId)
+        .catch((err: unknown) => this.deps.log.warn('cannot remove dummy services', { error: (err as Error).message }));
       await this.deps.services?.scale?.finish?.();
     }
     for (const [tool] of ctx.services) {
-      await this.deps.services?.remove(serviceName(tool)).catch((err: unknown) => this.deps.log.warn('cannot remove service', { error: (err as Error).message }));
+      await this.deps.services
+        ?.remove(serviceName(tool))
+        .catch((err: unknown) => this.deps.log.warn('cannot remove service', { error: (err as Error).message }));
     }
     for (const jobId of ctx.jobs) this.deps.tracker.forget(jobId);
   }
@@ -307,9 +388,12 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | undefi
   return new Promise((resolve) => {
     const onAbort = (): void => resolve(undefined);
     signal.addEventListener('abort', onAbort, { once: true });
-    p.then((v) => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(v);
-    }, () => resolve(undefined));
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      () => resolve(undefined),
+    );
   });
 }

@@ -21,7 +21,15 @@ export function phasesOf(s: Scenario, measurements: readonly ScenarioMeasurement
   const sweep = s.serviceScale;
   if (!sweep) return measurements.map((m) => ({ kind: 'measure', name: measurementLabel(m), measurement: m }));
   return sweep.steps.flatMap((step): PhaseSpec[] => [
-    { kind: 'scale', name: `program ${services(step)}`, services: step, endpointsPerService: sweep.endpointsPerService, syncTimeoutMs: sweep.syncTimeoutSeconds * 1000 },
-    ...measurements.map((m): PhaseSpec => ({ kind: 'measure', name: `${measurementLabel(m)} @ ${services(step)}`, measurement: m, step })),
+    {
+      kind: 'scale',
+      name: `program ${services(step)}`,
+      services: step,
+      endpointsPerService: sweep.endpointsPerService,
+      syncTimeoutMs: sweep.syncTimeoutSeconds * 1000,
+    },
+    ...measurements.map(
+      (m): PhaseSpec => ({ kind: 'measure', name: `${measurementLabel(m)} @ ${services(step)}`, measurement: m, step }),
+    ),
   ]);
 }

@@ -6,7 +6,7 @@
  * the registry, so a refusal can be returned to the API caller.
  */
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import { binaryOf, clientsOf, findTool, orList, serversOf, type ClientFacts } from '../../core/tool-catalogue/index.js';
+import { binaryOf, type ClientFacts, clientsOf, findTool, orList, serversOf } from '../../core/tool-catalogue/index.js';
 import { PEER_ROLE_LABEL, SERVER_TOOL_OF } from '../../core/tools.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { Scenario } from './scenario.js';
@@ -14,7 +14,11 @@ import type { Scenario } from './scenario.js';
 type ScenarioMeasurement = Scenario['measurements'][number];
 
 /** A measurement with its tools resolved. */
-export type PlannedMeasurement = ScenarioMeasurement extends infer M ? (M extends unknown ? Omit<M, 'tool'> & { tool: string; serverTool: string } : never) : never;
+export type PlannedMeasurement = ScenarioMeasurement extends infer M
+  ? M extends unknown
+    ? Omit<M, 'tool'> & { tool: string; serverTool: string }
+    : never
+  : never;
 
 export interface RunPlan {
   server: AgentEntry;
@@ -39,11 +43,19 @@ export function isPeer(a: AgentEntry): boolean {
 function pick(agents: AgentEntry[], name: string | undefined, field: string, avoid?: AgentEntry): AgentEntry {
   if (name) {
     const a = agents.find((x) => x.id === name);
-    if (!a) throw new CniBenchError(ErrorCodes.NO_AGENTS, `${field}: no connected agent on node '${name}'`, { details: { field, node: name } });
+    if (!a)
+      throw new CniBenchError(ErrorCodes.NO_AGENTS, `${field}: no connected agent on node '${name}'`, {
+        details: { field, node: name },
+      });
     return a;
   }
   const a = agents.find((x) => x !== avoid);
-  if (!a) throw new CniBenchError(ErrorCodes.NO_AGENTS, `${field}: need a connected agent on a second node (have ${agents.length})`, { details: { field } });
+  if (!a)
+    throw new CniBenchError(
+      ErrorCodes.NO_AGENTS,
+      `${field}: need a connected agent on a second node (have ${agents.length})`,
+      { details: { field } },
+    );
   return a;
 }
 
@@ -51,7 +63,8 @@ function pick(agents: AgentEntry[], name: string | undefined, field: string, avo
 function firstShared(candidates: string[], client: AgentEntry, server: AgentEntry): string {
   // None on both ends: name the preferred one, so the refusal says what to install.
   const first = candidates.find((t) => hasTool(client, t) && hasTool(server, SERVER_TOOL_OF[t] ?? t)) ?? candidates[0];
-  if (first === undefined) throw new CniBenchError(ErrorCodes.TOOL_MISSING, 'no tool in the catalogue can make this measurement');
+  if (first === undefined)
+    throw new CniBenchError(ErrorCodes.TOOL_MISSING, 'no tool in the catalogue can make this measurement');
   return first;
 }
 
@@ -70,7 +83,9 @@ export function canMeasure(c: ClientFacts, m: ScenarioMeasurement): boolean {
  * (TCP_RR only), then the built-in tcp-rr.
  */
 export function autoCandidates(m: ScenarioMeasurement): string[] {
-  return clientsOf(m.kind).filter((t) => t.client.autoRank !== null && canMeasure(t.client, m)).map((t) => t.name);
+  return clientsOf(m.kind)
+    .filter((t) => t.client.autoRank !== null && canMeasure(t.client, m))
+    .map((t) => t.name);
 }
 
 /** Client tool a measurement uses on these agents. */
@@ -88,25 +103,44 @@ export function resolveServerTool(m: ScenarioMeasurement, clientTool: string, se
 }
 
 /** The agent that runs a measurement's client: the server node's peer for same-node paths, else the run's client. */
-export function clientAgentFor(m: Pick<ScenarioMeasurement, 'path'>, plan: Pick<RunPlan, 'client' | 'peer'>): AgentEntry | undefined {
+export function clientAgentFor(
+  m: Pick<ScenarioMeasurement, 'path'>,
+  plan: Pick<RunPlan, 'client' | 'peer'>,
+): AgentEntry | undefined {
   return m.path === 'pod-to-pod-same-node' ? plan.peer : plan.client;
 }
 
-export function planRun(scenario: Scenario, available: AgentEntry[], hasServiceFrontend: boolean, canScale = false): RunPlan {
+export function planRun(
+  scenario: Scenario,
+  available: AgentEntry[],
+  hasServiceFrontend: boolean,
+  canScale = false,
+): RunPlan {
   if (scenario.serviceScale && !canScale) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, 'serviceScale: this collector cannot create dummy Services (the lab can; a cluster collector needs Kubernetes access)', { details: { field: 'serviceScale' } });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      'serviceScale: this collector cannot create dummy Services (the lab can; a cluster collector needs Kubernetes access)',
+      { details: { field: 'serviceScale' } },
+    );
   }
   scenario.measurements.forEach((m, i) => {
     if (m.path === 'service' && !hasServiceFrontend) {
-      throw new CniBenchError(ErrorCodes.VALIDATION, `measurements[${i}].path: 'service' needs a service frontend (the lab, or a collector with Kubernetes access), and this collector has none`, {
-        details: { field: `measurements[${i}].path` },
-      });
+      throw new CniBenchError(
+        ErrorCodes.VALIDATION,
+        `measurements[${i}].path: 'service' needs a service frontend (the lab, or a collector with Kubernetes access), and this collector has none`,
+        {
+          details: { field: `measurements[${i}].path` },
+        },
+      );
     }
   });
   if (available.length === 0) throw new CniBenchError(ErrorCodes.NO_AGENTS, 'no agents are connected');
   const primaries = available.filter((a) => !isPeer(a));
   const server = pick(primaries, scenario.serverNode, 'serverNode');
-  const client = scenario.allowSameNode && !scenario.clientNode ? server : pick(primaries, scenario.clientNode, 'clientNode', server);
+  const client =
+    scenario.allowSameNode && !scenario.clientNode
+      ? server
+      : pick(primaries, scenario.clientNode, 'clientNode', server);
   const peer = available.find((a) => isPeer(a) && a.info.nodeName === server.info.nodeName);
   const base = { server, client, ...(peer ? { peer } : {}) };
   const measurements: PlannedMeasurement[] = [];
@@ -120,31 +154,54 @@ export function planRun(scenario: Scenario, available: AgentEntry[], hasServiceF
       skipped.push({ id: m.id, reason: (err as Error).message });
     }
   });
-  if (measurements.length === 0) throw new CniBenchError(ErrorCodes.TOOL_MISSING, `no measurement can run on these nodes: ${skipped.map((s) => s.reason).join('; ')}`);
+  if (measurements.length === 0)
+    throw new CniBenchError(
+      ErrorCodes.TOOL_MISSING,
+      `no measurement can run on these nodes: ${skipped.map((s) => s.reason).join('; ')}`,
+    );
   return { ...base, measurements, skipped };
 }
 
-function planMeasurement(m: ScenarioMeasurement, i: number, base: Omit<RunPlan, 'measurements' | 'skipped'>): PlannedMeasurement {
+function planMeasurement(
+  m: ScenarioMeasurement,
+  i: number,
+  base: Omit<RunPlan, 'measurements' | 'skipped'>,
+): PlannedMeasurement {
   const { server } = base;
   const c = clientAgentFor(m, base);
   if (!c) {
-    throw new CniBenchError(ErrorCodes.NO_AGENTS, `measurements[${i}].path: 'pod-to-pod-same-node' needs a peer agent (label ${PEER_ROLE_LABEL}=peer) on node '${server.info.nodeName}', and none is connected`, {
-      details: { field: `measurements[${i}].path`, node: server.info.nodeName },
-    });
+    throw new CniBenchError(
+      ErrorCodes.NO_AGENTS,
+      `measurements[${i}].path: 'pod-to-pod-same-node' needs a peer agent (label ${PEER_ROLE_LABEL}=peer) on node '${server.info.nodeName}', and none is connected`,
+      {
+        details: { field: `measurements[${i}].path`, node: server.info.nodeName },
+      },
+    );
   }
   const tool = resolveClientTool(m, c, server);
   const serverTool = resolveServerTool(m, tool, server);
   if (m.path === 'service' && findTool(tool)?.client?.throughService === false) {
     const instead = orList(clientsOf(m.kind).filter((t) => t.client.throughService));
-    throw new CniBenchError(ErrorCodes.VALIDATION, `measurements[${i}].tool: '${tool}' opens a second (data) connection that a one-port Service does not front; use ${instead} on path 'service'`, {
-      details: { field: `measurements[${i}].tool`, tool },
-    });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `measurements[${i}].tool: '${tool}' opens a second (data) connection that a one-port Service does not front; use ${instead} on path 'service'`,
+      {
+        details: { field: `measurements[${i}].tool`, tool },
+      },
+    );
   }
-  for (const [agent, t] of [[c, tool], [server, serverTool]] as const) {
+  for (const [agent, t] of [
+    [c, tool],
+    [server, serverTool],
+  ] as const) {
     if (!hasTool(agent, t)) {
-      throw new CniBenchError(ErrorCodes.TOOL_MISSING, `measurements[${i}]: tool '${t}' is not installed on node '${agent.id}'`, {
-        details: { field: `measurements[${i}].tool`, tool: t, node: agent.id },
-      });
+      throw new CniBenchError(
+        ErrorCodes.TOOL_MISSING,
+        `measurements[${i}]: tool '${t}' is not installed on node '${agent.id}'`,
+        {
+          details: { field: `measurements[${i}].tool`, tool: t, node: agent.id },
+        },
+      );
     }
   }
   return { ...m, tool, serverTool } as PlannedMeasurement;

@@ -3,12 +3,13 @@
  * sending a job to an agent (tracked, so cleanup can cancel it) and taking a
  * one-shot sample. Shared by the orchestrator and the measurement phase.
  */
+
+import type { SyncTarget } from '../../core/service-frontend.js';
 import type { Job } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { JobMeta, JobTracker } from './job-tracker.js';
 import type { RunPlan } from './plan.js';
 import type { Scenario } from './scenario.js';
-import type { SyncTarget } from '../../core/service-frontend.js';
 
 export interface RunContext {
   runId: string;
@@ -39,10 +40,22 @@ export class JobSender {
     return `${ctx.runId}-j${++ctx.jobSeq}`;
   }
 
-  send(ctx: RunContext, agent: AgentEntry, kind: NonNullable<Job['kind']>, meta: Partial<Pick<JobMeta, 'phaseIndex' | 'warmup' | 'round' | 'jobId'>> = {}): string {
+  send(
+    ctx: RunContext,
+    agent: AgentEntry,
+    kind: NonNullable<Job['kind']>,
+    meta: Partial<Pick<JobMeta, 'phaseIndex' | 'warmup' | 'round' | 'jobId'>> = {},
+  ): string {
     const jobId = meta.jobId ?? this.nextJobId(ctx);
     ctx.jobs.push(jobId);
-    this.tracker.expect({ jobId, runId: ctx.runId, agentId: agent.id, phaseIndex: meta.phaseIndex ?? null, warmup: meta.warmup ?? false, ...(meta.round !== undefined ? { round: meta.round } : {}) });
+    this.tracker.expect({
+      jobId,
+      runId: ctx.runId,
+      agentId: agent.id,
+      phaseIndex: meta.phaseIndex ?? null,
+      warmup: meta.warmup ?? false,
+      ...(meta.round !== undefined ? { round: meta.round } : {}),
+    });
     this.registry.send(agent.id, { body: { $case: 'job', value: { jobId, runId: ctx.runId, kind } } });
     return jobId;
   }

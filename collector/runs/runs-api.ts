@@ -4,17 +4,17 @@
  * maps with toWireStatus.
  */
 import { randomBytes } from 'node:crypto';
+import type { ClusterDescription } from '../../core/cluster.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { ServiceFrontend } from '../../core/service-frontend.js';
 import type { AgentStatus } from '../../gen/cnibench/v1/run.js';
-import type { AgentRegistry } from '../agents/registry.js';
-import { compareReports, type CompareRequest } from '../../report/compare.js';
+import { type CompareRequest, compareReports } from '../../report/compare.js';
 import { renderComparison } from '../../report/compare-render.js';
 import { renderMarkdown } from '../../report/markdown.js';
 import { buildReport, type ReportModel } from '../../report/report.js';
-import { TERMINAL_STATES, type PhaseRecord, type RunRecord, type Store } from '../store/store.js';
-import type { ClusterDescription } from '../../core/cluster.js';
+import type { AgentRegistry } from '../agents/registry.js';
+import { type PhaseRecord, type RunRecord, type Store, TERMINAL_STATES } from '../store/store.js';
 import type { Orchestrator } from './orchestrator.js';
-import type { ServiceFrontend } from '../../core/service-frontend.js';
 import { parseScenario } from './scenario.js';
 
 export interface RunView extends RunRecord {
@@ -53,10 +53,22 @@ export class RunsApi {
   create(scenarioInput: unknown, env: Readonly<Record<string, string | undefined>> = {}): RunView {
     const scenario = parseScenario(scenarioInput, env);
     const busy = this.orchestrator.activeRunId();
-    if (busy) throw new CniBenchError(ErrorCodes.CONFLICT, `run '${busy}' is in progress; runs are exclusive`, { details: { running: busy } });
+    if (busy)
+      throw new CniBenchError(ErrorCodes.CONFLICT, `run '${busy}' is in progress; runs are exclusive`, {
+        details: { running: busy },
+      });
     const plan = this.orchestrator.plan(scenario);
     const id = newRunId();
-    this.store.insertRun({ id, state: 'pending', reason: '', createdMs: Date.now(), startedMs: 0, endedMs: 0, scenario, cluster: {} });
+    this.store.insertRun({
+      id,
+      state: 'pending',
+      reason: '',
+      createdMs: Date.now(),
+      startedMs: 0,
+      endedMs: 0,
+      scenario,
+      cluster: {},
+    });
     this.orchestrator.start(id, scenario, plan);
     return this.get(id);
   }
@@ -68,9 +80,11 @@ export class RunsApi {
 
   get(id: string): RunView {
     if (!id) throw new CniBenchError(ErrorCodes.VALIDATION, 'id: required', { details: { field: 'id' } });
-    if (id.length > 128) throw new CniBenchError(ErrorCodes.VALIDATION, 'id: longer than 128 characters', { details: { field: 'id' } });
+    if (id.length > 128)
+      throw new CniBenchError(ErrorCodes.VALIDATION, 'id: longer than 128 characters', { details: { field: 'id' } });
     const run = this.store.getRun(id);
-    if (!run) throw new CniBenchError(ErrorCodes.NOT_FOUND, `id: run '${id}' not found`, { details: { field: 'id', id } });
+    if (!run)
+      throw new CniBenchError(ErrorCodes.NOT_FOUND, `id: run '${id}' not found`, { details: { field: 'id', id } });
     return this.view(run);
   }
 
@@ -81,8 +95,12 @@ export class RunsApi {
    */
   cancel(id: string): RunView {
     const run = this.get(id);
-    if (TERMINAL_STATES.has(run.state)) throw new CniBenchError(ErrorCodes.CONFLICT, `run '${id}' already ended (${run.state})`, { details: { id, state: run.state } });
-    if (this.orchestrator.requestCancel(id)) this.store.updateRun(id, { reason: 'cancel requested: stopping jobs on the agents' });
+    if (TERMINAL_STATES.has(run.state))
+      throw new CniBenchError(ErrorCodes.CONFLICT, `run '${id}' already ended (${run.state})`, {
+        details: { id, state: run.state },
+      });
+    if (this.orchestrator.requestCancel(id))
+      this.store.updateRun(id, { reason: 'cancel requested: stopping jobs on the agents' });
     return this.get(id);
   }
 
@@ -93,7 +111,9 @@ export class RunsApi {
 
   report(id: string, format: string): { contentType: string; body: string } {
     if (format !== 'json' && format !== 'md') {
-      throw new CniBenchError(ErrorCodes.VALIDATION, `format: must be 'json' or 'md', got '${format.slice(0, 64)}'`, { details: { field: 'format' } });
+      throw new CniBenchError(ErrorCodes.VALIDATION, `format: must be 'json' or 'md', got '${format.slice(0, 64)}'`, {
+        details: { field: 'format' },
+      });
     }
     const model = this.reportModel(id);
     return format === 'md'
@@ -103,7 +123,13 @@ export class RunsApi {
 
   /** Runs side by side with a verdict per measurement (the first run is the baseline). */
   compare(q: CompareRequest): { contentType: string; body: string } {
-    return renderComparison(compareReports(q.runs.map((id) => this.reportModel(id)), q), q.format);
+    return renderComparison(
+      compareReports(
+        q.runs.map((id) => this.reportModel(id)),
+        q,
+      ),
+      q.format,
+    );
   }
 
   /** The gRPC message type doubles as the REST shape, so both APIs list agents alike. */

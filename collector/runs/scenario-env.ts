@@ -5,7 +5,7 @@
  * ROUNDS and ROUND_SLEEP. An override beats the scenario's own value; a bad
  * value is refused naming the variable. Pure: the caller passes the environment.
  */
-import { validationError, type FieldIssue } from '../../core/errors.js';
+import { type FieldIssue, validationError } from '../../core/errors.js';
 
 export interface EnvOverrides {
   throughputDurationSeconds?: number;
@@ -30,8 +30,18 @@ export function envOverrides(env: Readonly<Record<string, string | undefined>>):
     if (text === undefined || text.trim() === '') continue;
     // The study's script takes plain seconds; "10s" is accepted too.
     const v = Number(text.trim().replace(/s$/, ''));
-    const ok = Number.isFinite(v) && (integer ? Number.isInteger(v) && v >= min : key.endsWith('Seconds') && key !== 'roundSleepSeconds' ? v > min : v >= min);
-    if (!ok || v > max) issues.push({ path: `env ${name}`, message: `must be ${integer ? 'an integer' : 'a number of seconds'} ${key === 'rounds' ? '>= 1' : key === 'roundSleepSeconds' ? '>= 0' : '> 0'} and at most ${max}, got '${text}'` });
+    const ok =
+      Number.isFinite(v) &&
+      (integer
+        ? Number.isInteger(v) && v >= min
+        : key.endsWith('Seconds') && key !== 'roundSleepSeconds'
+          ? v > min
+          : v >= min);
+    if (!ok || v > max)
+      issues.push({
+        path: `env ${name}`,
+        message: `must be ${integer ? 'an integer' : 'a number of seconds'} ${key === 'rounds' ? '>= 1' : key === 'roundSleepSeconds' ? '>= 0' : '> 0'} and at most ${max}, got '${text}'`,
+      });
     else out[key] = v;
   }
   if (issues.length) throw validationError(issues, 'environment');

@@ -5,16 +5,25 @@
  */
 import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
-import { clientsOf, findTool, names, orList, serversOf, type ClientFacts } from '../../core/tool-catalogue/index.js';
+import { type ClientFacts, clientsOf, findTool, names, orList, serversOf } from '../../core/tool-catalogue/index.js';
 import { parseWith } from '../../core/validate.js';
-import { DEFAULT_MEASUREMENTS, DEFAULT_SCALE_MEASUREMENTS, DEFAULT_SCALE_STEPS, PATHS, type PathName } from './scenario-defaults.js';
+import {
+  DEFAULT_MEASUREMENTS,
+  DEFAULT_SCALE_MEASUREMENTS,
+  DEFAULT_SCALE_STEPS,
+  PATHS,
+  type PathName,
+} from './scenario-defaults.js';
 import { envOverrides } from './scenario-env.js';
 
 export { DEFAULT_MEASUREMENTS, DEFAULT_SCALE_STEPS, PATHS, type PathName };
 
 const duration = z.number().positive().max(3600);
 const common = {
-  id: z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'lowercase letters, digits, dots and dashes').optional(),
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'lowercase letters, digits, dots and dashes')
+    .optional(),
   path: z.enum(PATHS),
   durationSeconds: duration.optional(),
   warmupSeconds: z.number().min(0).max(600).optional(),
@@ -42,7 +51,11 @@ const http = z.strictObject({
   /** Requests per second in all; absent or 0 = as fast as possible. A fixed rate measures latency, not capacity. */
   qps: z.number().min(0).max(1_000_000).default(0),
   /** Path requested of the server (the built-in server answers 404 on /missing). */
-  urlPath: z.string().regex(/^\/[A-Za-z0-9._~\-/]*$/, 'an absolute path of letters, digits and ._~-/').max(200).default('/'),
+  urlPath: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~\-/]*$/, 'an absolute path of letters, digits and ._~-/')
+    .max(200)
+    .default('/'),
 });
 
 const rr = z.strictObject({
@@ -113,15 +126,22 @@ export const scenarioSchema = z
   })
   .superRefine((s, ctx) => {
     if (s.serverNode && s.clientNode && s.serverNode === s.clientNode && !s.allowSameNode) {
-      ctx.addIssue({ code: 'custom', path: ['clientNode'], message: 'must differ from serverNode unless allowSameNode is true' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clientNode'],
+        message: 'must differ from serverNode unless allowSameNode is true',
+      });
     }
     s.serviceScale?.steps.forEach((n, i, all) => {
-      if (i > 0 && n <= (all[i - 1] as number)) ctx.addIssue({ code: 'custom', path: ['serviceScale', 'steps', i], message: 'steps must increase' });
+      if (i > 0 && n <= (all[i - 1] as number))
+        ctx.addIssue({ code: 'custom', path: ['serviceScale', 'steps', i], message: 'steps must increase' });
     });
     const seen = new Set<string>();
     s.measurements?.forEach((m, i) => {
-      const at = (field: string, message: string): void => ctx.addIssue({ code: 'custom', path: ['measurements', i, field], message });
-      if (s.serviceScale && m.path !== 'service') at('path', "a Service scale sweep measures through the Service: path must be 'service'");
+      const at = (field: string, message: string): void =>
+        ctx.addIssue({ code: 'custom', path: ['measurements', i, field], message });
+      if (s.serviceScale && m.path !== 'service')
+        at('path', "a Service scale sweep measures through the Service: path must be 'service'");
       if (m.id && seen.has(m.id)) at('id', `duplicate id '${m.id}'`);
       if (m.id) seen.add(m.id);
       refineMeasurement(m, at);
@@ -131,25 +151,37 @@ export const scenarioSchema = z
 /** Combinations no tool can measure, refused before anything runs. */
 function refineMeasurement(m: z.output<typeof measurement>, at: (field: string, message: string) => void): void {
   if (m.kind === 'throughput') {
-    if (m.protocol === 'udp' && m.udpTargetMbps === undefined) at('udpTargetMbps', 'required for UDP (UDP has no congestion control: the sender needs a rate)');
+    if (m.protocol === 'udp' && m.udpTargetMbps === undefined)
+      at('udpTargetMbps', 'required for UDP (UDP has no congestion control: the sender needs a rate)');
     if (m.protocol === 'tcp' && m.udpTargetMbps !== undefined) at('udpTargetMbps', "only applies to protocol 'udp'");
-    if (m.protocol === 'udp' && m.path === 'service') at('path', "UDP through a Service is not supported yet (run Services are TCP): use a pod or host path");
+    if (m.protocol === 'udp' && m.path === 'service')
+      at('path', 'UDP through a Service is not supported yet (run Services are TCP): use a pod or host path');
   }
   // What the named tool cannot do, from its catalogue facts; the alternatives are those 'auto' would try.
   const c = m.tool === 'auto' ? undefined : findTool(m.tool)?.client;
-  const others = (fits: (o: ClientFacts) => boolean): string => orList(clientsOf(m.kind).filter((t) => t.client.autoRank !== null && fits(t.client)));
+  const others = (fits: (o: ClientFacts) => boolean): string =>
+    orList(clientsOf(m.kind).filter((t) => t.client.autoRank !== null && fits(t.client)));
   if (m.kind === 'http') {
-    if (c && m.qps > 0 && !c.fixedRate) at('tool', `${m.tool} cannot hold a fixed rate: use ${others((o) => o.fixedRate)} (or auto) with qps`);
+    if (c && m.qps > 0 && !c.fixedRate)
+      at('tool', `${m.tool} cannot hold a fixed rate: use ${others((o) => o.fixedRate)} (or auto) with qps`);
     if (c && m.qps === 0 && !c.maxRate) at('qps', `${m.tool} sends at a fixed rate: set qps > 0`);
-    if (m.qps > 0 && m.qps < m.connections) at('qps', `must be at least connections (${m.connections}) so every connection sends`);
+    if (m.qps > 0 && m.qps < m.connections)
+      at('qps', `must be at least connections (${m.connections}) so every connection sends`);
   }
   if (m.kind !== 'rr' || !c) return;
-  if (m.mode === 'crr' && !c.crr) at('tool', `${m.tool} keeps one connection: TCP_CRR needs ${others((o) => o.crr)} (or auto)`);
+  if (m.mode === 'crr' && !c.crr)
+    at('tool', `${m.tool} keeps one connection: TCP_CRR needs ${others((o) => o.crr)} (or auto)`);
   if (c.maxConnections !== undefined && m.connections > c.maxConnections) {
-    at('connections', `${m.tool} runs ${c.maxConnections === 1 ? 'one connection' : `at most ${c.maxConnections} connections`}: use ${others((o) => o.maxConnections === undefined)} (or auto) for ${m.connections}`);
+    at(
+      'connections',
+      `${m.tool} runs ${c.maxConnections === 1 ? 'one connection' : `at most ${c.maxConnections} connections`}: use ${others((o) => o.maxConnections === undefined)} (or auto) for ${m.connections}`,
+    );
   }
   if (m.path === 'service' && !c.throughService) {
-    at('tool', `${m.tool} opens a second (data) connection, and a run Service exposes one port: use ${others((o) => o.throughService)} (or auto) through a Service`);
+    at(
+      'tool',
+      `${m.tool} opens a second (data) connection, and a run Service exposes one port: use ${others((o) => o.throughService)} (or auto) through a Service`,
+    );
   }
 }
 
@@ -176,17 +208,22 @@ export function measurementLabel(m: Measurement): string {
   const path = PATH_LABEL[m.path];
   const tool = m.tool === 'auto' ? '' : ` (${m.tool})`;
   if (m.kind === 'throughput') {
-    return m.protocol === 'udp' ? `UDP ${path} ${m.udpTargetMbps} Mbit/s target${tool}` : `TCP ${path} ${m.streams} stream${m.streams === 1 ? '' : 's'}${tool}`;
+    return m.protocol === 'udp'
+      ? `UDP ${path} ${m.udpTargetMbps} Mbit/s target${tool}`
+      : `TCP ${path} ${m.streams} stream${m.streams === 1 ? '' : 's'}${tool}`;
   }
-  if (m.kind === 'rr') return `${m.mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'} ${path}${m.connections > 1 ? ` c${m.connections}` : ''}${tool}`;
+  if (m.kind === 'rr')
+    return `${m.mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'} ${path}${m.connections > 1 ? ` c${m.connections}` : ''}${tool}`;
   if (m.qps > 0) return `HTTP latency at ${m.qps} QPS c${m.connections} ${path}${tool}`;
   return `HTTP ${m.mode} c${m.connections} ${path}${tool}`;
 }
 
 function defaultId(m: Measurement): string {
-  if (m.kind === 'throughput') return m.protocol === 'udp' ? `udp-${m.path}-${m.udpTargetMbps}m` : `tput-${m.path}-p${m.streams}`;
+  if (m.kind === 'throughput')
+    return m.protocol === 'udp' ? `udp-${m.path}-${m.udpTargetMbps}m` : `tput-${m.path}-p${m.streams}`;
   if (m.kind === 'rr') return `${m.mode}-${m.path}${m.connections > 1 ? `-c${m.connections}` : ''}`;
-  if (m.qps > 0) return `http-qps${m.qps}-${m.path}-c${m.connections}${m.tool === 'http-open-loop' ? '-open-loop' : ''}`;
+  if (m.qps > 0)
+    return `http-qps${m.qps}-${m.path}-c${m.connections}${m.tool === 'http-open-loop' ? '-open-loop' : ''}`;
   return `http-${m.mode === 'keepalive' ? 'ka' : 'sc'}-${m.path}-c${m.connections}`;
 }
 
@@ -207,15 +244,30 @@ export function parseScenario(input: unknown, env: Readonly<Record<string, strin
   const o = envOverrides(env);
   const s = parseWith(scenarioSchema, value ?? {}, 'scenario');
   const used = new Map<string, number>();
-  const given = s.measurements ?? (s.serviceScale ? DEFAULT_SCALE_MEASUREMENTS : DEFAULT_MEASUREMENTS).map((m) => measurement.parse(m));
+  const given =
+    s.measurements ??
+    (s.serviceScale ? DEFAULT_SCALE_MEASUREMENTS : DEFAULT_MEASUREMENTS).map((m) => measurement.parse(m));
   const measurements = given.map((m) => {
     let id = m.id ?? defaultId(m);
     const n = used.get(id) ?? 0;
     used.set(id, n + 1);
     if (!m.id && n > 0) id = `${id}-${n + 1}`;
     const envDuration = m.kind === 'throughput' ? o.throughputDurationSeconds : o.loadDurationSeconds;
-    const scenarioDuration = m.kind === 'throughput' ? (s.throughputDurationSeconds ?? s.durationSeconds) : s.durationSeconds;
-    return { ...m, id, durationSeconds: envDuration ?? m.durationSeconds ?? scenarioDuration, warmupSeconds: m.warmupSeconds ?? s.warmupSeconds, rounds: o.rounds ?? m.rounds ?? s.rounds };
+    const scenarioDuration =
+      m.kind === 'throughput' ? (s.throughputDurationSeconds ?? s.durationSeconds) : s.durationSeconds;
+    return {
+      ...m,
+      id,
+      durationSeconds: envDuration ?? m.durationSeconds ?? scenarioDuration,
+      warmupSeconds: m.warmupSeconds ?? s.warmupSeconds,
+      rounds: o.rounds ?? m.rounds ?? s.rounds,
+    };
   });
-  return Object.freeze({ ...s, rounds: o.rounds ?? s.rounds, roundSleepSeconds: o.roundSleepSeconds ?? s.roundSleepSeconds, measurements, measurementsDefaulted: !s.measurements });
+  return Object.freeze({
+    ...s,
+    rounds: o.rounds ?? s.rounds,
+    roundSleepSeconds: o.roundSleepSeconds ?? s.roundSleepSeconds,
+    measurements,
+    measurementsDefaulted: !s.measurements,
+  });
 }

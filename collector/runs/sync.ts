@@ -6,8 +6,9 @@
  * (and the Service's own frontend with its backends, where its address is
  * known). Pure; a sample whose relevant read failed never counts as caught up.
  */
-import type { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
+
 import type { SyncTarget } from '../../core/service-frontend.js';
+import type { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
 
 export interface SyncCheck {
   ok: boolean;
@@ -24,13 +25,15 @@ function checkKubeProxy(sample: DataplaneSample, target: SyncTarget, failed: (p:
   if (target.kubeServicesRules !== undefined) {
     const err = failed('iptables');
     if (err) return err;
-    if (sample.kubeServicesRules < target.kubeServicesRules) return `KUBE-SERVICES has ${sample.kubeServicesRules} of ${target.kubeServicesRules} rules`;
+    if (sample.kubeServicesRules < target.kubeServicesRules)
+      return `KUBE-SERVICES has ${sample.kubeServicesRules} of ${target.kubeServicesRules} rules`;
   }
   if (target.nftServiceIps !== undefined) {
     const err = failed('nft');
     if (err) return err;
     const have = sample.nftServiceIps ?? 0;
-    if (have < target.nftServiceIps) return `service-ips has ${sample.nftServiceIps === undefined ? 'no map' : have} of ${target.nftServiceIps} elements`;
+    if (have < target.nftServiceIps)
+      return `service-ips has ${sample.nftServiceIps === undefined ? 'no map' : have} of ${target.nftServiceIps} elements`;
   }
   return undefined;
 }
@@ -48,7 +51,9 @@ function checkCilium(sample: DataplaneSample, target: SyncTarget, failed: (p: st
     if (f && missing.length === 0) return undefined;
     // A truncated list may leave the frontend out: then only the count below decides.
     if (!lb.frontendsTruncated || target.ciliumFrontends === undefined) {
-      return f ? `Cilium LB frontend ${want.address}:${want.port} lacks backend ${missing.join(', ')} (has ${f.backends.join(', ') || 'none'})` : `Cilium LB has no frontend ${want.address}:${want.port}`;
+      return f
+        ? `Cilium LB frontend ${want.address}:${want.port} lacks backend ${missing.join(', ')} (has ${f.backends.join(', ') || 'none'})`
+        : `Cilium LB has no frontend ${want.address}:${want.port}`;
     }
   }
   if (target.ciliumFrontends !== undefined && lb.programmedFrontends < target.ciliumFrontends) {
@@ -58,8 +63,13 @@ function checkCilium(sample: DataplaneSample, target: SyncTarget, failed: (p: st
 }
 
 export function checkSync(sample: DataplaneSample | undefined, target: SyncTarget): SyncCheck {
-  if (!sample) return { ok: false, kubeServicesRules: 0, nftServiceIps: null, ciliumFrontends: null, why: 'no sample arrived' };
-  const base = { kubeServicesRules: sample.kubeServicesRules, nftServiceIps: sample.nftServiceIps ?? null, ciliumFrontends: sample.cilium?.programmedFrontends ?? null };
+  if (!sample)
+    return { ok: false, kubeServicesRules: 0, nftServiceIps: null, ciliumFrontends: null, why: 'no sample arrived' };
+  const base = {
+    kubeServicesRules: sample.kubeServicesRules,
+    nftServiceIps: sample.nftServiceIps ?? null,
+    ciliumFrontends: sample.cilium?.programmedFrontends ?? null,
+  };
   const failed = (prefix: string): Verdict => sample.errors.find((e) => e.startsWith(prefix));
   const why = checkKubeProxy(sample, target, failed) ?? checkCilium(sample, target, failed);
   return why === undefined ? { ...base, ok: true, why: '' } : { ...base, ok: false, why };
@@ -82,14 +92,21 @@ export function baselineOf(sample: DataplaneSample): SyncTarget {
  */
 export function aboveBaseline(base: SyncTarget | undefined, added: number): SyncTarget {
   if (base?.ciliumFrontends !== undefined) {
-    return { ciliumFrontends: base.ciliumFrontends + added, ...((base.kubeServicesRules ?? 0) > 0 ? { kubeServicesRules: (base.kubeServicesRules ?? 0) + added } : {}) };
+    return {
+      ciliumFrontends: base.ciliumFrontends + added,
+      ...((base.kubeServicesRules ?? 0) > 0 ? { kubeServicesRules: (base.kubeServicesRules ?? 0) + added } : {}),
+    };
   }
   if (base?.nftServiceIps !== undefined) return { nftServiceIps: base.nftServiceIps + added };
   return { kubeServicesRules: (base?.kubeServicesRules ?? 0) + added };
 }
 
 /** What the client's node must show once one new Service (at `svc`, with `backends`) is programmed, from its sample just before. */
-export function serviceSyncTarget(before: DataplaneSample, svc: { ip: string; port: number }, backends: string[]): SyncTarget {
+export function serviceSyncTarget(
+  before: DataplaneSample,
+  svc: { ip: string; port: number },
+  backends: string[],
+): SyncTarget {
   const target = aboveBaseline(baselineOf(before), 1);
   if (target.ciliumFrontends === undefined) return target;
   // The frontend itself decides; the count stands in only when the sample's frontend list was cut short.

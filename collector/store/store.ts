@@ -3,14 +3,21 @@
  * samples, in SQLite (node:sqlite, no native add-on). Raw tool output is kept
  * with every result so any number in a report can be audited later.
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, RunState, SampleRecord } from '../../report/records.js';
 
-export { TERMINAL_STATES, type PhaseRecord, type ResultRecord, type RunRecord, type RunState, type SampleRecord } from '../../report/records.js';
+export {
+  type PhaseRecord,
+  type ResultRecord,
+  type RunRecord,
+  type RunState,
+  type SampleRecord,
+  TERMINAL_STATES,
+} from '../../report/records.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -34,7 +41,10 @@ type Row = Record<string, unknown>;
 
 /** One line naming the path, what is wrong and what to do: start-up failures print only this. */
 function storeError(path: string, what: string, todo: string, cause?: unknown): CniBenchError {
-  return new CniBenchError(ErrorCodes.VALIDATION, `dbPath: '${path}': ${what}; ${todo}`, { cause, details: { field: 'dbPath', path } });
+  return new CniBenchError(ErrorCodes.VALIDATION, `dbPath: '${path}': ${what}; ${todo}`, {
+    cause,
+    details: { field: 'dbPath', path },
+  });
 }
 
 /**
@@ -46,17 +56,19 @@ function makeParents(path: string): void {
   const missing: string[] = [];
   let dir = dirname(path);
   for (;;) {
-    let st;
+    let st: Stats;
     try {
       st = statSync(dir);
     } catch {
       missing.unshift(dir);
       const up = dirname(dir);
-      if (up === dir || missing.length > 64) throw storeError(path, 'no existing directory above it', 'create its directory first');
+      if (up === dir || missing.length > 64)
+        throw storeError(path, 'no existing directory above it', 'create its directory first');
       dir = up;
       continue;
     }
-    if (!st.isDirectory()) throw storeError(path, `'${dir}' is not a directory`, 'point --db at a path inside a directory');
+    if (!st.isDirectory())
+      throw storeError(path, `'${dir}' is not a directory`, 'point --db at a path inside a directory');
     break;
   }
   for (const d of missing) {
@@ -64,7 +76,12 @@ function makeParents(path: string): void {
       mkdirSync(d);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
-      throw storeError(path, `cannot create directory '${d}' (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, 'create it or choose a writable location', err);
+      throw storeError(
+        path,
+        `cannot create directory '${d}' (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        'create it or choose a writable location',
+        err,
+      );
     }
   }
 }
@@ -97,10 +114,16 @@ export class Store {
       this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
       this.db.exec(SCHEMA);
       const check = this.db.prepare('PRAGMA quick_check').get() as Row | undefined;
-      if (check && Object.values(check)[0] !== 'ok') throw new Error(`quick_check: ${String(Object.values(check)[0]).slice(0, 200)}`);
+      if (check && Object.values(check)[0] !== 'ok')
+        throw new Error(`quick_check: ${String(Object.values(check)[0]).slice(0, 200)}`);
     } catch (err) {
       this.db.close();
-      throw storeError(path, `not a usable cni-bench database (${(err as Error).message})`, 'move the file aside or point --db at a new path', err);
+      throw storeError(
+        path,
+        `not a usable cni-bench database (${(err as Error).message})`,
+        'move the file aside or point --db at a new path',
+        err,
+      );
     }
   }
 
@@ -110,11 +133,25 @@ export class Store {
 
   insertRun(run: RunRecord): void {
     this.db
-      .prepare('INSERT INTO runs (id, state, reason, created_ms, started_ms, ended_ms, scenario_json, cluster_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(run.id, run.state, run.reason, run.createdMs, run.startedMs, run.endedMs, JSON.stringify(run.scenario), JSON.stringify(run.cluster));
+      .prepare(
+        'INSERT INTO runs (id, state, reason, created_ms, started_ms, ended_ms, scenario_json, cluster_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        run.id,
+        run.state,
+        run.reason,
+        run.createdMs,
+        run.startedMs,
+        run.endedMs,
+        JSON.stringify(run.scenario),
+        JSON.stringify(run.cluster),
+      );
   }
 
-  updateRun(id: string, patch: Partial<Pick<RunRecord, 'state' | 'reason' | 'startedMs' | 'endedMs' | 'cluster'>>): void {
+  updateRun(
+    id: string,
+    patch: Partial<Pick<RunRecord, 'state' | 'reason' | 'startedMs' | 'endedMs' | 'cluster'>>,
+  ): void {
     const cur = this.getRun(id);
     if (!cur) return;
     const next = { ...cur, ...patch };
@@ -129,7 +166,9 @@ export class Store {
   }
 
   listRuns(limit: number): RunRecord[] {
-    return (this.db.prepare('SELECT * FROM runs ORDER BY created_ms DESC, id DESC LIMIT ?').all(limit) as Row[]).map(runFromRow);
+    return (this.db.prepare('SELECT * FROM runs ORDER BY created_ms DESC, id DESC LIMIT ?').all(limit) as Row[]).map(
+      runFromRow,
+    );
   }
 
   /**
@@ -137,8 +176,12 @@ export class Store {
    * start-up: a run cannot survive its collector, and must never look alive.
    */
   interruptUnfinished(reason: string, now = Date.now()): number {
-    const r = this.db.prepare("UPDATE runs SET state = 'interrupted', reason = ?, ended_ms = ? WHERE state IN ('pending', 'running')").run(reason, now);
-    this.db.prepare("UPDATE phases SET state = 'interrupted', error = ?, ended_ms = ? WHERE state IN ('pending', 'running')").run(reason, now);
+    const r = this.db
+      .prepare("UPDATE runs SET state = 'interrupted', reason = ?, ended_ms = ? WHERE state IN ('pending', 'running')")
+      .run(reason, now);
+    this.db
+      .prepare("UPDATE phases SET state = 'interrupted', error = ?, ended_ms = ? WHERE state IN ('pending', 'running')")
+      .run(reason, now);
     return Number(r.changes);
   }
 
@@ -188,10 +231,12 @@ export class Store {
   }
 
   samples(runId: string): SampleRecord[] {
-    return (this.db.prepare('SELECT * FROM samples WHERE run_id = ? ORDER BY time_ms, id').all(runId) as Row[]).map((r) => ({
-      runId: String(r.run_id),
-      agentId: String(r.agent_id),
-      sample: JSON.parse(String(r.sample_json)) as DataplaneSample,
-    }));
+    return (this.db.prepare('SELECT * FROM samples WHERE run_id = ? ORDER BY time_ms, id').all(runId) as Row[]).map(
+      (r) => ({
+        runId: String(r.run_id),
+        agentId: String(r.agent_id),
+        sample: JSON.parse(String(r.sample_json)) as DataplaneSample,
+      }),
+    );
   }
 }

@@ -9,6 +9,14 @@ export const fortioTcp = toolFacts({
   name: 'fortio-tcp',
   builtIn: false,
   binary: fortioBinary,
-  client: { kind: 'rr', serverTool: 'fortio-tcp', autoRank: 3, crr: false, fixedRate: false, maxRate: true, throughService: true },
+  client: {
+    kind: 'rr',
+    serverTool: 'fortio-tcp',
+    autoRank: 3,
+    crr: false,
+    fixedRate: false,
+    maxRate: true,
+    throughService: true,
+  },
   server: { serves: 'rr', port: 8078, servicePort: 8078, singleThreaded: false },
 });

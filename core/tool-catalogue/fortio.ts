@@ -4,7 +4,7 @@
  * machine, the Dockerfile's fortio stage for the image. Its TCP mode is the
  * separate tool fortio-tcp on the same binary.
  */
-import { toolFacts, type BinaryFacts } from './tool-facts.js';
+import { type BinaryFacts, toolFacts } from './tool-facts.js';
 
 export const fortioBinary: BinaryFacts = Object.freeze({
   binary: 'fortio',

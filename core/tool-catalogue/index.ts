@@ -2,7 +2,7 @@
  * The tool catalogue: every tool's facts (one file each) and the views the
  * rest of the code derives from them. Adding a tool is its facts file here, its
  * driver file in agent/drivers/, and one line in each list (TOOLS below,
- * agent/drivers/registry.ts), which the compiler and test/unit/tool-catalogue.test.ts
+ * agent/drivers/registry.ts), which the compiler and test/unit/core/tool-catalogue.test.ts
  * hold to each other. See docs/adding-a-tool.md.
  */
 import { parseError } from '../errors.js';
@@ -20,10 +20,30 @@ import { tcpRr } from './tcp-rr.js';
 import type { BinaryFacts, ClientFacts, MeasurementKind, ServerFacts, ToolFacts } from './tool-facts.js';
 import { wrk } from './wrk.js';
 
-export type { BinaryFacts, BinarySource, ClientFacts, MeasurementKind, ServerFacts, ToolFacts, VersionProbe } from './tool-facts.js';
+export type {
+  BinaryFacts,
+  BinarySource,
+  ClientFacts,
+  MeasurementKind,
+  ServerFacts,
+  ToolFacts,
+  VersionProbe,
+} from './tool-facts.js';
 
 /** Every tool; this order is the order binaries are discovered and checked in. */
-export const TOOLS: readonly ToolFacts[] = Object.freeze([iperf3, wrk, sockperf, fortio, netperf, netserver, fortioTcp, httpEcho, httpOpenLoop, tcpRr, tcpEcho]);
+export const TOOLS: readonly ToolFacts[] = Object.freeze([
+  iperf3,
+  wrk,
+  sockperf,
+  fortio,
+  netperf,
+  netserver,
+  fortioTcp,
+  httpEcho,
+  httpOpenLoop,
+  tcpRr,
+  tcpEcho,
+]);
 
 const byName: ReadonlyMap<string, ToolFacts> = new Map(TOOLS.map((t) => [t.name, t]));
 
@@ -33,7 +53,10 @@ export function findTool(name: string): ToolFacts | undefined {
 }
 
 /** Every binary a node may need: the tools' own (once each, tools sharing one), then the readers. */
-export const BINARIES: readonly BinaryFacts[] = Object.freeze([...new Set(TOOLS.flatMap((t) => (t.binary ? [t.binary] : []))), ...readers]);
+export const BINARIES: readonly BinaryFacts[] = Object.freeze([
+  ...new Set(TOOLS.flatMap((t) => (t.binary ? [t.binary] : []))),
+  ...readers,
+]);
 
 /** The binary a tool needs on the node's PATH (its own name for a tool the catalogue does not know); undefined for a built-in. */
 export function binaryOf(tool: string): string | undefined {

@@ -12,6 +12,14 @@ export const iperf3 = toolFacts({
     why: 'TCP and UDP throughput, client and server; nothing built in replaces it',
     announced: true,
   },
-  client: { kind: 'throughput', serverTool: 'iperf3', autoRank: 1, crr: false, fixedRate: false, maxRate: true, throughService: true },
+  client: {
+    kind: 'throughput',
+    serverTool: 'iperf3',
+    autoRank: 1,
+    crr: false,
+    fixedRate: false,
+    maxRate: true,
+    throughService: true,
+  },
   server: { serves: 'throughput', port: 5201, servicePort: 5201, singleThreaded: true },
 });

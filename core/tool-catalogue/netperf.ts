@@ -20,5 +20,14 @@ export const netperf = toolFacts({
     why: 'TCP_RR and TCP_CRR as the reference study measured them (else sockperf, and the built-in tcp-rr for TCP_CRR)',
     announced: true,
   },
-  client: { kind: 'rr', serverTool: 'netserver', autoRank: 1, crr: true, fixedRate: false, maxRate: true, maxConnections: 1, throughService: true },
+  client: {
+    kind: 'rr',
+    serverTool: 'netserver',
+    autoRank: 1,
+    crr: true,
+    fixedRate: false,
+    maxRate: true,
+    maxConnections: 1,
+    throughService: true,
+  },
 });

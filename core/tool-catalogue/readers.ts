@@ -6,21 +6,73 @@
  */
 import type { BinaryFacts, VersionProbe } from './tool-facts.js';
 
-const IPTABLES_SAVE: VersionProbe = { args: ['--version'], pattern: /^iptables(?:-nft|-legacy)?-save v(\d+\.\d+\.\d+)/m };
+const IPTABLES_SAVE: VersionProbe = {
+  args: ['--version'],
+  pattern: /^iptables(?:-nft|-legacy)?-save v(\d+\.\d+\.\d+)/m,
+};
 const PROCPS: VersionProbe = { args: ['--version'], pattern: /from procps-ng (\d+\.\d+(?:\.\d+)?)/ };
 const IPROUTE2: VersionProbe = { args: ['-V'], pattern: /iproute2-(?:ss)?(\d+(?:\.\d+)+)/ };
 
-const reader = (binary: string, debian: string, required: boolean, announced: boolean, probe: VersionProbe, why: string): BinaryFacts =>
+const reader = (
+  binary: string,
+  debian: string,
+  required: boolean,
+  announced: boolean,
+  probe: VersionProbe,
+  why: string,
+): BinaryFacts =>
   Object.freeze({ binary, source: Object.freeze({ debian }), probe: Object.freeze(probe), required, why, announced });
 
 export const readers: readonly BinaryFacts[] = Object.freeze([
-  reader('nsenter', 'util-linux', true, false, { args: ['--version'], pattern: /util-linux (\d+\.\d+(?:\.\d+)?)/ }, 'runs every dataplane reader inside the host network namespace'),
+  reader(
+    'nsenter',
+    'util-linux',
+    true,
+    false,
+    { args: ['--version'], pattern: /util-linux (\d+\.\d+(?:\.\d+)?)/ },
+    'runs every dataplane reader inside the host network namespace',
+  ),
   reader('ip', 'iproute2', true, false, IPROUTE2, 'the route and link a measurement leaves by (link speed)'),
-  reader('iptables-legacy-save', 'iptables', true, false, IPTABLES_SAVE, "kube-proxy's rules and counters on the legacy backend"),
-  reader('iptables-nft-save', 'iptables', true, false, IPTABLES_SAVE, "kube-proxy's rules and counters on the nf_tables backend"),
-  reader('bpftool', 'bpftool', true, true, { args: ['version'], pattern: /^(?:\S*\/)?bpftool v(\d+\.\d+\.\d+)/m }, 'BPF map totals and the Cilium LB service map'),
-  reader('iptables', 'iptables', false, true, { args: ['--version'], pattern: /^iptables v(\d+\.\d+\.\d+)/m }, 'the iptables version reported with a run'),
-  reader('nft', 'nftables', true, true, { args: ['--version'], pattern: /^nftables v(\d+\.\d+\.\d+)/m }, "kube-proxy's nftables ruleset and service map"),
+  reader(
+    'iptables-legacy-save',
+    'iptables',
+    true,
+    false,
+    IPTABLES_SAVE,
+    "kube-proxy's rules and counters on the legacy backend",
+  ),
+  reader(
+    'iptables-nft-save',
+    'iptables',
+    true,
+    false,
+    IPTABLES_SAVE,
+    "kube-proxy's rules and counters on the nf_tables backend",
+  ),
+  reader(
+    'bpftool',
+    'bpftool',
+    true,
+    true,
+    { args: ['version'], pattern: /^(?:\S*\/)?bpftool v(\d+\.\d+\.\d+)/m },
+    'BPF map totals and the Cilium LB service map',
+  ),
+  reader(
+    'iptables',
+    'iptables',
+    false,
+    true,
+    { args: ['--version'], pattern: /^iptables v(\d+\.\d+\.\d+)/m },
+    'the iptables version reported with a run',
+  ),
+  reader(
+    'nft',
+    'nftables',
+    true,
+    true,
+    { args: ['--version'], pattern: /^nftables v(\d+\.\d+\.\d+)/m },
+    "kube-proxy's nftables ruleset and service map",
+  ),
   reader(
     'cat',
     'coreutils',
@@ -31,6 +83,20 @@ export const readers: readonly BinaryFacts[] = Object.freeze([
   ),
   reader('tc', 'iproute2', false, false, IPROUTE2, 'link shaping in the lab (cni-bench lab --link-mbit)'),
   reader('ps', 'procps', false, false, PROCPS, 'looking at the agent pod by hand (the agent reads /proc itself)'),
-  reader('conntrack', 'conntrack', false, true, { args: ['--version'], pattern: /^conntrack v(\d+\.\d+\.\d+)/m }, 'listing conntrack entries by hand (the agent reads fill and drops from /proc/net/stat/nf_conntrack)'),
-  reader('sysctl', 'procps', false, false, PROCPS, 'changing the conntrack limit by hand (the agent reads /proc/sys itself)'),
+  reader(
+    'conntrack',
+    'conntrack',
+    false,
+    true,
+    { args: ['--version'], pattern: /^conntrack v(\d+\.\d+\.\d+)/m },
+    'listing conntrack entries by hand (the agent reads fill and drops from /proc/net/stat/nf_conntrack)',
+  ),
+  reader(
+    'sysctl',
+    'procps',
+    false,
+    false,
+    PROCPS,
+    'changing the conntrack limit by hand (the agent reads /proc/sys itself)',
+  ),
 ]);

@@ -12,6 +12,15 @@ export const sockperf = toolFacts({
     why: "TCP_RR latency (fortio's TCP mode, then the built-in tcp-rr, stand in)",
     announced: true,
   },
-  client: { kind: 'rr', serverTool: 'sockperf', autoRank: 2, crr: false, fixedRate: false, maxRate: true, maxConnections: 1, throughService: true },
+  client: {
+    kind: 'rr',
+    serverTool: 'sockperf',
+    autoRank: 2,
+    crr: false,
+    fixedRate: false,
+    maxRate: true,
+    maxConnections: 1,
+    throughService: true,
+  },
   server: { serves: 'rr', port: 11111, servicePort: 11111, singleThreaded: true },
 });

@@ -8,5 +8,13 @@ import { toolFacts } from './tool-facts.js';
 export const tcpRr = toolFacts({
   name: 'tcp-rr',
   builtIn: true,
-  client: { kind: 'rr', serverTool: 'tcp-echo', autoRank: 9, crr: true, fixedRate: false, maxRate: true, throughService: true },
+  client: {
+    kind: 'rr',
+    serverTool: 'tcp-echo',
+    autoRank: 9,
+    crr: true,
+    fixedRate: false,
+    maxRate: true,
+    throughService: true,
+  },
 });

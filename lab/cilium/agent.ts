@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { run } from '../../core/process.js';
-import { startComponent, type Component } from '../k8s/component.js';
-import { LLVM_BIN, type CiliumBuild } from '../k8s/tools.js';
+import { type Component, startComponent } from '../k8s/component.js';
+import { type CiliumBuild, LLVM_BIN } from '../k8s/tools.js';
 import { AGENT_NODE_DIR, configDirFiles } from './config.js';
 
 const OUTER = [
@@ -91,8 +91,28 @@ async function prepare(o: CiliumAgentOptions): Promise<void> {
 
 export async function startCiliumAgent(o: CiliumAgentOptions): Promise<CiliumAgent> {
   await prepare(o);
-  const env = { ...process.env, PATH: `${LLVM_BIN}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`, K8S_NODE_NAME: o.nodeName };
-  const proc: Component = startComponent(o.runDir, 'cilium-agent', 'sh', ['-c', OUTER, 'cilium-lab-launch', INNER, o.cgroupDir, o.nodeNs, o.runDir, o.build.agent, `--config-dir=${AGENT_NODE_DIR}/config`], env);
+  const env = {
+    ...process.env,
+    PATH: `${LLVM_BIN}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
+    K8S_NODE_NAME: o.nodeName,
+  };
+  const proc: Component = startComponent(
+    o.runDir,
+    'cilium-agent',
+    'sh',
+    [
+      '-c',
+      OUTER,
+      'cilium-lab-launch',
+      INNER,
+      o.cgroupDir,
+      o.nodeNs,
+      o.runDir,
+      o.build.agent,
+      `--config-dir=${AGENT_NODE_DIR}/config`,
+    ],
+    env,
+  );
   const socket = join(agentRunDir(o.runDir), 'cilium.sock');
   return {
     nodeName: o.nodeName,
@@ -104,14 +124,26 @@ export async function startCiliumAgent(o: CiliumAgentOptions): Promise<CiliumAge
       const began = Date.now();
       let last = '';
       while (Date.now() - began < timeoutMs) {
-        if (signal?.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, `interrupted while waiting for cilium-agent on ${o.nodeName}`);
-        if (proc.exitCode() !== undefined) throw new CniBenchError(ErrorCodes.LAB, `cilium-agent on ${o.nodeName} exited with ${proc.exitCode()}:\n${proc.tail(25)}`);
-        const r = await run(o.build.dbg, ['-H', `unix://${socket}`, 'status', '--brief'], { tool: 'cilium-dbg', timeoutMs: 10_000, okExitCodes: [0, 1, 2] }).catch((err: Error) => ({ exitCode: -1, stdout: '', stderr: err.message }));
+        if (signal?.aborted)
+          throw new CniBenchError(ErrorCodes.CANCELLED, `interrupted while waiting for cilium-agent on ${o.nodeName}`);
+        if (proc.exitCode() !== undefined)
+          throw new CniBenchError(
+            ErrorCodes.LAB,
+            `cilium-agent on ${o.nodeName} exited with ${proc.exitCode()}:\n${proc.tail(25)}`,
+          );
+        const r = await run(o.build.dbg, ['-H', `unix://${socket}`, 'status', '--brief'], {
+          tool: 'cilium-dbg',
+          timeoutMs: 10_000,
+          okExitCodes: [0, 1, 2],
+        }).catch((err: Error) => ({ exitCode: -1, stdout: '', stderr: err.message }));
         if (r.exitCode === 0) return Date.now() - began;
         last = `${r.stdout}${r.stderr}`.trim().split('\n').slice(-2).join(' ');
         await sleep(1000);
       }
-      throw new CniBenchError(ErrorCodes.TIMEOUT, `cilium-agent on ${o.nodeName} not ready after ${timeoutMs} ms (cilium-dbg status: ${last}):\n${proc.tail(25)}`);
+      throw new CniBenchError(
+        ErrorCodes.TIMEOUT,
+        `cilium-agent on ${o.nodeName} not ready after ${timeoutMs} ms (cilium-dbg status: ${last}):\n${proc.tail(25)}`,
+      );
     },
     stop: () => proc.stop(),
   };

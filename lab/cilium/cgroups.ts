@@ -7,7 +7,7 @@
  * Removal kills whatever is left (cgroup.kill) and removes the directories,
  * which detaches any program still attached to them.
  */
-import { existsSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,7 +25,11 @@ export function cgroup2MountFrom(mountinfo: string): string | undefined {
 
 export function cgroup2Root(): string {
   const root = cgroup2MountFrom(readFileSync('/proc/self/mountinfo', 'utf8'));
-  if (!root) throw new CniBenchError(ErrorCodes.LAB, 'no cgroup2 hierarchy is mounted (/proc/self/mountinfo): the Cilium lab needs one for each node\'s socket load balancer');
+  if (!root)
+    throw new CniBenchError(
+      ErrorCodes.LAB,
+      "no cgroup2 hierarchy is mounted (/proc/self/mountinfo): the Cilium lab needs one for each node's socket load balancer",
+    );
   return root;
 }
 
@@ -50,7 +54,9 @@ export async function createLabCgroups(id: string, nodes: number): Promise<void>
 
 function subdirs(dir: string): string[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(dir, d.name));
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => join(dir, d.name));
   } catch {
     return [];
   }

@@ -32,7 +32,13 @@ export interface CniAddResult {
 
 /** Pure: the plugin's stdin (Cilium's default conflist entry, daemon/cmd/cni/config.go, with the node's log file). */
 export function cniConfig(logFile: string): string {
-  return JSON.stringify({ cniVersion: '1.0.0', name: 'cilium', type: 'cilium-cni', 'enable-debug': false, 'log-file': logFile });
+  return JSON.stringify({
+    cniVersion: '1.0.0',
+    name: 'cilium',
+    type: 'cilium-cni',
+    'enable-debug': false,
+    'log-file': logFile,
+  });
 }
 
 /** Pure: the pod's IPv4 address and host interface from a CNI 1.0 ADD result; a result without one is an error naming cilium-cni. */
@@ -41,10 +47,16 @@ export function parseCniAddResult(stdout: string): CniAddResult {
   try {
     r = JSON.parse(stdout) as typeof r;
   } catch (err) {
-    throw new CniBenchError(ErrorCodes.PARSE, `cilium-cni: ADD result is not JSON: ${stdout.slice(0, 200)}`, { cause: err, details: { tool: 'cilium-cni' } });
+    throw new CniBenchError(ErrorCodes.PARSE, `cilium-cni: ADD result is not JSON: ${stdout.slice(0, 200)}`, {
+      cause: err,
+      details: { tool: 'cilium-cni' },
+    });
   }
   const v4 = (r.ips ?? []).find((i) => i.address && /^\d+\.\d+\.\d+\.\d+\/\d+$/.test(i.address));
-  if (!v4?.address) throw new CniBenchError(ErrorCodes.PARSE, `cilium-cni: ADD result has no IPv4 address: ${stdout.slice(0, 200)}`, { details: { tool: 'cilium-cni' } });
+  if (!v4?.address)
+    throw new CniBenchError(ErrorCodes.PARSE, `cilium-cni: ADD result has no IPv4 address: ${stdout.slice(0, 200)}`, {
+      details: { tool: 'cilium-cni' },
+    });
   const hostIf = (r.interfaces ?? []).find((i) => i.name && !i.sandbox)?.name;
   return { ip: v4.address.split('/')[0] as string, ...(hostIf ? { hostIf } : {}) };
 }
@@ -63,10 +75,20 @@ function env(c: CniCall, command: 'ADD' | 'DEL'): Record<string, string> {
 }
 
 export async function cniAdd(c: CniCall, timeoutMs = 60_000): Promise<CniAddResult> {
-  const r = await run('nsenter', [`--net=/run/netns/${c.nodeNs}`, c.cni], { tool: 'cilium-cni ADD', input: cniConfig(c.logFile), env: env(c, 'ADD'), timeoutMs });
+  const r = await run('nsenter', [`--net=/run/netns/${c.nodeNs}`, c.cni], {
+    tool: 'cilium-cni ADD',
+    input: cniConfig(c.logFile),
+    env: env(c, 'ADD'),
+    timeoutMs,
+  });
   return parseCniAddResult(r.stdout);
 }
 
 export async function cniDel(c: CniCall, timeoutMs = 30_000): Promise<void> {
-  await run('nsenter', [`--net=/run/netns/${c.nodeNs}`, c.cni], { tool: 'cilium-cni DEL', input: cniConfig(c.logFile), env: env(c, 'DEL'), timeoutMs });
+  await run('nsenter', [`--net=/run/netns/${c.nodeNs}`, c.cni], {
+    tool: 'cilium-cni DEL',
+    input: cniConfig(c.logFile),
+    env: env(c, 'DEL'),
+    timeoutMs,
+  });
 }

@@ -30,7 +30,11 @@ export interface CiliumLabConfig {
 /** Pure: cilium-config's data for a lab dataplane. */
 export function ciliumConfigData(c: CiliumLabConfig): Record<string, string> {
   if (!(CILIUM_DATAPLANES as readonly string[]).includes(c.dataplane)) {
-    throw new CniBenchError(ErrorCodes.VALIDATION, `dataplane: must be one of ${CILIUM_DATAPLANES.join(', ')}, got '${c.dataplane}'`, { details: { field: 'dataplane' } });
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `dataplane: must be one of ${CILIUM_DATAPLANES.join(', ')}, got '${c.dataplane}'`,
+      { details: { field: 'dataplane' } },
+    );
   }
   const native = c.dataplane === 'cilium';
   return {

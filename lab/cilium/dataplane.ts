@@ -11,25 +11,33 @@
  * lab applies the CRDs, and IPAM is Node.spec.podCIDRs from
  * kube-controller-manager.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { arch, release } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { ClusterDescriber, ClusterInventory, KubernetesServiceFrontend } from '../../collector/index.js';
 import type { ClusterDescription } from '../../core/cluster.js';
-import type { ScaleStep, ServiceAddress, ServiceEndpoint } from '../../core/service-frontend.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { startLabControlPlane, type LabControlPlane } from '../k8s/control-plane.js';
-import { ciliumBuild, type CiliumBuild } from '../k8s/tools.js';
-import { CLUSTER_CIDR, SERVICE_CIDR, type LabPlan } from '../plan.js';
+import type { ScaleStep, ServiceAddress, ServiceEndpoint } from '../../core/service-frontend.js';
+import { type LabControlPlane, startLabControlPlane } from '../k8s/control-plane.js';
+import { type CiliumBuild, ciliumBuild } from '../k8s/tools.js';
+import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from '../plan.js';
 import { labRunDir } from '../state.js';
-import { startCiliumAgent, agentRunDir, type CiliumAgent } from './agent.js';
+import { agentRunDir, type CiliumAgent, startCiliumAgent } from './agent.js';
 import { createLabCgroups, nodeCgroupDir, podCgroupDir, removeLabCgroups } from './cgroups.js';
-import { cniAdd, cniDel, type CniCall } from './cni.js';
-import { CILIUM_CONFIGMAP, CILIUM_NAMESPACE, ciliumConfigData, type CiliumDataplane } from './config.js';
-import { LAB_POD_NAMESPACE, LAB_SWEEP_NAMESPACE, nodeObject, nodeStatus, osImageFrom, podObject, runningPodStatus } from './objects.js';
+import { type CniCall, cniAdd, cniDel } from './cni.js';
+import { CILIUM_CONFIGMAP, CILIUM_NAMESPACE, type CiliumDataplane, ciliumConfigData } from './config.js';
+import {
+  LAB_POD_NAMESPACE,
+  LAB_SWEEP_NAMESPACE,
+  nodeObject,
+  nodeStatus,
+  osImageFrom,
+  podObject,
+  runningPodStatus,
+} from './objects.js';
 import { waitFor } from './wait.js';
 
 const AGENT_READY_TIMEOUT_MS = 300_000;
@@ -88,12 +96,19 @@ export class CiliumLab {
   async init(signal?: AbortSignal): Promise<void> {
     const began = Date.now();
     const step = (): void => {
-      if (signal?.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'interrupted while the Cilium lab was starting');
+      if (signal?.aborted)
+        throw new CniBenchError(ErrorCodes.CANCELLED, 'interrupted while the Cilium lab was starting');
     };
     this.build = ciliumBuild();
     await createLabCgroups(this.plan.id, this.plan.nodes.length);
     for (const n of this.plan.nodes) n.podCgroup = podCgroupDir(this.plan.id, n.index);
-    this.cp = await startLabControlPlane({ dir: join(labRunDir(this.plan.id), 'k8s'), fabricNs: this.plan.fabricNs, clusterCidr: CLUSTER_CIDR, serviceCidr: SERVICE_CIDR, nodeCidrMask: 24 });
+    this.cp = await startLabControlPlane({
+      dir: join(labRunDir(this.plan.id), 'k8s'),
+      fabricNs: this.plan.fabricNs,
+      clusterCidr: CLUSTER_CIDR,
+      serviceCidr: SERVICE_CIDR,
+      nodeCidrMask: 24,
+    });
     step();
     const kc = new KubeConfig();
     kc.loadFromFile(this.cp.adminKubeconfig);
@@ -105,7 +120,15 @@ export class CiliumLab {
     this.log.info('cilium lab: control plane up, nodes registered', { ms: Date.now() - began });
     for (const node of this.plan.nodes) {
       this.agents.push(
-        await startCiliumAgent({ build: this.build, nodeName: node.name, nodeNs: node.ns, cgroupDir: nodeCgroupDir(this.plan.id, node.index), runDir: join(this.dir, `n${node.index}`), config, kubeconfig: this.cp.labKubeconfigText() }),
+        await startCiliumAgent({
+          build: this.build,
+          nodeName: node.name,
+          nodeNs: node.ns,
+          cgroupDir: nodeCgroupDir(this.plan.id, node.index),
+          runDir: join(this.dir, `n${node.index}`),
+          config,
+          kubeconfig: this.cp.labKubeconfigText(),
+        }),
       );
     }
     const ready = await Promise.all(this.agents.map((a) => a.ready(AGENT_READY_TIMEOUT_MS, signal)));
@@ -124,17 +147,25 @@ export class CiliumLab {
   private async applyBase(config: Record<string, string>): Promise<void> {
     const api = KubernetesObjectApi.makeApiClient(this.kc as KubeConfig);
     const crdDir = (this.build as CiliumBuild).crds;
-    for (const f of readdirSync(crdDir).filter((n) => n.endsWith('.yaml')).sort()) {
+    for (const f of readdirSync(crdDir)
+      .filter((n) => n.endsWith('.yaml'))
+      .sort()) {
       for (const doc of parseAllDocuments(readFileSync(join(crdDir, f), 'utf8'))) {
         const obj = doc.toJS() as KubernetesObject | null;
         if (obj?.kind) await api.create(obj);
       }
     }
-    for (const name of [LAB_POD_NAMESPACE, LAB_SWEEP_NAMESPACE]) await this.core.createNamespace({ body: { metadata: { name } } });
-    await this.core.createNamespacedServiceAccount({ namespace: LAB_POD_NAMESPACE, body: { metadata: { name: 'default' } } }).catch((err: { code?: number }) => {
-      if (err.code !== 409) throw err;
+    for (const name of [LAB_POD_NAMESPACE, LAB_SWEEP_NAMESPACE])
+      await this.core.createNamespace({ body: { metadata: { name } } });
+    await this.core
+      .createNamespacedServiceAccount({ namespace: LAB_POD_NAMESPACE, body: { metadata: { name: 'default' } } })
+      .catch((err: { code?: number }) => {
+        if (err.code !== 409) throw err;
+      });
+    await this.core.createNamespacedConfigMap({
+      namespace: CILIUM_NAMESPACE,
+      body: { metadata: { name: CILIUM_CONFIGMAP, labels: { 'app.kubernetes.io/part-of': 'cilium' } }, data: config },
     });
-    await this.core.createNamespacedConfigMap({ namespace: CILIUM_NAMESPACE, body: { metadata: { name: CILIUM_CONFIGMAP, labels: { 'app.kubernetes.io/part-of': 'cilium' } }, data: config } });
   }
 
   /** Node objects with the status a kubelet would write; then waits for kube-controller-manager's pod CIDRs. */
@@ -145,18 +176,34 @@ export class CiliumLab {
     } catch {
       // "Linux" then
     }
-    const facts = { kernel: release(), osImage: osImageFrom(osRelease), architecture: arch() === 'x64' ? 'amd64' : arch() };
+    const facts = {
+      kernel: release(),
+      osImage: osImageFrom(osRelease),
+      architecture: arch() === 'x64' ? 'amd64' : arch(),
+    };
     for (const n of this.plan.nodes) {
       await this.core.createNode({ body: nodeObject(n.name, this.plan.id) });
       // kube-controller-manager writes spec.podCIDR meanwhile: read, write, again on a conflict.
-      await waitFor(`${n.name}'s status written`, async () => {
-        const node = await this.core.readNode({ name: n.name });
-        await this.core.replaceNodeStatus({ name: n.name, body: { ...node, status: nodeStatus(n.name, n.underlayIp, facts) } });
-        return true;
-      }, 30_000, 100);
+      await waitFor(
+        `${n.name}'s status written`,
+        async () => {
+          const node = await this.core.readNode({ name: n.name });
+          await this.core.replaceNodeStatus({
+            name: n.name,
+            body: { ...node, status: nodeStatus(n.name, n.underlayIp, facts) },
+          });
+          return true;
+        },
+        30_000,
+        100,
+      );
     }
     for (const n of this.plan.nodes) {
-      const cidr = await waitFor(`kube-controller-manager to give ${n.name} a pod CIDR`, async () => (await this.core.readNode({ name: n.name })).spec?.podCIDR, POD_CIDR_TIMEOUT_MS);
+      const cidr = await waitFor(
+        `kube-controller-manager to give ${n.name} a pod CIDR`,
+        async () => (await this.core.readNode({ name: n.name })).spec?.podCIDR,
+        POD_CIDR_TIMEOUT_MS,
+      );
       n.podCidr = cidr;
     }
   }
@@ -167,7 +214,10 @@ export class CiliumLab {
       const agent = this.agents[i] as CiliumAgent;
       for (const [j, pod] of node.pods.entries()) {
         const name = labPodName(node.index, j);
-        const created = await this.core.createNamespacedPod({ namespace: LAB_POD_NAMESPACE, body: podObject(name, node.name, this.plan.id, j === 0 || (j === 1 && node.index === 0)) });
+        const created = await this.core.createNamespacedPod({
+          namespace: LAB_POD_NAMESPACE,
+          body: podObject(name, node.name, this.plan.id, j === 0 || (j === 1 && node.index === 0)),
+        });
         const call: CniCall = {
           cni: (this.build as CiliumBuild).cni,
           nodeNs: node.ns,
@@ -183,7 +233,11 @@ export class CiliumLab {
         this.wired.push(call);
         pod.ip = res.ip;
         if (res.hostIf) pod.hostIf = res.hostIf;
-        await this.core.replaceNamespacedPodStatus({ name, namespace: LAB_POD_NAMESPACE, body: { ...created, status: runningPodStatus(res.ip, node.underlayIp) } });
+        await this.core.replaceNamespacedPodStatus({
+          name,
+          namespace: LAB_POD_NAMESPACE,
+          body: { ...created, status: runningPodStatus(res.ip, node.underlayIp) },
+        });
       }
     }
   }
@@ -191,11 +245,26 @@ export class CiliumLab {
   /** The collector's own Kubernetes frontend and describer against the lab apiserver, wired as collector/main.ts wires them. */
   private async startFrontend(): Promise<void> {
     const kc = this.kc as KubeConfig;
-    const frontend = new KubernetesServiceFrontend(kc, { namespace: LAB_POD_NAMESPACE, sweepNamespace: LAB_SWEEP_NAMESPACE, ciliumNamespace: CILIUM_NAMESPACE, allowCiliumConfigChange: false, log: this.log });
+    const frontend = new KubernetesServiceFrontend(kc, {
+      namespace: LAB_POD_NAMESPACE,
+      sweepNamespace: LAB_SWEEP_NAMESPACE,
+      ciliumNamespace: CILIUM_NAMESPACE,
+      allowCiliumConfigChange: false,
+      log: this.log,
+    });
     await frontend.init();
-    this.inventory = new ClusterInventory(kc, frontend.pacer, LAB_POD_NAMESPACE, 'app.kubernetes.io/name=cni-bench-agent', this.log);
+    this.inventory = new ClusterInventory(
+      kc,
+      frontend.pacer,
+      LAB_POD_NAMESPACE,
+      'app.kubernetes.io/name=cni-bench-agent',
+      this.log,
+    );
     await this.inventory.start();
-    const describer = new ClusterDescriber(kc, frontend.pacer, this.inventory, { ciliumNamespace: CILIUM_NAMESPACE, log: this.log });
+    const describer = new ClusterDescriber(kc, frontend.pacer, this.inventory, {
+      ciliumNamespace: CILIUM_NAMESPACE,
+      log: this.log,
+    });
     await describer.refresh();
     frontend.describeWith(describer);
     this.frontend = frontend;
@@ -234,7 +303,9 @@ export class CiliumLab {
   async destroy(): Promise<void> {
     await this.inventory?.stop().catch(() => undefined);
     for (const call of this.wired.splice(0)) {
-      await cniDel(call).catch((err: Error) => this.log.warn('cilium-cni DEL failed', { pod: call.podName, error: err.message }));
+      await cniDel(call).catch((err: Error) =>
+        this.log.warn('cilium-cni DEL failed', { pod: call.podName, error: err.message }),
+      );
     }
     await Promise.allSettled(this.agents.splice(0).map((a) => a.stop()));
     await this.cp?.stop().catch((err: Error) => this.log.warn('lab control plane stop failed', { error: err.message }));

@@ -18,14 +18,30 @@ export interface NodeFacts {
 }
 
 export function nodeObject(name: string, labId: string): V1Node {
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', [LAB_LABEL]: labId } } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', [LAB_LABEL]: labId } },
+  };
 }
 
 /** What a kubelet would report: the node's address on the lab fabric, Ready, and the machine's kernel and OS. */
 export function nodeStatus(name: string, ip: string, facts: NodeFacts, now = new Date()): V1NodeStatus {
   return {
-    addresses: [{ type: 'InternalIP', address: ip }, { type: 'Hostname', address: name }],
-    conditions: [{ type: 'Ready', status: 'True', reason: 'LabNodeReady', message: 'cni-bench lab node (network namespace)', lastHeartbeatTime: now, lastTransitionTime: now }],
+    addresses: [
+      { type: 'InternalIP', address: ip },
+      { type: 'Hostname', address: name },
+    ],
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'LabNodeReady',
+        message: 'cni-bench lab node (network namespace)',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+    ],
     nodeInfo: {
       machineID: '',
       systemUUID: '',
@@ -53,7 +69,12 @@ export function podObject(name: string, nodeName: string, labId: string, agent: 
     metadata: {
       name,
       namespace: LAB_POD_NAMESPACE,
-      labels: { [LAB_LABEL]: labId, ...(agent ? { 'app.kubernetes.io/name': 'cni-bench-agent' } : { 'app.kubernetes.io/name': 'cni-bench-lab-pod' }) },
+      labels: {
+        [LAB_LABEL]: labId,
+        ...(agent
+          ? { 'app.kubernetes.io/name': 'cni-bench-agent' }
+          : { 'app.kubernetes.io/name': 'cni-bench-lab-pod' }),
+      },
     },
     spec: {
       nodeName,

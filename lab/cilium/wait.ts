@@ -2,7 +2,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, pauseMs = 250): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  pauseMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
@@ -12,7 +17,11 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     } catch (err) {
       last = (err as Error).message;
     }
-    if (Date.now() > deadline) throw new CniBenchError(ErrorCodes.TIMEOUT, `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last: ${last})` : ''}`);
+    if (Date.now() > deadline)
+      throw new CniBenchError(
+        ErrorCodes.TIMEOUT,
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last: ${last})` : ''}`,
+      );
     await sleep(pauseMs);
   }
 }

@@ -15,7 +15,13 @@ export interface Component {
   stop(): Promise<void>;
 }
 
-export function startComponent(dir: string, name: string, binary: string, args: string[], env?: NodeJS.ProcessEnv): Component {
+export function startComponent(
+  dir: string,
+  name: string,
+  binary: string,
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+): Component {
   const logPath = join(dir, `${name}.log`);
   const fd = openSync(logPath, 'a');
   const child = spawn(binary, args, { stdio: ['ignore', fd, fd], ...(env ? { env } : {}) });

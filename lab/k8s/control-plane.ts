@@ -13,15 +13,15 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { run } from '../../core/process.js';
-import { startComponent, type Component } from './component.js';
+import { type Component, startComponent } from './component.js';
 import { writeKubeconfig } from './kubeconfig.js';
-import { createClientCert, createPki, type ClientCert, type Pki } from './pki.js';
+import { type ClientCert, createClientCert, createPki, type Pki } from './pki.js';
 import { labToolPath } from './tools.js';
 
 /** The apiserver's address on the fabric bridge: inside 198.18.0.0/15, clear of the nodes (198.18.0.1..200). */
@@ -58,7 +58,11 @@ export interface LabControlPlane {
 }
 
 /** Pure: the flags of the lab's three components, reviewable in one place. */
-export function controlPlaneArgs(o: LabControlPlaneOptions, pki: Pki, labKubeconfig: string): { etcd: string[]; apiserver: string[]; kcm: string[] } {
+export function controlPlaneArgs(
+  o: LabControlPlaneOptions,
+  pki: Pki,
+  labKubeconfig: string,
+): { etcd: string[]; apiserver: string[]; kcm: string[] } {
   return {
     etcd: [
       '--name=lab',
@@ -133,23 +137,37 @@ async function loopbackBridge(socketPath: string): Promise<{ server: Server; ope
 
 function httpsGetText(server: string, pki: Pki, user: ClientCert, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request(`${server}${path}`, { ca: readFileSync(pki.caCert), cert: readFileSync(user.cert), key: readFileSync(user.key), timeout: 5000 }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`))));
-    });
+    const req = request(
+      `${server}${path}`,
+      { ca: readFileSync(pki.caCert), cert: readFileSync(user.cert), key: readFileSync(user.key), timeout: 5000 },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(body)
+            : reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`)),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out`)));
     req.on('error', reject);
     req.end();
   });
 }
 
-async function waitUntil(what: string, components: readonly Component[], ok: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function waitUntil(
+  what: string,
+  components: readonly Component[],
+  ok: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
     const dead = components.find((c) => c.exitCode() !== undefined);
-    if (dead) throw new Error(`${dead.name} exited with ${dead.exitCode()} while waiting for ${what}:\n${dead.tail(15)}`);
+    if (dead)
+      throw new Error(`${dead.name} exited with ${dead.exitCode()} while waiting for ${what}:\n${dead.tail(15)}`);
     try {
       if (await ok()) return;
     } catch (err) {
@@ -162,14 +180,18 @@ async function waitUntil(what: string, components: readonly Component[], ok: () 
 
 function embeddedKubeconfig(server: string, pki: Pki, user: ClientCert): string {
   const b64 = (f: string): string => readFileSync(f).toString('base64');
-  return `${JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'lab', cluster: { server, 'certificate-authority-data': b64(pki.caCert) } }],
-    users: [{ name: 'user', user: { 'client-certificate-data': b64(user.cert), 'client-key-data': b64(user.key) } }],
-    contexts: [{ name: 'lab', context: { cluster: 'lab', user: 'user' } }],
-    'current-context': 'lab',
-  }, null, 2)}\n`;
+  return `${JSON.stringify(
+    {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'lab', cluster: { server, 'certificate-authority-data': b64(pki.caCert) } }],
+      users: [{ name: 'user', user: { 'client-certificate-data': b64(user.cert), 'client-key-data': b64(user.key) } }],
+      contexts: [{ name: 'lab', context: { cluster: 'lab', user: 'user' } }],
+      'current-context': 'lab',
+    },
+    null,
+    2,
+  )}\n`;
 }
 
 export async function startLabControlPlane(o: LabControlPlaneOptions): Promise<LabControlPlane> {
@@ -189,7 +211,10 @@ export async function startLabControlPlane(o: LabControlPlaneOptions): Promise<L
     return c;
   };
   try {
-    await run('ip', ['-n', o.fabricNs, 'addr', 'add', `${LAB_API_IP}/24`, 'dev', 'br0'], { tool: 'ip', timeoutMs: 10_000 });
+    await run('ip', ['-n', o.fabricNs, 'addr', 'add', `${LAB_API_IP}/24`, 'dev', 'br0'], {
+      tool: 'ip',
+      timeoutMs: 10_000,
+    });
     const pki = createPki(o.dir, [LAB_API_IP]);
     const admin = createClientCert(pki, 'admin', 'cni-bench-lab-admin', ['system:masters']);
     const labServer = `https://${LAB_API_IP}:${LAB_API_PORT}`;
@@ -198,7 +223,12 @@ export async function startLabControlPlane(o: LabControlPlaneOptions): Promise<L
     inFabric('etcd', labToolPath('etcd'), args.etcd);
     inFabric('kube-apiserver', labToolPath('kube-apiserver'), args.apiserver);
     inFabric('forwarder', process.execPath, [FORWARDER, socketPath, LAB_API_IP, String(LAB_API_PORT)]);
-    await waitUntil('the apiserver forwarder', components, async () => components.some((c) => c.name === 'forwarder' && c.tail(3).includes('forwarder: listening')), 15_000);
+    await waitUntil(
+      'the apiserver forwarder',
+      components,
+      async () => components.some((c) => c.name === 'forwarder' && c.tail(3).includes('forwarder: listening')),
+      15_000,
+    );
     bridge = await loopbackBridge(socketPath);
     const server = `https://127.0.0.1:${bridge.port}`;
     const adminKubeconfig = writeKubeconfig(join(o.dir, 'admin.kubeconfig'), server, pki.caCert, admin);
@@ -220,6 +250,8 @@ export async function startLabControlPlane(o: LabControlPlaneOptions): Promise<L
   } catch (err) {
     const logs = components.map((c) => `--- ${c.name} (last lines)\n${c.tail(15)}`).join('\n');
     await stop();
-    throw new CniBenchError(ErrorCodes.LAB, `lab control plane did not start: ${(err as Error).message}\n${logs}`, { cause: err });
+    throw new CniBenchError(ErrorCodes.LAB, `lab control plane did not start: ${(err as Error).message}\n${logs}`, {
+      cause: err,
+    });
   }
 }

@@ -7,8 +7,9 @@
  * when listening and exits when its parent (the lab process; `ip netns exec`
  * execs) is gone, so a killed lab leaves no forwarder behind.
  */
-import { connect, createServer, type Socket } from 'node:net';
+
 import { rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 
 const [socketPath, host, portText] = process.argv.slice(2);
 const port = Number(portText);

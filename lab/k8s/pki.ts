@@ -33,7 +33,21 @@ function openssl(args: string[]): void {
  */
 export function createPki(dir: string, extraIps: readonly string[] = []): Pki {
   const p = (f: string): string => join(dir, f);
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '2', '-subj', '/CN=cni-bench-harness-ca']);
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    p('ca.key'),
+    '-out',
+    p('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=cni-bench-harness-ca',
+  ]);
   const ext = p('server.ext');
   writeFileSync(
     ext,
@@ -48,13 +62,24 @@ export function createPki(dir: string, extraIps: readonly string[] = []): Pki {
   sign(dir, 'server', '/CN=kube-apiserver', ext);
   openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', p('sa.key')]);
   openssl(['pkey', '-in', p('sa.key'), '-pubout', '-out', p('sa.pub')]);
-  return { dir, caCert: p('ca.crt'), caKey: p('ca.key'), serverCert: p('server.crt'), serverKey: p('server.key'), saKey: p('sa.key'), saPub: p('sa.pub') };
+  return {
+    dir,
+    caCert: p('ca.crt'),
+    caKey: p('ca.key'),
+    serverCert: p('server.crt'),
+    serverKey: p('server.key'),
+    saKey: p('sa.key'),
+    saPub: p('sa.pub'),
+  };
 }
 
 /** A client certificate for user `cn` in groups `orgs` (O= fields), signed by the harness CA. */
 export function createClientCert(pki: Pki, name: string, cn: string, orgs: string[] = []): ClientCert {
   const ext = join(pki.dir, `${name}.ext`);
-  writeFileSync(ext, 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
+  writeFileSync(
+    ext,
+    'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n',
+  );
   const subject = `${orgs.map((o) => `/O=${o}`).join('')}/CN=${cn}`;
   sign(pki.dir, name, subject, ext);
   return { cert: join(pki.dir, `${name}.crt`), key: join(pki.dir, `${name}.key`) };
@@ -62,6 +87,33 @@ export function createClientCert(pki: Pki, name: string, cn: string, orgs: strin
 
 function sign(dir: string, name: string, subject: string, extFile: string): void {
   const p = (f: string): string => join(dir, f);
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', p(`${name}.key`), '-out', p(`${name}.csr`), '-subj', subject]);
-  openssl(['x509', '-req', '-in', p(`${name}.csr`), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial', '-out', p(`${name}.crt`), '-days', '2', '-extfile', extFile]);
+  openssl([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    p(`${name}.key`),
+    '-out',
+    p(`${name}.csr`),
+    '-subj',
+    subject,
+  ]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    p(`${name}.csr`),
+    '-CA',
+    p('ca.crt'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    p(`${name}.crt`),
+    '-days',
+    '2',
+    '-extfile',
+    extFile,
+  ]);
 }

@@ -20,7 +20,11 @@ export function labToolPath(name: LabTool): string {
   try {
     accessSync(path, constants.X_OK);
   } catch {
-    throw new CniBenchError(ErrorCodes.LAB, `${path} is missing; build it with 'bash scripts/setup.sh --cilium' (or scripts/build-control-plane.sh; CNI_BENCH_TOOLS_DIR=${TOOLS_DIR})`, { details: { tool: name } });
+    throw new CniBenchError(
+      ErrorCodes.LAB,
+      `${path} is missing; build it with 'bash scripts/setup.sh --cilium' (or scripts/build-control-plane.sh; CNI_BENCH_TOOLS_DIR=${TOOLS_DIR})`,
+      { details: { tool: name } },
+    );
   }
   return path;
 }
@@ -39,10 +43,25 @@ export interface CiliumBuild {
 export function ciliumBuild(): CiliumBuild {
   const dir = join(TOOLS_DIR, `cilium-${CILIUM_VERSION}`);
   if (!existsSync(join(dir, '.complete'))) {
-    throw new CniBenchError(ErrorCodes.LAB, `Cilium ${CILIUM_VERSION} is not built in ${dir}; run 'bash scripts/setup.sh --cilium' (or scripts/build-cilium.sh)`, { details: { tool: 'cilium' } });
+    throw new CniBenchError(
+      ErrorCodes.LAB,
+      `Cilium ${CILIUM_VERSION} is not built in ${dir}; run 'bash scripts/setup.sh --cilium' (or scripts/build-cilium.sh)`,
+      { details: { tool: 'cilium' } },
+    );
   }
   if (!existsSync(join(LLVM_BIN, 'clang'))) {
-    throw new CniBenchError(ErrorCodes.LAB, `${LLVM_BIN}/clang is missing: Cilium ${CILIUM_VERSION} compiles its datapath with clang >= 18.1; run 'bash scripts/setup.sh --cilium' (installs clang-19 llvm-19 ipset)`, { details: { tool: 'clang' } });
+    throw new CniBenchError(
+      ErrorCodes.LAB,
+      `${LLVM_BIN}/clang is missing: Cilium ${CILIUM_VERSION} compiles its datapath with clang >= 18.1; run 'bash scripts/setup.sh --cilium' (installs clang-19 llvm-19 ipset)`,
+      { details: { tool: 'clang' } },
+    );
   }
-  return { dir, agent: join(dir, 'cilium-agent'), cni: join(dir, 'cilium-cni'), dbg: join(dir, 'cilium-dbg'), bpf: join(dir, 'bpf'), crds: join(dir, 'crds') };
+  return {
+    dir,
+    agent: join(dir, 'cilium-agent'),
+    cni: join(dir, 'cilium-cni'),
+    dbg: join(dir, 'cilium-dbg'),
+    bpf: join(dir, 'bpf'),
+    crds: join(dir, 'crds'),
+  };
 }

@@ -37,7 +37,7 @@ export function hostileString(r: Rand, max = 4096): string {
     () => '| a | b |\n|---|',
     () => '${process.exit(1)}',
     () => '=HYPERLINK("http://e")',
-    () => 'A'.repeat(int(r, 1, 8)) + '\r\n\r\nGET / HTTP/1.1',
+    () => `${'A'.repeat(int(r, 1, 8))}\r\n\r\nGET / HTTP/1.1`,
     () => String(int(r, -1e9, 1e9)),
     () => '1e309',
     () => 'NaN',
@@ -61,17 +61,55 @@ export function hostileJson(r: Rand, depth = 3, width = 8): unknown {
   if (depth <= 0 || r() < 0.4) return pick(r, leaf)();
   if (r() < 0.5) return Array.from({ length: int(r, 0, width) }, () => hostileJson(r, depth - 1, width));
   const o: Record<string, unknown> = {};
-  for (let i = int(r, 0, width); i > 0; i--) o[r() < 0.5 ? hostileString(r, 32) : pick(r, SCENARIO_KEYS)] = hostileJson(r, depth - 1, width);
+  for (let i = int(r, 0, width); i > 0; i--)
+    o[r() < 0.5 ? hostileString(r, 32) : pick(r, SCENARIO_KEYS)] = hostileJson(r, depth - 1, width);
   return o;
 }
 
-export const SCENARIO_KEYS = ['name', 'durationSeconds', 'warmupSeconds', 'rounds', 'roundSleepSeconds', 'serverNode', 'clientNode', 'allowSameNode', 'guardThresholds', 'sampleIntervalMs', 'measurements', 'kind', 'path', 'tool', 'streams', 'connections', 'id', '__proto__', 'constructor'] as const;
+export const SCENARIO_KEYS = [
+  'name',
+  'durationSeconds',
+  'warmupSeconds',
+  'rounds',
+  'roundSleepSeconds',
+  'serverNode',
+  'clientNode',
+  'allowSameNode',
+  'guardThresholds',
+  'sampleIntervalMs',
+  'measurements',
+  'kind',
+  'path',
+  'tool',
+  'streams',
+  'connections',
+  'id',
+  '__proto__',
+  'constructor',
+] as const;
 
 /** A valid-looking scenario with one field broken. */
 export function brokenScenario(r: Rand): Record<string, unknown> {
-  const m: Record<string, unknown> = { kind: pick(r, ['throughput', 'http', 'rr', 'latency', 'scale']), path: pick(r, ['pod-to-pod', 'service', 'host-to-host']) };
+  const m: Record<string, unknown> = {
+    kind: pick(r, ['throughput', 'http', 'rr', 'latency', 'scale']),
+    path: pick(r, ['pod-to-pod', 'service', 'host-to-host']),
+  };
   const s: Record<string, unknown> = { name: 'hostile', durationSeconds: 1, measurements: [m] };
-  const field = pick(r, ['name', 'durationSeconds', 'rounds', 'serverNode', 'sampleIntervalMs', 'measurements', 'm.kind', 'm.streams', 'm.connections', 'm.tool', 'm.id', 'm.urlPath', 'extra']);
+  const field = pick(r, [
+    'name',
+    'durationSeconds',
+    'rounds',
+    'serverNode',
+    'sampleIntervalMs',
+    'measurements',
+    'm.kind',
+    'm.streams',
+    'm.connections',
+    'm.tool',
+    'm.id',
+    'm.urlPath',
+    'extra',
+  ]);
   const bad = pick(r, [hostileString(r, 2048), -1, 1e12, 0.5, null, [], {}, true, 'x'.repeat(300)]);
   if (field.startsWith('m.')) m[field.slice(2)] = bad;
   else if (field === 'measurements') s.measurements = pick(r, [[], 'x', Array.from({ length: 600 }, () => m), null]);

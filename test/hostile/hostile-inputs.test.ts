@@ -18,11 +18,11 @@ import { nodeToken } from '../../collector/auth/principal.js';
 import { isCniBenchError } from '../../core/errors.js';
 import { MonitorServiceClient } from '../../gen/cnibench/v1/monitor.js';
 import { RunServiceClient } from '../../gen/cnibench/v1/run.js';
-import { rawHttp, rawStatus, startCollectorMain, type CollectorMain } from '../helpers/collector-main.js';
-import { fixture } from '../helpers/fixtures.js';
-import { CLI_MAIN, COLLECTOR_MAIN, startNode, stop, waitFor } from '../helpers/procs.js';
-import { isServiceError, SimAgent } from '../helpers/sim-agent.js';
-import { brokenScenario, hostileJson, hostileString, int, pick, rng, type Rand } from './gen.js';
+import { type CollectorMain, rawHttp, rawStatus, startCollectorMain } from '../support/helpers/collector-main.js';
+import { fixture } from '../support/helpers/fixtures.js';
+import { CLI_MAIN, COLLECTOR_MAIN, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { isServiceError, SimAgent } from '../support/helpers/sim-agent.js';
+import { brokenScenario, hostileJson, hostileString, int, pick, type Rand, rng } from './gen.js';
 
 const SEED = Number(process.env.HOSTILE_SEED ?? 20_261_206);
 const dir = mkdtempSync(join(tmpdir(), 'cnib-hostile-'));
@@ -46,58 +46,95 @@ function alive(): void {
 before(async () => {
   writeFileSync(join(dir, 'token'), TOKEN);
   writeFileSync(join(dir, 'key'), KEY);
-  c = await startCollectorMain(['--rest-token-file', join(dir, 'token'), '--agent-key-file', join(dir, 'key'), '--db', join(dir, 'c.db')]);
+  c = await startCollectorMain([
+    '--rest-token-file',
+    join(dir, 'token'),
+    '--agent-key-file',
+    join(dir, 'key'),
+    '--db',
+    join(dir, 'c.db'),
+  ]);
   rssSamples.push(rssKiB(c.proc.child.pid!));
 });
 
 after(async () => {
   await stop(c.proc);
   rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`# hostile inputs: ${cases} cases, seed ${SEED}, collector RSS KiB ${rssSamples.join(' -> ')}\n`);
+  process.stdout.write(
+    `# hostile inputs: ${cases} cases, seed ${SEED}, collector RSS KiB ${rssSamples.join(' -> ')}\n`,
+  );
 });
 
 /** Checks one REST answer: no 5xx, and a 4xx names its field. */
 async function rest(what: string, path: string, init: RequestInit = {}): Promise<void> {
   cases++;
-  const r = await fetch(`${c.http}${path}`, { ...init, headers: { ...AUTH, ...(init.headers as Record<string, string> | undefined) }, signal: AbortSignal.timeout(30_000) }).catch((err: Error) => {
-    throw new Error(`${what} (${path.slice(0, 80)}, ${path.length} chars): ${err.message} ${String((err.cause as Error | undefined)?.message)}\n${c.proc.output().slice(-1500)}`);
+  const r = await fetch(`${c.http}${path}`, {
+    ...init,
+    headers: { ...AUTH, ...(init.headers as Record<string, string> | undefined) },
+    signal: AbortSignal.timeout(30_000),
+  }).catch((err: Error) => {
+    throw new Error(
+      `${what} (${path.slice(0, 80)}, ${path.length} chars): ${err.message} ${String((err.cause as Error | undefined)?.message)}\n${c.proc.output().slice(-1500)}`,
+    );
   });
   const text = await r.text();
   assert.ok(r.status < 500, `${what}: ${r.status} ${text.slice(0, 300)}`);
   if (r.status >= 400) {
     const body = JSON.parse(text) as { message: string; field?: string };
-    assert.ok(body.field || NAMES_FIELD.test(body.message) || /^no route |not allowed on |^run '.*' not found/.test(body.message), `${what}: refusal does not name the field: ${body.message.slice(0, 300)}`);
+    assert.ok(
+      body.field ||
+        NAMES_FIELD.test(body.message) ||
+        /^no route |not allowed on |^run '.*' not found/.test(body.message),
+      `${what}: refusal does not name the field: ${body.message.slice(0, 300)}`,
+    );
   }
 }
 
 /** Percent-encoding of any string: a lone surrogate goes as the bytes ED A0 80 that a careless client sends for it. */
 function enc(v: string): string {
-  return v.replace(/[\s\S]/gu, (ch) => (/[\ud800-\udfff]/.test(ch) && ch.length === 1 ? '%ED%A0%80' : encodeURIComponent(ch)));
+  return v.replace(/[\s\S]/gu, (ch) =>
+    /[\ud800-\udfff]/.test(ch) && ch.length === 1 ? '%ED%A0%80' : encodeURIComponent(ch),
+  );
 }
 
 describe('REST', () => {
   test('scenarios with one field broken are 4xx naming the field', async () => {
     const r = rng(SEED);
-    for (let i = 0; i < 30; i++) await rest(`broken scenario #${i}`, '/v1/runs', { method: 'POST', body: JSON.stringify(brokenScenario(r)) });
+    for (let i = 0; i < 30; i++)
+      await rest(`broken scenario #${i}`, '/v1/runs', { method: 'POST', body: JSON.stringify(brokenScenario(r)) });
     alive();
   });
 
   test('arbitrary JSON bodies, bodies that are not JSON, and a body over the cap', async () => {
     const r = rng(SEED + 1);
-    for (let i = 0; i < 15; i++) await rest(`json body #${i}`, '/v1/runs', { method: 'POST', body: JSON.stringify(hostileJson(r, 4, 6)) });
-    for (const body of ['{', '[', 'null', '"x"', '\u0000', '{"a":' + '['.repeat(5000) + ']'.repeat(5000) + '}', '{"name":"' + 'x'.repeat(2 * 1024 * 1024) + '"}']) await rest(`raw body ${body.slice(0, 10)}`, '/v1/runs', { method: 'POST', body });
+    for (let i = 0; i < 15; i++)
+      await rest(`json body #${i}`, '/v1/runs', { method: 'POST', body: JSON.stringify(hostileJson(r, 4, 6)) });
+    for (const body of [
+      '{',
+      '[',
+      'null',
+      '"x"',
+      '\u0000',
+      `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+      `{"name":"${'x'.repeat(2 * 1024 * 1024)}"}`,
+    ])
+      await rest(`raw body ${body.slice(0, 10)}`, '/v1/runs', { method: 'POST', body });
     alive();
   });
 
   test('query strings and ids: limit, format, compare, long and odd ids', async () => {
     const r = rng(SEED + 2);
     for (let i = 0; i < 8; i++) await rest(`limit #${i}`, `/v1/runs?limit=${enc(hostileString(r, 64))}`);
-    for (let i = 0; i < 6; i++) await rest(`report format #${i}`, `/v1/runs/nope/report?format=${enc(hostileString(r, 64))}`);
+    for (let i = 0; i < 6; i++)
+      await rest(`report format #${i}`, `/v1/runs/nope/report?format=${enc(hostileString(r, 64))}`);
     for (let i = 0; i < 6; i++) {
       const runs = Array.from({ length: int(r, 0, 40) }, () => hostileString(r, 40)).join(',');
-      await rest(`compare #${i}`, `/v1/compare?runs=${enc(runs)}&format=${encodeURIComponent(pick(r, ['md', 'csv', 'xml', '']))}&noiseFloor=${encodeURIComponent(pick(r, ['0.03', '-1', 'NaN', '1e9']))}`);
+      await rest(
+        `compare #${i}`,
+        `/v1/compare?runs=${enc(runs)}&format=${encodeURIComponent(pick(r, ['md', 'csv', 'xml', '']))}&noiseFloor=${encodeURIComponent(pick(r, ['0.03', '-1', 'NaN', '1e9']))}`,
+      );
     }
-    for (const id of ['x'.repeat(5000), 'a-b-c', '0', 'r' + '9'.repeat(100)]) {
+    for (const id of ['x'.repeat(5000), 'a-b-c', '0', `r${'9'.repeat(100)}`]) {
       await rest(`get ${id.slice(0, 8)}`, `/v1/runs/${id}`);
       await rest(`delete ${id.slice(0, 8)}`, `/v1/runs/${id}`, { method: 'DELETE' });
     }
@@ -109,8 +146,8 @@ describe('REST', () => {
       'GET // HTTP/1.1\r\nHost: x\r\n\r\n',
       'GET http://evil/v1/runs HTTP/1.1\r\nHost: x\r\n\r\n',
       'BREW /v1/runs HTTP/1.1\r\nHost: x\r\n\r\n',
-      'GET /v1/runs HTTP/1.1\r\nHost: x\r\n' + 'X-A: b\r\n'.repeat(3000) + '\r\n',
-      'GET /v1/runs HTTP/1.1\r\nHost: x\r\nX-Big: ' + 'a'.repeat(20_000) + '\r\n\r\n',
+      `GET /v1/runs HTTP/1.1\r\nHost: x\r\n${'X-A: b\r\n'.repeat(3000)}\r\n`,
+      `GET /v1/runs HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
       'POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n',
       'POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
       'GET /\u00ff\u00fe HTTP/1.1\r\nHost: x\r\n\r\n',
@@ -119,15 +156,27 @@ describe('REST', () => {
     ];
     for (const raw of raws) {
       cases++;
-      const res = await rawHttp(c.http, raw.endsWith('\r\n\r\n') ? raw.replace('Host: x', 'Host: x\r\nConnection: close') : raw, 10_000);
+      const res = await rawHttp(
+        c.http,
+        raw.endsWith('\r\n\r\n') ? raw.replace('Host: x', 'Host: x\r\nConnection: close') : raw,
+        10_000,
+      );
       const status = rawStatus(res);
-      assert.ok(status === 0 || (status >= 400 && status < 500), `${JSON.stringify(raw.slice(0, 40))}: ${res.slice(0, 200)}`);
+      assert.ok(
+        status === 0 || (status >= 400 && status < 500),
+        `${JSON.stringify(raw.slice(0, 40))}: ${res.slice(0, 200)}`,
+      );
     }
     alive();
   });
 
   test('without the operator token, and with an agent\u2019s token, /v1 is refused naming authorization', async () => {
-    for (const headers of [{ authorization: '' }, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${nodeToken(Buffer.from(KEY), 'node-a')}` }, { authorization: 'Basic x' }]) {
+    for (const headers of [
+      { authorization: '' },
+      { authorization: 'Bearer wrong' },
+      { authorization: `Bearer ${nodeToken(Buffer.from(KEY), 'node-a')}` },
+      { authorization: 'Basic x' },
+    ]) {
       cases++;
       const r = await fetch(`${c.http}/v1/runs`, { headers });
       assert.ok(r.status === 401 || r.status === 403, String(r.status));
@@ -151,7 +200,8 @@ describe('gRPC', () => {
 
   test('AgentService Register: hostile names, ids and lists', async () => {
     const r = rng(SEED + 3);
-    const node = (): string => pick(r, ['ok-node', hostileString(r, 600), 'UPPER', 'a'.repeat(254), 'node_a', '-x', 'x.'] as const);
+    const node = (): string =>
+      pick(r, ['ok-node', hostileString(r, 600), 'UPPER', 'a'.repeat(254), 'node_a', '-x', 'x.'] as const);
     for (let i = 0; i < 20; i++) {
       cases++;
       const n = node();
@@ -160,8 +210,14 @@ describe('gRPC', () => {
         nodeName: n,
         agentName: r() < 0.3 ? hostileString(r, 300) : '',
         instanceId: hostileString(r, 400),
-        tools: Array.from({ length: pick(r, [0, 1, 65, 200]) }, () => ({ name: hostileString(r, 100), version: hostileString(r, 300), path: '/x' })),
-        labels: Object.fromEntries(Array.from({ length: pick(r, [0, 2, 70]) }, (_, k) => [`k${k}`, hostileString(r, 80)])),
+        tools: Array.from({ length: pick(r, [0, 1, 65, 200]) }, () => ({
+          name: hostileString(r, 100),
+          version: hostileString(r, 300),
+          path: '/x',
+        })),
+        labels: Object.fromEntries(
+          Array.from({ length: pick(r, [0, 2, 70]) }, (_, k) => [`k${k}`, hostileString(r, 80)]),
+        ),
       };
       const res = await s.register(req);
       s.close();
@@ -179,27 +235,54 @@ describe('gRPC', () => {
     const scripts: { seq: number; body: unknown }[][] = [
       [{ seq: 1, body: { $case: 'heartbeat', value: {} } }],
       [{ seq: 0, body: { $case: 'hello', value: { agentId: 'x'.repeat(300), instanceId: 'h1' } } }],
-      [{ seq: 0, body: { $case: 'hello', value: { agentId: 'hostile', instanceId: 'h1', activeRunIds: Array.from({ length: 100 }, () => 'r') } } }],
-      [{ seq: 0, body: { $case: 'hello', value: { agentId: 'hostile', instanceId: 'h1' } } }, { seq: 0, body: { $case: 'hello', value: { agentId: 'hostile', instanceId: 'h1' } } }],
+      [
+        {
+          seq: 0,
+          body: {
+            $case: 'hello',
+            value: { agentId: 'hostile', instanceId: 'h1', activeRunIds: Array.from({ length: 100 }, () => 'r') },
+          },
+        },
+      ],
+      [
+        { seq: 0, body: { $case: 'hello', value: { agentId: 'hostile', instanceId: 'h1' } } },
+        { seq: 0, body: { $case: 'hello', value: { agentId: 'hostile', instanceId: 'h1' } } },
+      ],
     ];
     for (let i = 0; i < 12; i++) {
       const seq = pick(r, [1, 2 ** 53 + 1, 1e15, int(r, 1, 100)]);
       const body = pick(r, [
-        { $case: 'result', value: { jobId: hostileString(r, 300), runId: hostileString(r, 300), rawOutput: hostileString(r, 2048) } },
-        { $case: 'sample', value: { runId: hostileString(r, 200), samplingJobId: 'x', chains: [], errors: Array.from({ length: pick(r, [0, 300]) }, () => 'e') } },
+        {
+          $case: 'result',
+          value: { jobId: hostileString(r, 300), runId: hostileString(r, 300), rawOutput: hostileString(r, 2048) },
+        },
+        {
+          $case: 'sample',
+          value: {
+            runId: hostileString(r, 200),
+            samplingJobId: 'x',
+            chains: [],
+            errors: Array.from({ length: pick(r, [0, 300]) }, () => 'e'),
+          },
+        },
         { $case: 'jobEvent', value: { jobId: 'j', runId: 'r', state: 5, message: hostileString(r, 2048) } },
         { $case: 'monitorReport', value: { timeMs: 1 } },
       ]);
-      scripts.push([{ seq: 0, body: { $case: 'hello', value: { agentId: 'hostile', instanceId: 'h1' } } }, { seq, body }]);
+      scripts.push([
+        { seq: 0, body: { $case: 'hello', value: { agentId: 'hostile', instanceId: 'h1' } } },
+        { seq, body },
+      ]);
     }
     for (const [i, script] of scripts.entries()) {
       cases++;
       const a = new SimAgent({ address: c.grpc, token: nodeToken(Buffer.from(KEY), 'hostile') });
-      a.stream = a.client.session((() => {
-        const m = new Metadata();
-        m.set('authorization', `Bearer ${nodeToken(Buffer.from(KEY), 'hostile')}`);
-        return m;
-      })());
+      a.stream = a.client.session(
+        (() => {
+          const m = new Metadata();
+          m.set('authorization', `Bearer ${nodeToken(Buffer.from(KEY), 'hostile')}`);
+          return m;
+        })(),
+      );
       a.stream.on('data', (m) => a.received.push(m));
       a.stream.on('error', (e: ServiceError) => (a.ended ??= e));
       a.stream.on('end', () => (a.ended ??= 'end'));
@@ -217,16 +300,22 @@ describe('gRPC', () => {
   test('RunService: hostile scenarios, ids, formats and limits', async () => {
     const r = rng(SEED + 5);
     const client = new RunServiceClient(c.grpc, credentials.createInsecure());
-    const call = <T>(fn: (cb: (e: ServiceError | null, v?: T) => void) => void): Promise<ServiceError | T> => new Promise((res) => fn((e, v) => res(e ?? (v as T))));
+    const call = <T>(fn: (cb: (e: ServiceError | null, v?: T) => void) => void): Promise<ServiceError | T> =>
+      new Promise((res) => fn((e, v) => res(e ?? (v as T))));
     for (let i = 0; i < 10; i++) {
       cases++;
-      const json = r() < 0.3 ? hostileString(r, 4096) : JSON.stringify(r() < 0.5 ? brokenScenario(r) : hostileJson(r, 3, 5));
+      const json =
+        r() < 0.3 ? hostileString(r, 4096) : JSON.stringify(r() < 0.5 ? brokenScenario(r) : hostileJson(r, 3, 5));
       const res = await call((cb) => client.createRun({ scenarioJson: json }, md(), cb));
       if (isServiceError(res)) grpcRefusal(`createRun #${i}`, res);
     }
     for (const id of ['', 'x'.repeat(10_000), '\u0000', '../x', "' OR 1=1 --"]) {
       cases += 3;
-      for (const res of [await call((cb) => client.getRun({ id }, md(), cb)), await call((cb) => client.cancelRun({ id }, md(), cb)), await call((cb) => client.getReport({ id, format: hostileString(r, 64) }, md(), cb))]) {
+      for (const res of [
+        await call((cb) => client.getRun({ id }, md(), cb)),
+        await call((cb) => client.cancelRun({ id }, md(), cb)),
+        await call((cb) => client.getReport({ id, format: hostileString(r, 64) }, md(), cb)),
+      ]) {
         if (isServiceError(res)) grpcRefusal(`id ${JSON.stringify(id.slice(0, 10))}`, res);
       }
     }
@@ -243,7 +332,9 @@ describe('gRPC', () => {
     const client = new MonitorServiceClient(c.grpc, credentials.createInsecure());
     for (const m of [new Metadata(), md()]) {
       cases++;
-      const res = await new Promise<ServiceError | 'ok'>((resolve) => client.getMonitor({}, m, (e) => resolve(e ?? 'ok')));
+      const res = await new Promise<ServiceError | 'ok'>((resolve) =>
+        client.getMonitor({}, m, (e) => resolve(e ?? 'ok')),
+      );
       if (isServiceError(res)) grpcRefusal('getMonitor', res);
     }
     client.close();
@@ -279,21 +370,52 @@ describe('the real CLI and collector flags', () => {
 
   test('collector flags: every bad value is one line naming the field', async () => {
     const bad: string[][] = [
-      ['--http-port', '-1'], ['--http-port=-1'], ['--http-port', '70000'], ['--grpc-listen', ''], ['--liveness-timeout-ms', 'x'], ['--kubernetes', 'maybe'],
-      ['--namespace', 'Bad_NS'], ['--rest-token-file', '/nonexistent/token'], ['--agent-key-file', join(dir, 'token')], ['--insecure', 'yes'], ['--rest-tls', 'true'],
+      ['--http-port', '-1'],
+      ['--http-port=-1'],
+      ['--http-port', '70000'],
+      ['--grpc-listen', ''],
+      ['--liveness-timeout-ms', 'x'],
+      ['--kubernetes', 'maybe'],
+      ['--namespace', 'Bad_NS'],
+      ['--rest-token-file', '/nonexistent/token'],
+      ['--agent-key-file', join(dir, 'token')],
+      ['--insecure', 'yes'],
+      ['--rest-tls', 'true'],
       ['--bogus-flag', '1'],
     ];
-    await Promise.all(bad.map(async (args) => {
-      cases++;
-      const p = startNode(COLLECTOR_MAIN, ['--db', ':memory:', '--kubernetes', 'off', '--http-port', '0', '--grpc-listen', '127.0.0.1:0', ...args]);
-      const code = await p.exited;
-      assert.equal(code, 2, `${args.join(' ')}: ${p.output()}`);
-      const lines = p.output().trim().split('\n');
-      assert.equal(lines.length, 1, p.output());
-      assert.doesNotMatch(p.output(), /\n\s+at /);
-      const field = args[0]!.replace(/^--/, '').replace(/=.*/, '');
-      assert.ok(/: /.test(lines[0]!) && (lines[0]!.toLowerCase().replaceAll(/[^a-z]/g, '').includes(field.replaceAll('-', '')) || /agentKeyFile|kubernetes|httpPort|grpcListen|restTls|insecure|namespace|livenessTimeoutMs|bogus/.test(lines[0]!)), `${args.join(' ')}: ${lines[0]}`);
-    }));
+    await Promise.all(
+      bad.map(async (args) => {
+        cases++;
+        const p = startNode(COLLECTOR_MAIN, [
+          '--db',
+          ':memory:',
+          '--kubernetes',
+          'off',
+          '--http-port',
+          '0',
+          '--grpc-listen',
+          '127.0.0.1:0',
+          ...args,
+        ]);
+        const code = await p.exited;
+        assert.equal(code, 2, `${args.join(' ')}: ${p.output()}`);
+        const lines = p.output().trim().split('\n');
+        assert.equal(lines.length, 1, p.output());
+        assert.doesNotMatch(p.output(), /\n\s+at /);
+        const field = args[0]!.replace(/^--/, '').replace(/=.*/, '');
+        assert.ok(
+          /: /.test(lines[0]!) &&
+            (lines[0]!
+              .toLowerCase()
+              .replaceAll(/[^a-z]/g, '')
+              .includes(field.replaceAll('-', '')) ||
+              /agentKeyFile|kubernetes|httpPort|grpcListen|restTls|insecure|namespace|livenessTimeoutMs|bogus/.test(
+                lines[0]!,
+              )),
+          `${args.join(' ')}: ${lines[0]}`,
+        );
+      }),
+    );
   });
 });
 
@@ -311,7 +433,8 @@ describe('tool outputs', () => {
   const mutate = (r: Rand, text: string): string => {
     const op = int(r, 0, 4);
     if (op === 0) return text.slice(0, int(r, 0, text.length));
-    if (op === 1) return text.replace(/\d+(\.\d+)?/g, () => pick(r, ['-1', 'NaN', '1e999', '', '0', '99999999999999999999']));
+    if (op === 1)
+      return text.replace(/\d+(\.\d+)?/g, () => pick(r, ['-1', 'NaN', '1e999', '', '0', '99999999999999999999']));
     if (op === 2) return [...text].map((ch) => (r() < 0.02 ? String.fromCharCode(int(r, 0, 255)) : ch)).join('');
     if (op === 3) return hostileString(r, 4096);
     return text + text.slice(0, int(r, 0, text.length));
@@ -328,10 +451,24 @@ describe('tool outputs', () => {
           cases++;
           const input = mutate(r, text);
           try {
-            driver.parse(input, { targetHost: '198.18.0.1', targetPort: 5201, durationSeconds: 10, streams: 1, connections: 1, requestBytes: 1, responseBytes: 1 });
+            driver.parse(input, {
+              targetHost: '198.18.0.1',
+              targetPort: 5201,
+              durationSeconds: 10,
+              streams: 1,
+              connections: 1,
+              requestBytes: 1,
+              responseBytes: 1,
+            });
           } catch (err) {
-            assert.ok(isCniBenchError(err), `${tool} on mutated ${name} #${i} threw ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`);
-            assert.ok(err.message.includes(tool.split('-')[0]!) || err.message.includes(driver.tool), `${tool}: ${err.message.slice(0, 200)}`);
+            assert.ok(
+              isCniBenchError(err),
+              `${tool} on mutated ${name} #${i} threw ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`,
+            );
+            assert.ok(
+              err.message.includes(tool.split('-')[0]!) || err.message.includes(driver.tool),
+              `${tool}: ${err.message.slice(0, 200)}`,
+            );
           }
         }
       }

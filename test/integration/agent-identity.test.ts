@@ -1,6 +1,6 @@
 /**
  * The attacks of issue 20 against the real collector on port 0, with real
- * agent processes beside a scripted attacker (test/helpers/sim-agent.ts), once
+ * agent processes beside a scripted attacker (test/support/helpers/sim-agent.ts), once
  * with node tokens over plaintext gRPC and once with per-node certificates over
  * mutual TLS: impersonating a node (register and session), forging results and
  * samples, poisoning sequence numbers, and driving RunService/MonitorService
@@ -12,20 +12,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { credentials, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
+import { type ChannelCredentials, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { nodeToken } from '../../collector/auth/principal.js';
-import { startCollector, type Collector } from '../../collector/listen.js';
 import { collectorConfig } from '../../collector/config.js';
+import { type Collector, startCollector } from '../../collector/listen.js';
 import { createLogger } from '../../core/log.js';
 import { MonitorServiceClient } from '../../gen/cnibench/v1/monitor.js';
 import { RunServiceClient } from '../../gen/cnibench/v1/run.js';
-import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
-import { isServiceError, SimAgent } from '../helpers/sim-agent.js';
+import { AGENT_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { isServiceError, SimAgent } from '../support/helpers/sim-agent.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cnib-ident-'));
 const file = (n: string): string => join(dir, n);
 const OPERATOR = 'operator-token-for-identity-tests';
-const KEY = 'k'.repeat(16) + 'identity-test-agent-key-0123456789';
+const KEY = `${'k'.repeat(16)}identity-test-agent-key-0123456789`;
 const log = createLogger({ test: 'identity' }, 'error');
 const procs: Proc[] = [];
 
@@ -36,11 +36,43 @@ const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes
 function leaf(name: string, subject: string, ext: string): void {
   openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
   writeFileSync(file(`${name}.ext`), ext);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', `${name}.ext`]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '1',
+    '-extfile',
+    `${name}.ext`,
+  ]);
 }
 
 before(() => {
-  openssl(['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=ca', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl([
+    'req',
+    '-x509',
+    ...EC,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=ca',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   leaf('server', '/CN=server', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   for (const n of ['node-a', 'node-b', 'evil']) leaf(n, `/O=cni-bench-agent/CN=${n}`, 'extendedKeyUsage=clientAuth\n');
   leaf('operator', '/O=cni-bench-operator/CN=alice', 'extendedKeyUsage=clientAuth\n');
@@ -74,7 +106,13 @@ interface Mode {
 }
 
 const tlsCreds = (cert?: string): ChannelCredentials =>
-  cert ? credentials.createSsl(Buffer.from(execFileSync('cat', [file('ca.crt')])), execFileSync('cat', [file(`${cert}.key`)]), execFileSync('cat', [file(`${cert}.crt`)])) : credentials.createSsl(execFileSync('cat', [file('ca.crt')]));
+  cert
+    ? credentials.createSsl(
+        Buffer.from(execFileSync('cat', [file('ca.crt')])),
+        execFileSync('cat', [file(`${cert}.key`)]),
+        execFileSync('cat', [file(`${cert}.crt`)]),
+      )
+    : credentials.createSsl(execFileSync('cat', [file('ca.crt')]));
 
 const MODES: Mode[] = [
   {
@@ -88,7 +126,14 @@ const MODES: Mode[] = [
   {
     name: 'per-node certificates over mutual TLS',
     config: { tlsCertFile: file('server.crt'), tlsKeyFile: file('server.key'), tlsCaFile: file('ca.crt') },
-    agentArgs: (n) => ['--tls-ca-file', file('ca.crt'), '--tls-cert-file', file(`${n}.crt`), '--tls-key-file', file(`${n}.key`)],
+    agentArgs: (n) => [
+      '--tls-ca-file',
+      file('ca.crt'),
+      '--tls-cert-file',
+      file(`${n}.crt`),
+      '--tls-key-file',
+      file(`${n}.key`),
+    ],
     as: (n) => ({ creds: tlsCreds(n) }),
     operator: { creds: tlsCreds('operator') },
     nobody: { creds: tlsCreds('shared') },
@@ -144,37 +189,74 @@ for (const mode of MODES) {
 
     before(async () => {
       c = await startCollector(
-        collectorConfig({ grpcListen: '127.0.0.1:0', httpHost: '127.0.0.1', httpPort: 0, dbPath: ':memory:', heartbeatIntervalMs: 500, livenessTimeoutMs: 30_000, kubernetes: 'off', ...mode.config }),
+        collectorConfig({
+          grpcListen: '127.0.0.1:0',
+          httpHost: '127.0.0.1',
+          httpPort: 0,
+          dbPath: ':memory:',
+          heartbeatIntervalMs: 500,
+          livenessTimeoutMs: 30_000,
+          kubernetes: 'off',
+          ...mode.config,
+        }),
         log,
       );
       for (const n of ['node-a', 'node-b']) {
-        const p = startNode(AGENT_MAIN, ['--collector', c.grpcAddress, '--node-name', n, '--pod-ip', '127.0.0.1', '--health-port', String(await freePort()), ...mode.agentArgs(n)]);
+        const p = startNode(AGENT_MAIN, [
+          '--collector',
+          c.grpcAddress,
+          '--node-name',
+          n,
+          '--pod-ip',
+          '127.0.0.1',
+          '--health-port',
+          String(await freePort()),
+          ...mode.agentArgs(n),
+        ]);
         procs.push(p);
       }
-      await waitFor('both real agents connected', () => c.registry.available().length === 2, 180_000).catch((err: Error) => {
-        throw new Error(`${err.message}\n${procs.map((p) => p.output()).join('\n')}`);
-      });
+      await waitFor('both real agents connected', () => c.registry.available().length === 2, 180_000).catch(
+        (err: Error) => {
+          throw new Error(`${err.message}\n${procs.map((p) => p.output()).join('\n')}`);
+        },
+      );
     });
     after(async () => {
-      sims.forEach((s) => s.close());
+      for (const s of sims) s.close();
       await c.close();
     });
 
     test('impersonation: registering as another node is refused, and nothing of that node changes', async () => {
       const before = podIp('node-a');
-      const asEvil = await sim(mode.as('evil')).register({ nodeName: 'node-a', podIp: '203.0.113.66', instanceId: 'evil' });
+      const asEvil = await sim(mode.as('evil')).register({
+        nodeName: 'node-a',
+        podIp: '203.0.113.66',
+        instanceId: 'evil',
+      });
       assert.ok(isServiceError(asEvil), 'refused');
       assert.equal(asEvil.code, 7, asEvil.details);
       assert.match(asEvil.details, /node_name: identity of node 'evil' cannot speak for node 'node-a'/);
       const anon = await sim(mode.nobody).register({ nodeName: 'node-a', podIp: '203.0.113.66', instanceId: 'evil' });
       assert.ok(isServiceError(anon) && anon.code === 16, isServiceError(anon) ? anon.details : 'accepted');
       assert.match(anon.details, /authorization: an agent identity is required/);
-      const viaName = await sim(mode.as('evil')).register({ nodeName: 'evil', agentName: 'node-a', instanceId: 'evil' });
-      assert.ok(isServiceError(viaName) && /agent_name: /.test(viaName.details), 'an agent name cannot borrow another node');
+      const viaName = await sim(mode.as('evil')).register({
+        nodeName: 'evil',
+        agentName: 'node-a',
+        instanceId: 'evil',
+      });
+      assert.ok(
+        isServiceError(viaName) && /agent_name: /.test(viaName.details),
+        'an agent name cannot borrow another node',
+      );
       // One identity, three nodes: only its own is accepted.
       const multi = sim(mode.as('evil'));
-      const results = await Promise.all(['evil', 'node-x', 'node-y'].map((n) => multi.register({ nodeName: n, instanceId: 'evil' })));
-      assert.deepEqual(results.map((r) => !isServiceError(r)), [true, false, false]);
+      const results = await Promise.all(
+        ['evil', 'node-x', 'node-y'].map((n) => multi.register({ nodeName: n, instanceId: 'evil' })),
+      );
+      assert.deepEqual(
+        results.map((r) => !isServiceError(r)),
+        [true, false, false],
+      );
       assert.equal(podIp('node-a'), before);
       assert.equal(c.registry.get('node-a')?.connected, true);
     });
@@ -198,7 +280,13 @@ for (const mode of MODES) {
     });
 
     test('forged results and samples: refused for jobs the sender does not own and runs not live', async () => {
-      const run = await createRun(c.grpcAddress, mode.operator, { serverNode: 'node-a', clientNode: 'node-b', warmupSeconds: 0, durationSeconds: 30, measurements: [{ kind: 'throughput', path: 'pod-to-pod', tool: 'iperf3' }] });
+      const run = await createRun(c.grpcAddress, mode.operator, {
+        serverNode: 'node-a',
+        clientNode: 'node-b',
+        warmupSeconds: 0,
+        durationSeconds: 30,
+        measurements: [{ kind: 'throughput', path: 'pod-to-pod', tool: 'iperf3' }],
+      });
       assert.ok(!isServiceError(run), isServiceError(run) ? run.details : '');
       const runId = run.id;
       await waitFor('the run to be live', () => c.orchestrator.isActive(runId), 60_000);
@@ -207,15 +295,39 @@ for (const mode of MODES) {
       evil.open('evil', 'forger');
       const forged = { tool: 'iperf3', toolVersion: 'forged', rawOutput: '{"forged":true}', startedMs: 1, endedMs: 2 };
       let seq = 0;
-      for (let j = 1; j <= 5; j++) evil.send({ seq: ++seq, body: { $case: 'result', value: { ...forged, jobId: `${runId}-j${j}`, runId } as any } });
-      evil.send({ seq: ++seq, body: { $case: 'result', value: { ...forged, jobId: 'x-j1', runId: 'r-unknown' } as any } });
-      evil.send({ seq: ++seq, body: { $case: 'sample', value: { runId, samplingJobId: `${runId}-j1`, timeMs: Date.now(), chains: [], errors: [] } as any } });
+      for (let j = 1; j <= 5; j++)
+        evil.send({
+          seq: ++seq,
+          body: { $case: 'result', value: { ...forged, jobId: `${runId}-j${j}`, runId } as any },
+        });
+      evil.send({
+        seq: ++seq,
+        body: { $case: 'result', value: { ...forged, jobId: 'x-j1', runId: 'r-unknown' } as any },
+      });
+      evil.send({
+        seq: ++seq,
+        body: {
+          $case: 'sample',
+          value: { runId, samplingJobId: `${runId}-j1`, timeMs: Date.now(), chains: [], errors: [] } as any,
+        },
+      });
       await waitFor('the forger\u2019s messages acknowledged (and refused)', () => evil.lastAck() === seq, 60_000);
-      const del = await getJson(`${c.httpUrl}/v1/runs/${runId}`, mode.operator.token ? { method: 'DELETE', headers: { authorization: `Bearer ${OPERATOR}` } } : { method: 'DELETE' });
+      const del = await getJson(
+        `${c.httpUrl}/v1/runs/${runId}`,
+        mode.operator.token
+          ? { method: 'DELETE', headers: { authorization: `Bearer ${OPERATOR}` } }
+          : { method: 'DELETE' },
+      );
       assert.equal(del.status, 202);
       await c.orchestrator.wait(runId);
-      assert.deepEqual(c.store.results(runId).filter((r) => r.agentId === 'evil' || r.result.toolVersion === 'forged'), []);
-      assert.deepEqual(c.store.samples(runId).filter((s) => s.agentId === 'evil'), []);
+      assert.deepEqual(
+        c.store.results(runId).filter((r) => r.agentId === 'evil' || r.result.toolVersion === 'forged'),
+        [],
+      );
+      assert.deepEqual(
+        c.store.samples(runId).filter((s) => s.agentId === 'evil'),
+        [],
+      );
       assert.deepEqual(c.store.results('r-unknown'), []);
       const text = await c.registryMetrics();
       assert.match(text, /cni_bench_agent_messages_total\{type="result",outcome="refused"\} 6/);
@@ -238,12 +350,17 @@ for (const mode of MODES) {
     });
 
     test('RunService and MonitorService need an operator credential; an agent identity is not one', async () => {
-      for (const [who, cr] of [['nobody', mode.nobody], ['an agent', mode.as('node-a')]] as const) {
+      for (const [who, cr] of [
+        ['nobody', mode.nobody],
+        ['an agent', mode.as('node-a')],
+      ] as const) {
         const list = await listRuns(c.grpcAddress, cr);
         assert.ok(isServiceError(list), `${who}: ListRuns refused`);
         assert.equal(list.code, who === 'nobody' ? 16 : 7, `${who}: ${list.details}`);
         assert.match(list.details, /authorization: /);
-        const created = await createRun(c.grpcAddress, cr, { measurements: [{ kind: 'throughput', path: 'pod-to-pod' }] });
+        const created = await createRun(c.grpcAddress, cr, {
+          measurements: [{ kind: 'throughput', path: 'pod-to-pod' }],
+        });
         assert.ok(isServiceError(created) && [7, 16].includes(created.code), `${who}: CreateRun refused`);
         const mon = await getMonitor(c.grpcAddress, cr);
         assert.ok(isServiceError(mon) && [7, 16].includes(mon.code), `${who}: GetMonitor refused`);
@@ -251,7 +368,9 @@ for (const mode of MODES) {
       assert.equal(typeof (await listRuns(c.grpcAddress, mode.operator)), 'number');
       assert.equal(await getMonitor(c.grpcAddress, mode.operator), 'ok');
       if (mode.as('node-a').token) {
-        const r = await getJson(`${c.httpUrl}/v1/runs`, { headers: { authorization: `Bearer ${mode.as('node-a').token}` } });
+        const r = await getJson(`${c.httpUrl}/v1/runs`, {
+          headers: { authorization: `Bearer ${mode.as('node-a').token}` },
+        });
         assert.equal(r.status, 403, 'REST: an agent token is not the operator token');
       }
     });

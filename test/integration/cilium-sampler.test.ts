@@ -1,7 +1,7 @@
 /**
  * The agent's sampler and the collector's sync decision against a REAL
  * cilium-agent (v1.20.2, kube-proxy replacement with socket LB) on one
- * throwaway node (test/harness/cilium-node.ts) with a real apiserver:
+ * throwaway node (test/support/harness/cilium-node.ts) with a real apiserver:
  *
  *  - the sampler finds the node's own cilium-agent, reads its bpffs through
  *    its mount namespace, decodes the LB maps into frontends with backends,
@@ -22,16 +22,16 @@ import { after, before, test } from 'node:test';
 import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { parseCiliumServiceList } from '../../agent/samplers/cilium-dbg.js';
 import { DataplaneSampler, type SampleBody } from '../../agent/samplers/dataplane-sampler.js';
-import { socketLbDelta } from '../../report/report.js';
 import { checkSync, serviceSyncTarget } from '../../collector/runs/sync.js';
-import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
-import { kubeConfigFrom } from '../harness/apply.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { ciliumMissing, startCiliumNode, type CiliumNode } from '../harness/cilium-node.js';
-import { repoRoot } from '../helpers/fixtures.js';
-import { DIST, waitFor } from '../helpers/procs.js';
 import { run } from '../../core/process.js';
-import { notRoot } from '../helpers/root.js';
+import type { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
+import { socketLbDelta } from '../../report/report.js';
+import { kubeConfigFrom } from '../support/harness/apply.js';
+import { type CiliumNode, ciliumMissing, startCiliumNode } from '../support/harness/cilium-node.js';
+import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
+import { DIST, waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const skip = notRoot || ciliumMissing();
 const NODE_IP = '198.18.0.10';
@@ -43,7 +43,14 @@ const FIXTURES = join(repoRoot, 'test', 'fixtures', 'cilium');
 
 /** bpftool in the agent's mount namespace, as the sampler runs it; stdout whatever the exit code. */
 async function bpftool(args: string[]): Promise<string> {
-  return (await run('nsenter', [`--mount=/proc/${node!.pid}/ns/mnt`, '--', 'bpftool', ...args], { tool: 'bpftool', timeoutMs: 30_000, okExitCodes: [0, 255], maxBuffer: 256 * 1024 * 1024 })).stdout;
+  return (
+    await run('nsenter', [`--mount=/proc/${node!.pid}/ns/mnt`, '--', 'bpftool', ...args], {
+      tool: 'bpftool',
+      timeoutMs: 30_000,
+      okExitCodes: [0, 255],
+      maxBuffer: 256 * 1024 * 1024,
+    })
+  ).stdout;
 }
 
 /** Captures the real tools' output on this node into test/fixtures/cilium/ (only with CNI_BENCH_UPDATE_FIXTURES=1). */
@@ -52,8 +59,14 @@ async function capture(tag: string): Promise<void> {
   mkdirSync(FIXTURES, { recursive: true });
   const put = (name: string, text: string): void => writeFileSync(join(FIXTURES, name), text);
   const g = '/sys/fs/bpf/tc/globals';
-  put(`bpftool-lb4-services-${tag}.json`, await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_services_v2`, '-j']));
-  put(`bpftool-lb4-backends-${tag}.json`, await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_backends_v3`, '-j']));
+  put(
+    `bpftool-lb4-services-${tag}.json`,
+    await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_services_v2`, '-j']),
+  );
+  put(
+    `bpftool-lb4-backends-${tag}.json`,
+    await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_backends_v3`, '-j']),
+  );
   put(`bpftool-metrics-${tag}.json`, await bpftool(['map', 'dump', 'pinned', `${g}/cilium_metrics`, '-j']));
   put(`bpftool-reverse-sk-${tag}.json`, await bpftool(['map', 'dump', 'pinned', `${g}/cilium_lb4_reverse_sk`, '-j']));
   put(`bpftool-f-map-show-${tag}.json`, await bpftool(['-f', 'map', 'show', '-j']));
@@ -75,14 +88,39 @@ const fresh = async (): Promise<DataplaneSample> => full(await sampler!.sample(u
 async function crr(host: string, port: number, seconds: number): Promise<number> {
   // The shell puts itself into the node's cgroup, then becomes the client: socket LB applies there only.
   const script = 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"';
-  const args = ['-c', script, 'sh', node!.cgroup, 'ip', 'netns', 'exec', node!.netns.name, process.execPath, join(DIST, 'agent/builtins/tcp-rr.js'), '--host', host, '--port', String(port), '--duration', String(seconds), '--crr', '--connections', '2'];
+  const args = [
+    '-c',
+    script,
+    'sh',
+    node!.cgroup,
+    'ip',
+    'netns',
+    'exec',
+    node!.netns.name,
+    process.execPath,
+    join(DIST, 'agent/builtins/tcp-rr.js'),
+    '--host',
+    host,
+    '--port',
+    String(port),
+    '--duration',
+    String(seconds),
+    '--crr',
+    '--connections',
+    '2',
+  ];
   const child = spawn('sh', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   assert.equal(code, 0, out);
-  const result = JSON.parse(out.trim().split('\n').find((l) => l.startsWith('{"tool":"tcp-rr"')) ?? '{}') as { transactions?: number; errors?: number };
+  const result = JSON.parse(
+    out
+      .trim()
+      .split('\n')
+      .find((l) => l.startsWith('{"tool":"tcp-rr"')) ?? '{}',
+  ) as { transactions?: number; errors?: number };
   assert.equal(result.errors, 0, out);
   return result.transactions ?? 0;
 }
@@ -92,7 +130,21 @@ before(async () => {
   cp = await startControlPlane({});
   node = await startCiliumNode(cp, { nodeName: 'cilium-obs-n1', nodeIp: NODE_IP, podCidr: '198.18.64.0/24' });
   sampler = new DataplaneSampler({ hostNetns: node.netnsPath });
-  server = spawn('ip', ['netns', 'exec', node.netns.name, process.execPath, join(DIST, 'agent/builtins/tcp-echo.js'), '--host', NODE_IP, '--port', '8080'], { stdio: 'ignore' });
+  server = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      node.netns.name,
+      process.execPath,
+      join(DIST, 'agent/builtins/tcp-echo.js'),
+      '--host',
+      NODE_IP,
+      '--port',
+      '8080',
+    ],
+    { stdio: 'ignore' },
+  );
 });
 
 after(async () => {
@@ -102,20 +154,30 @@ after(async () => {
   await cp?.stop();
 });
 
-test("the sampler reads the node's own Cilium: LB frontends with backends, pinned map memory, the agent's CPU and memory", { skip, timeout: 300_000 }, async () => {
+test("the sampler reads the node's own Cilium: LB frontends with backends, pinned map memory, the agent's CPU and memory", {
+  skip,
+  timeout: 300_000,
+}, async () => {
   const s = await fresh();
   const c = s.cilium;
   assert.ok(c, `no Cilium state; errors: ${s.errors.join('; ')}`);
   assert.equal(c.agentPid, node!.pid);
   assert.equal(c.bpffs, '/sys/fs/bpf');
-  assert.deepEqual(s.errors.filter((e) => e.startsWith('cilium')), []);
+  assert.deepEqual(
+    s.errors.filter((e) => e.startsWith('cilium')),
+    [],
+  );
   // The kubernetes Service (198.19.0.1:443) is there, as cilium-dbg lists it.
   const kube = c.frontendList.find((f) => f.address === '198.19.0.1' && f.port === 443);
   assert.ok(kube, JSON.stringify(c.frontendList));
   // The same frontends and backends as the agent's own API says (cilium-dbg service list).
   const api = parseCiliumServiceList(await node!.dbg(['service', 'list', '-o', 'json']));
-  const fromApi = api.map((x) => `${x.address}:${x.port}/${x.scope === 'internal' ? 'i' : 'e'} -> ${x.activeBackends.sort().join(',')}`).sort();
-  const fromMaps = c.frontendList.map((f) => `${f.address}:${f.port}/${f.internalScope ? 'i' : 'e'} -> ${[...f.backends].sort().join(',')}`).sort();
+  const fromApi = api
+    .map((x) => `${x.address}:${x.port}/${x.scope === 'internal' ? 'i' : 'e'} -> ${x.activeBackends.sort().join(',')}`)
+    .sort();
+  const fromMaps = c.frontendList
+    .map((f) => `${f.address}:${f.port}/${f.internalScope ? 'i' : 'e'} -> ${[...f.backends].sort().join(',')}`)
+    .sort();
   assert.deepEqual(fromMaps, fromApi);
   assert.ok(c.pinnedMaps > 10, `${c.pinnedMaps} pinned maps`);
   assert.ok(c.pinnedBytesMemlock > 1e6, `${c.pinnedBytesMemlock} bytes`);
@@ -127,10 +189,19 @@ test("the sampler reads the node's own Cilium: LB frontends with backends, pinne
   assert.ok((agent?.rssBytes ?? 0) > 10e6);
 });
 
-test('a new Service is programmed when its frontend holds its backend in the LB maps; socket-LB counts the ClusterIP connections only', { skip, timeout: 300_000 }, async () => {
+test('a new Service is programmed when its frontend holds its backend in the LB maps; socket-LB counts the ClusterIP connections only', {
+  skip,
+  timeout: 300_000,
+}, async () => {
   const before = await fresh();
   const kc = kubeConfigFrom(cp!.adminKubeconfig);
-  const svc = await kc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: NS, body: { metadata: { name: 'obs-echo' }, spec: { type: 'ClusterIP', ports: [{ name: 'p', port: 80, protocol: 'TCP', targetPort: 8080 }] } } });
+  const svc = await kc.makeApiClient(CoreV1Api).createNamespacedService({
+    namespace: NS,
+    body: {
+      metadata: { name: 'obs-echo' },
+      spec: { type: 'ClusterIP', ports: [{ name: 'p', port: 80, protocol: 'TCP', targetPort: 8080 }] },
+    },
+  });
   const ip = svc.spec?.clusterIP ?? '';
   const target = serviceSyncTarget(before, { ip, port: 80 }, [BACKEND]);
   // Without endpoints the frontend may appear, but it does not count as programmed.
@@ -139,17 +210,29 @@ test('a new Service is programmed when its frontend holds its backend in the LB 
   const created = Date.now();
   await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
     namespace: NS,
-    body: { metadata: { name: 'obs-echo-1', labels: { 'kubernetes.io/service-name': 'obs-echo' } }, addressType: 'IPv4', ports: [{ name: 'p', port: 8080, protocol: 'TCP' }], endpoints: [{ addresses: [NODE_IP], conditions: { ready: true } }] },
+    body: {
+      metadata: { name: 'obs-echo-1', labels: { 'kubernetes.io/service-name': 'obs-echo' } },
+      addressType: 'IPv4',
+      ports: [{ name: 'p', port: 8080, protocol: 'TCP' }],
+      endpoints: [{ addresses: [NODE_IP], conditions: { ready: true } }],
+    },
   });
-  const ready = await waitFor('the Service in the LB maps', async () => {
-    const s = await fresh();
-    return checkSync(s, target).ok ? s : undefined;
-  }, 60_000, 200);
+  const ready = await waitFor(
+    'the Service in the LB maps',
+    async () => {
+      const s = await fresh();
+      return checkSync(s, target).ok ? s : undefined;
+    },
+    60_000,
+    200,
+  );
   const syncMs = Date.now() - created;
   const f = ready.cilium?.frontendList.find((x) => x.address === ip && x.port === 80);
   assert.deepEqual(f?.backends, [BACKEND]);
   assert.equal(ready.cilium?.programmedFrontends, (before.cilium?.programmedFrontends ?? 0) + 1);
-  process.stderr.write(`cilium sync: ${ip}:80 -> ${BACKEND} programmed ${syncMs} ms after its EndpointSlice (sampled)\n`);
+  process.stderr.write(
+    `cilium sync: ${ip}:80 -> ${BACKEND} programmed ${syncMs} ms after its EndpointSlice (sampled)\n`,
+  );
 
   // Through the ClusterIP: every connection translated by the socket LB, counted once closed.
   const t0 = await fresh();
@@ -157,17 +240,25 @@ test('a new Service is programmed when its frontend holds its backend in the LB 
   const t1 = await fresh();
   const translated = socketLbDelta(t0, t1);
   assert.ok(viaService > 50, `${viaService} transactions`);
-  assert.ok(translated !== null && translated >= viaService && translated <= viaService + 10, `socket-LB +${translated} for ${viaService} connections through the Service`);
+  assert.ok(
+    translated !== null && translated >= viaService && translated <= viaService + 10,
+    `socket-LB +${translated} for ${viaService} connections through the Service`,
+  );
   // Straight to the backend: nothing to translate.
   const direct = await crr(NODE_IP, 8080, 1);
   const t2 = await fresh();
   assert.ok(direct > 50);
   assert.equal(socketLbDelta(t1, t2), 0, 'connections to the backend itself are not counted');
   await capture('service');
-  process.stderr.write(`cilium socket-LB: +${translated} for ${viaService} connections via ${ip}:80, +${socketLbDelta(t1, t2)} for ${direct} direct\n`);
+  process.stderr.write(
+    `cilium socket-LB: +${translated} for ${viaService} connections via ${ip}:80, +${socketLbDelta(t1, t2)} for ${direct} direct\n`,
+  );
 });
 
-test("stopping the node leaves nothing of it: no agent, no namespace, no cgroup (bpffs and /run went with the agent's mount namespace)", { skip, timeout: 120_000 }, async () => {
+test("stopping the node leaves nothing of it: no agent, no namespace, no cgroup (bpffs and /run went with the agent's mount namespace)", {
+  skip,
+  timeout: 120_000,
+}, async () => {
   const n = node!;
   server?.kill('SIGTERM');
   await n.stop();

@@ -9,9 +9,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { rawHttp, rawStatus, startCollectorMain, type CollectorMain } from '../helpers/collector-main.js';
-import { COLLECTOR_MAIN, getJson, startNode, stop, waitFor } from '../helpers/procs.js';
-import { SimAgent } from '../helpers/sim-agent.js';
+import { type CollectorMain, rawHttp, rawStatus, startCollectorMain } from '../support/helpers/collector-main.js';
+import { COLLECTOR_MAIN, getJson, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { SimAgent } from '../support/helpers/sim-agent.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-defects-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -28,7 +28,8 @@ describe('the REST server answers every request target, before and after auth', 
       const res = await rawHttp(c.http, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
       const status = rawStatus(res);
       assert.ok(status >= 400 && status < 500, `${target}: ${res.slice(0, 200)}`);
-      if (status === 400 && target.startsWith('/') && !target.startsWith('/%') && !target.includes('limit')) assert.match(res, /"url: /, target);
+      if (status === 400 && target.startsWith('/') && !target.startsWith('/%') && !target.includes('limit'))
+        assert.match(res, /"url: /, target);
     }
     assert.equal(c.proc.child.exitCode, null, c.proc.output());
     assert.equal((await getJson(`${c.http}/healthz`)).status, 200);
@@ -61,7 +62,18 @@ describe('start-up failures are one line naming the path and what to do', () => 
     ['a directory the kernel will not let anyone write', '/proc/c.db', /cannot open it/],
   ] as const) {
     test(what, async () => {
-      const p = startNode(COLLECTOR_MAIN, ['--db', db, '--grpc-listen', '127.0.0.1:0', '--http-host', '127.0.0.1', '--http-port', '0', '--kubernetes', 'off']);
+      const p = startNode(COLLECTOR_MAIN, [
+        '--db',
+        db,
+        '--grpc-listen',
+        '127.0.0.1:0',
+        '--http-host',
+        '127.0.0.1',
+        '--http-port',
+        '0',
+        '--kubernetes',
+        'off',
+      ]);
       const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('hung'), 180_000))]);
       if (code === 'hung') p.child.kill('SIGKILL');
       assert.equal(code, 2, p.output());
@@ -83,38 +95,71 @@ describe('cancel answers at once while the agents do not', () => {
     for (const node of ['mute-a', 'mute-b']) {
       const s = new SimAgent({ address: c.grpc });
       sims.push(s);
-      const reg = await s.register({ nodeName: node, tools: [{ name: 'iperf3', version: '3.18', path: '/usr/bin/iperf3' }] });
+      const reg = await s.register({
+        nodeName: node,
+        tools: [{ name: 'iperf3', version: '3.18', path: '/usr/bin/iperf3' }],
+      });
       s.open((reg as { agentId: string }).agentId);
     }
-    await waitFor('two agents', async () => (await getJson(`${c.http}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length === 2, 120_000);
+    await waitFor(
+      'two agents',
+      async () =>
+        (await getJson(`${c.http}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
+        2,
+      120_000,
+    );
   });
   after(async () => {
-    sims.forEach((s) => s.close());
+    for (const s of sims) s.close();
     await stop(c.proc);
   });
 
   test('DELETE is 202 with the run as it stands; the run ends cancelled in the background', async () => {
     const created = await getJson(`${c.http}/v1/runs`, {
       method: 'POST',
-      body: JSON.stringify({ serverNode: 'mute-a', clientNode: 'mute-b', warmupSeconds: 0, durationSeconds: 5, measurements: [{ kind: 'throughput', path: 'pod-to-pod', tool: 'iperf3' }] }),
+      body: JSON.stringify({
+        serverNode: 'mute-a',
+        clientNode: 'mute-b',
+        warmupSeconds: 0,
+        durationSeconds: 5,
+        measurements: [{ kind: 'throughput', path: 'pod-to-pod', tool: 'iperf3' }],
+      }),
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     await waitFor('a job sent to the mute server', () => sims[0]!.jobs().length > 0, 20_000);
     const del = await getJson(`${c.http}/v1/runs/${created.body.id}`, { method: 'DELETE' });
     assert.equal(del.status, 202, JSON.stringify(del.body));
     assert.ok(['pending', 'running', 'cancelled'].includes(del.body.state), del.body.state);
-    const end = await waitFor('the run to end', async () => {
-      const r = await getJson(`${c.http}/v1/runs/${created.body.id}`);
-      return r.body.state !== 'running' && r.body.state !== 'pending' ? r.body : undefined;
-    }, 120_000, 250);
+    const end = await waitFor(
+      'the run to end',
+      async () => {
+        const r = await getJson(`${c.http}/v1/runs/${created.body.id}`);
+        return r.body.state !== 'running' && r.body.state !== 'pending' ? r.body : undefined;
+      },
+      120_000,
+      250,
+    );
     assert.equal(end.state, 'cancelled');
   });
 });
 
 describe('safe defaults: loopback unless told, and never exposed without a token and TLS', () => {
   test('listening on all addresses without a token and TLS is refused at start-up, naming the field', async () => {
-    for (const args of [['--grpc-listen', '0.0.0.0:0'], ['--http-host', '0.0.0.0']]) {
-      const p = startNode(COLLECTOR_MAIN, ['--db', ':memory:', '--kubernetes', 'off', '--http-port', '0', '--grpc-listen', '127.0.0.1:0', ...args]);
+    for (const args of [
+      ['--grpc-listen', '0.0.0.0:0'],
+      ['--http-host', '0.0.0.0'],
+    ]) {
+      const p = startNode(COLLECTOR_MAIN, [
+        '--db',
+        ':memory:',
+        '--kubernetes',
+        'off',
+        '--http-port',
+        '0',
+        '--grpc-listen',
+        '127.0.0.1:0',
+        ...args,
+      ]);
       assert.equal(await p.exited, 2, p.output());
       assert.match(p.output(), /(grpcListen|httpHost): listening beyond loopback needs restTokenFile and tlsCertFile/);
       assert.doesNotMatch(p.output(), /\n\s+at /);
@@ -125,7 +170,14 @@ describe('safe defaults: loopback unless told, and never exposed without a token
     const c = await startCollectorMain(['--grpc-listen', '127.0.0.1:0']);
     assert.match(c.http, /^http:\/\/127\.0\.0\.1:/);
     await stop(c.proc);
-    const open = await startCollectorMain(['--grpc-listen', '0.0.0.0:0', '--http-host', '0.0.0.0', '--insecure', 'true']);
+    const open = await startCollectorMain([
+      '--grpc-listen',
+      '0.0.0.0:0',
+      '--http-host',
+      '0.0.0.0',
+      '--insecure',
+      'true',
+    ]);
     assert.match(open.grpc, /^0\.0\.0\.0:\d+$/);
     await stop(open.proc);
   });

@@ -10,7 +10,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+import {
+  AGENT_MAIN,
+  COLLECTOR_MAIN,
+  freePort,
+  getJson,
+  type Proc,
+  startNode,
+  stop,
+  waitFor,
+} from '../support/helpers/procs.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-restart-'));
 const procs: Proc[] = [];
@@ -24,26 +33,66 @@ test('agents survive a collector crash and the interrupted run is never left run
   const grpcPort = await freePort();
   const httpPort = await freePort();
   const base = `http://127.0.0.1:${httpPort}`;
-  const collectorArgs = ['--grpc-listen', `127.0.0.1:${grpcPort}`, '--http-host', '127.0.0.1', '--http-port', String(httpPort), '--db', join(tmp, 'c.db'), '--heartbeat-interval-ms', '500', '--liveness-timeout-ms', '3000'];
+  const collectorArgs = [
+    '--grpc-listen',
+    `127.0.0.1:${grpcPort}`,
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    String(httpPort),
+    '--db',
+    join(tmp, 'c.db'),
+    '--heartbeat-interval-ms',
+    '500',
+    '--liveness-timeout-ms',
+    '3000',
+  ];
   let collector = startNode(COLLECTOR_MAIN, collectorArgs);
   procs.push(collector);
   const health: number[] = [];
   for (const node of ['node-a', 'node-b']) {
     const hp = await freePort();
     health.push(hp);
-    procs.push(startNode(AGENT_MAIN, ['--collector', `127.0.0.1:${grpcPort}`, '--node-name', node, '--pod-ip', '127.0.0.1', '--health-port', String(hp)]));
+    procs.push(
+      startNode(AGENT_MAIN, [
+        '--collector',
+        `127.0.0.1:${grpcPort}`,
+        '--node-name',
+        node,
+        '--pod-ip',
+        '127.0.0.1',
+        '--health-port',
+        String(hp),
+      ]),
+    );
   }
-  const connected = async () => (await getJson(`${base}/v1/agents`)).body.agents.filter((a: any) => a.connected).length === 2;
+  const connected = async () =>
+    (await getJson(`${base}/v1/agents`)).body.agents.filter((a: any) => a.connected).length === 2;
   await waitFor('agents connected', connected, 20_000);
 
-  const scenario = (seconds: number) => JSON.stringify({ serverNode: 'node-a', clientNode: 'node-b', warmupSeconds: 0, durationSeconds: seconds, measurements: [{ kind: 'throughput', path: 'pod-to-pod' }] });
+  const scenario = (seconds: number) =>
+    JSON.stringify({
+      serverNode: 'node-a',
+      clientNode: 'node-b',
+      warmupSeconds: 0,
+      durationSeconds: seconds,
+      measurements: [{ kind: 'throughput', path: 'pod-to-pod' }],
+    });
   const first = (await getJson(`${base}/v1/runs`, { method: 'POST', body: scenario(1) })).body;
-  await waitFor('first run done', async () => (await getJson(`${base}/v1/runs/${first.id}`)).body.state === 'succeeded', 30_000);
+  await waitFor(
+    'first run done',
+    async () => (await getJson(`${base}/v1/runs/${first.id}`)).body.state === 'succeeded',
+    30_000,
+  );
   const before = (await getJson(`${base}/v1/runs/${first.id}/report`)).body.rows[0].value;
   assert.ok(before > 0);
 
   const second = (await getJson(`${base}/v1/runs`, { method: 'POST', body: scenario(60) })).body;
-  await waitFor('iperf3 client running', () => execFileSync('ps', ['-eo', 'args']).toString().includes('iperf3 -c 127.0.0.1'), 10_000);
+  await waitFor(
+    'iperf3 client running',
+    () => execFileSync('ps', ['-eo', 'args']).toString().includes('iperf3 -c 127.0.0.1'),
+    10_000,
+  );
 
   collector.child.kill('SIGKILL');
   await collector.exited;
@@ -60,12 +109,25 @@ test('agents survive a collector crash and the interrupted run is never left run
   assert.equal(run.phases[0].state, 'interrupted');
 
   // The restarted collector does not know the run, so the agents are told to cancel its jobs.
-  for (const hp of health) await waitFor(`agent ${hp} idle`, async () => (await getJson(`http://127.0.0.1:${hp}/healthz`)).body.runningJobs === 0, 10_000);
-  await waitFor('no iperf3 left', () => !/\biperf3 -[cs]\b/.test(execFileSync('ps', ['-eo', 'args']).toString()), 10_000);
+  for (const hp of health)
+    await waitFor(
+      `agent ${hp} idle`,
+      async () => (await getJson(`http://127.0.0.1:${hp}/healthz`)).body.runningJobs === 0,
+      10_000,
+    );
+  await waitFor(
+    'no iperf3 left',
+    () => !/\biperf3 -[cs]\b/.test(execFileSync('ps', ['-eo', 'args']).toString()),
+    10_000,
+  );
 
   const after = (await getJson(`${base}/v1/runs/${first.id}/report`)).body.rows[0].value;
   assert.equal(after, before);
   const third = (await getJson(`${base}/v1/runs`, { method: 'POST', body: scenario(1) })).body;
-  await waitFor('a new run works after the restart', async () => (await getJson(`${base}/v1/runs/${third.id}`)).body.state === 'succeeded', 30_000);
+  await waitFor(
+    'a new run works after the restart',
+    async () => (await getJson(`${base}/v1/runs/${third.id}`)).body.state === 'succeeded',
+    30_000,
+  );
   process.stdout.write(`# agents reconnected ${backMs} ms after the collector restart\n`);
 });

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DataplaneSampler } from '../../agent/samplers/dataplane-sampler.js';
 import { run } from '../../core/process.js';
-import { DIST } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { DIST } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const NS = `cnibtest-dps-${process.pid}`;
 const ip = (...args: string[]) => run('ip', args, { tool: 'ip' });
@@ -32,8 +32,15 @@ after(async () => {
   if (!notRoot) await ip('netns', 'del', NS).catch(() => undefined);
 });
 
-test('sampler: conntrack from /proc without tools, rules fresh on demand and reused until due, nothing left behind', { skip: notRoot, timeout: 60_000 }, async () => {
-  const sampler = new DataplaneSampler({ hostNetns: `/run/netns/${NS}`, processNames: ['kube-proxy'], rulesCadence: { minIntervalMs: 600_000, costFactor: 100 } });
+test('sampler: conntrack from /proc without tools, rules fresh on demand and reused until due, nothing left behind', {
+  skip: notRoot,
+  timeout: 60_000,
+}, async () => {
+  const sampler = new DataplaneSampler({
+    hostNetns: `/run/netns/${NS}`,
+    processNames: ['kube-proxy'],
+    rulesCadence: { minIntervalMs: 600_000, costFactor: 100 },
+  });
   try {
     const first = await sampler.sample(undefined, { fresh: true });
     assert.deepEqual(first.errors, []);
@@ -43,7 +50,21 @@ test('sampler: conntrack from /proc without tools, rules fresh on demand and reu
     assert.equal(first.iptablesTableRules.filter, 1);
     assert.ok(first.rulesTimeMs >= first.timeMs - 50 && first.rulesTimeMs <= Date.now());
 
-    const fill = await run('ip', ['netns', 'exec', NS, process.execPath, `${DIST}test/helpers/conntrack-fill.js`, '--target', '198.18.250.2', '--count', '40'], { tool: 'conntrack-fill' });
+    const fill = await run(
+      'ip',
+      [
+        'netns',
+        'exec',
+        NS,
+        process.execPath,
+        `${DIST}test/support/helpers/conntrack-fill.js`,
+        '--target',
+        '198.18.250.2',
+        '--count',
+        '40',
+      ],
+      { tool: 'conntrack-fill' },
+    );
     assert.equal(fill.stdout.trim(), '40');
     await inNs('iptables-legacy', '-A', 'OUTPUT', '-j', 'ACCEPT');
     const counted = Number((await inNs('conntrack', '-C')).stdout.trim());
@@ -58,19 +79,32 @@ test('sampler: conntrack from /proc without tools, rules fresh on demand and reu
     assert.ok(fresh.rulesTimeMs > first.rulesTimeMs);
     assert.equal(fresh.iptablesTableRules.filter, 2);
     assert.ok(fresh.conntrackDrops === 0, `drops ${fresh.conntrackDrops}`);
-    assert.notEqual((await inNs('ip', 'netns', 'pids', NS)).stdout.trim(), '', 'the anchor lives in the namespace while sampling');
+    assert.notEqual(
+      (await inNs('ip', 'netns', 'pids', NS)).stdout.trim(),
+      '',
+      'the anchor lives in the namespace while sampling',
+    );
   } finally {
     await sampler.close();
   }
   assert.equal((await ip('netns', 'pids', NS)).stdout.trim(), '', 'no process is left in the namespace');
 });
 
-test('sampler: a namespace that does not exist is an error naming it, never a zero', { skip: notRoot, timeout: 30_000 }, async () => {
+test('sampler: a namespace that does not exist is an error naming it, never a zero', {
+  skip: notRoot,
+  timeout: 30_000,
+}, async () => {
   const sampler = new DataplaneSampler({ hostNetns: '/run/netns/cnibtest-no-such-ns' });
   try {
     const s = await sampler.sample(undefined, { fresh: true });
-    assert.ok(s.errors.some((e) => e.startsWith('conntrack:') && e.includes('cnibtest-no-such-ns')), JSON.stringify(s.errors));
-    assert.ok(s.errors.some((e) => e.startsWith('iptables')), JSON.stringify(s.errors));
+    assert.ok(
+      s.errors.some((e) => e.startsWith('conntrack:') && e.includes('cnibtest-no-such-ns')),
+      JSON.stringify(s.errors),
+    );
+    assert.ok(
+      s.errors.some((e) => e.startsWith('iptables')),
+      JSON.stringify(s.errors),
+    );
   } finally {
     await sampler.close();
   }

@@ -17,16 +17,16 @@ import {
   AppsV1Api,
   AuthorizationV1Api,
   CoreV1Api,
-  KubernetesObjectApi,
-  RbacAuthorizationV1Api,
   type KubeConfig,
   type KubernetesObject,
+  KubernetesObjectApi,
+  RbacAuthorizationV1Api,
 } from '@kubernetes/client-node';
-import { COLLECTOR_API_CALLS, type ApiCall } from '../../collector/kubernetes/permissions.js';
-import { createAll, ensureNamespace, helm, kubeConfigFrom, renderChart } from '../harness/apply.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { addKwokNodes } from '../harness/kwok-nodes.js';
-import { waitFor } from '../helpers/procs.js';
+import { type ApiCall, COLLECTOR_API_CALLS } from '../../collector/kubernetes/permissions.js';
+import { createAll, ensureNamespace, helm, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
+import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
+import { addKwokNodes } from '../support/harness/kwok-nodes.js';
+import { waitFor } from '../support/helpers/procs.js';
 
 const VALUES_DIR = fileURLToPath(new URL('../../../test/fixtures/helm-values/', import.meta.url));
 const NS = 'cni-bench';
@@ -52,7 +52,14 @@ function permissiveCrd(group: string, kind: string, plural: string): KubernetesO
       group,
       scope: 'Namespaced',
       names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
     },
   } as KubernetesObject;
 }
@@ -70,10 +77,18 @@ before(async () => {
   ];
   await createAll(admin, crds);
   const ext = admin.makeApiClient(ApiextensionsV1Api);
-  await waitFor('CRDs established', async () => {
-    const list = await ext.listCustomResourceDefinition();
-    return list.items.filter((c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True')).length >= crds.length;
-  }, 30_000, 250);
+  await waitFor(
+    'CRDs established',
+    async () => {
+      const list = await ext.listCustomResourceDefinition();
+      return (
+        list.items.filter((c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True'))
+          .length >= crds.length
+      );
+    },
+    30_000,
+    250,
+  );
 });
 
 after(async () => {
@@ -81,7 +96,9 @@ after(async () => {
 });
 
 function valuesFiles(): string[] {
-  return readdirSync(VALUES_DIR).filter((f) => f.endsWith('.yaml')).sort();
+  return readdirSync(VALUES_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
 }
 
 test('every manifest rendered with every values file passes a server-side dry run', async () => {
@@ -99,17 +116,24 @@ test('every manifest rendered with every values file passes a server-side dry ru
     }
     for (const o of objects.filter((x) => x.kind !== 'Namespace')) {
       await api.create(o, undefined, 'All').catch((err: { body?: unknown }) => {
-        throw new Error(`${file}: dry run of ${o.kind} ${o.metadata?.name} refused: ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}`);
+        throw new Error(
+          `${file}: dry run of ${o.kind} ${o.metadata?.name} refused: ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}`,
+        );
       });
     }
   }
   // The chart's own namespaces must be the release's when it is installed: remove the ones made here.
   const core = admin.makeApiClient(CoreV1Api);
   for (const name of created) await core.deleteNamespace({ name });
-  await waitFor('the dry run namespaces to go', async () => {
-    const left = (await core.listNamespace()).items.filter((n) => created.has(n.metadata?.name ?? ''));
-    return left.length === 0;
-  }, 60_000, 250);
+  await waitFor(
+    'the dry run namespaces to go',
+    async () => {
+      const left = (await core.listNamespace()).items.filter((n) => created.has(n.metadata?.name ?? ''));
+      return left.length === 0;
+    },
+    60_000,
+    250,
+  );
 });
 
 async function releaseObjects(): Promise<string[]> {
@@ -117,7 +141,8 @@ async function releaseObjects(): Promise<string[]> {
   const core = admin.makeApiClient(CoreV1Api);
   const apps = admin.makeApiClient(AppsV1Api);
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  const names = (kind: string, items: { metadata?: { namespace?: string; name?: string } }[]) => items.map((i) => `${kind} ${i.metadata?.namespace ?? ''}/${i.metadata?.name}`);
+  const names = (kind: string, items: { metadata?: { namespace?: string; name?: string } }[]) =>
+    items.map((i) => `${kind} ${i.metadata?.namespace ?? ''}/${i.metadata?.name}`);
   return [
     ...names('Pod', (await core.listPodForAllNamespaces({ labelSelector: sel })).items),
     ...names('Service', (await core.listServiceForAllNamespaces({ labelSelector: sel })).items),
@@ -134,24 +159,50 @@ async function releaseObjects(): Promise<string[]> {
 }
 
 test('helm install: collector Deployment, an agent pod on every fake node; least privilege; helm uninstall leaves nothing', async (t) => {
-  helm(cp, ['install', RELEASE, fileURLToPath(new URL('../../../deploy/helm/cni-bench-agent', import.meta.url)), '--namespace', NS, '--create-namespace', '--wait', '--timeout', '120s']);
+  helm(cp, [
+    'install',
+    RELEASE,
+    fileURLToPath(new URL('../../../deploy/helm/cni-bench-agent', import.meta.url)),
+    '--namespace',
+    NS,
+    '--create-namespace',
+    '--wait',
+    '--timeout',
+    '120s',
+  ]);
   const apps = admin.makeApiClient(AppsV1Api);
   const core = admin.makeApiClient(CoreV1Api);
   const ds = await apps.readNamespacedDaemonSet({ name: 'cni-bench-agent', namespace: NS });
   assert.equal(ds.spec?.template.spec?.hostNetwork ?? false, false, 'agents are on the pod network');
   const deploy = await apps.readNamespacedDeployment({ name: 'cni-bench-collector', namespace: NS });
   assert.equal(deploy.status?.availableReplicas, 1);
-  const pods = await waitFor('an agent pod Running on every kwok node', async () => {
-    const list = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/name=cni-bench-agent' });
-    const running = list.items.filter((p) => p.status?.phase === 'Running');
-    return running.length === nodes.length ? running : undefined;
-  }, 60_000, 500);
+  const pods = await waitFor(
+    'an agent pod Running on every kwok node',
+    async () => {
+      const list = await core.listNamespacedPod({
+        namespace: NS,
+        labelSelector: 'app.kubernetes.io/name=cni-bench-agent',
+      });
+      const running = list.items.filter((p) => p.status?.phase === 'Running');
+      return running.length === nodes.length ? running : undefined;
+    },
+    60_000,
+    500,
+  );
   assert.deepEqual(pods.map((p) => p.spec?.nodeName).sort(), [...nodes].sort());
   assert.equal(pods[0]?.spec?.automountServiceAccountToken, false, 'agents carry no API token');
 
   await t.test('the authorizer allows every call the collector makes', async () => {
-    const sweepNs = (deploy.spec?.template.spec?.containers[0]?.env ?? []).find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')?.value ?? '';
-    const scopeNs = { own: NS, sweep: sweepNs, cilium: 'kube-system', 'kube-system': 'kube-system', cluster: undefined } as const;
+    const sweepNs =
+      (deploy.spec?.template.spec?.containers[0]?.env ?? []).find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')
+        ?.value ?? '';
+    const scopeNs = {
+      own: NS,
+      sweep: sweepNs,
+      cilium: 'kube-system',
+      'kube-system': 'kube-system',
+      cluster: undefined,
+    } as const;
     const refused: string[] = [];
     for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle !== 'rbac.ciliumConfig.write')) {
       if (!(await allowed(c, scopeNs[c.scope]))) refused.push(describe(c, scopeNs[c.scope]));
@@ -171,7 +222,10 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       [{ verb: 'delete', group: 'discovery.k8s.io', resource: 'endpointslices', scope: 'cluster' }, 'default'],
       [{ verb: 'delete', group: '', resource: 'nodes', scope: 'cluster' }, undefined],
       [{ verb: 'patch', group: '', resource: 'nodes', scope: 'cluster' }, undefined],
-      [{ verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', scope: 'cluster' }, undefined],
+      [
+        { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', scope: 'cluster' },
+        undefined,
+      ],
       [{ verb: 'get', group: '', resource: 'configmaps', scope: 'cilium', name: 'coredns' }, 'kube-system'],
       [{ verb: 'get', group: '', resource: 'configmaps', scope: 'kube-system', name: 'kubeadm-config' }, 'kube-system'],
       [{ verb: 'list', group: '', resource: 'configmaps', scope: 'kube-system' }, 'kube-system'],
@@ -191,23 +245,60 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
     const kubeProxy = COLLECTOR_API_CALLS.find((c) => c.toggle === 'rbac.clusterDescription.read');
     assert.ok(kubeProxy, 'permissions.ts lists the kube-proxy ConfigMap read');
     assert.equal(await allowed(kubeProxy, 'kube-system'), true);
-    helm(cp, ['upgrade', RELEASE, fileURLToPath(new URL('../../../deploy/helm/cni-bench-agent', import.meta.url)), '--namespace', NS, '--reuse-values', '--set', 'rbac.clusterDescription.read=false', '--wait', '--timeout', '120s']);
-    await waitFor('the authorizer to refuse the kube-proxy ConfigMap', async () => !(await allowed(kubeProxy, 'kube-system')), 10_000, 250);
+    helm(cp, [
+      'upgrade',
+      RELEASE,
+      fileURLToPath(new URL('../../../deploy/helm/cni-bench-agent', import.meta.url)),
+      '--namespace',
+      NS,
+      '--reuse-values',
+      '--set',
+      'rbac.clusterDescription.read=false',
+      '--wait',
+      '--timeout',
+      '120s',
+    ]);
+    await waitFor(
+      'the authorizer to refuse the kube-proxy ConfigMap',
+      async () => !(await allowed(kubeProxy, 'kube-system')),
+      10_000,
+      250,
+    );
     const cilium = COLLECTOR_API_CALLS.find((c) => c.toggle === 'rbac.ciliumConfig.read')!;
     assert.equal(await allowed(cilium, 'kube-system'), true, 'the cilium-config read stays');
   });
 
   // The label selector below must see the release before it can prove the release gone.
   const installed = await releaseObjects();
-  for (const kind of ['Pod', 'Service', 'Secret', 'ServiceAccount', 'Namespace', 'DaemonSet', 'Deployment', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']) {
-    assert.ok(installed.some((o) => o.startsWith(`${kind} `)), `no ${kind} of the release found by label: ${installed.join(', ')}`);
+  for (const kind of [
+    'Pod',
+    'Service',
+    'Secret',
+    'ServiceAccount',
+    'Namespace',
+    'DaemonSet',
+    'Deployment',
+    'Role',
+    'RoleBinding',
+    'ClusterRole',
+    'ClusterRoleBinding',
+  ]) {
+    assert.ok(
+      installed.some((o) => o.startsWith(`${kind} `)),
+      `no ${kind} of the release found by label: ${installed.join(', ')}`,
+    );
   }
   process.stdout.write(`# helm install: ${installed.length} labelled objects\n`);
   helm(cp, ['uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '120s']);
-  const left = await waitFor('nothing of the release left', async () => {
-    const l = await releaseObjects();
-    return l.length === 0 ? l : undefined;
-  }, 90_000, 500).catch(async () => releaseObjects());
+  const left = await waitFor(
+    'nothing of the release left',
+    async () => {
+      const l = await releaseObjects();
+      return l.length === 0 ? l : undefined;
+    },
+    90_000,
+    500,
+  ).catch(async () => releaseObjects());
   assert.deepEqual(left, [], 'objects left after helm uninstall');
 });
 
@@ -220,7 +311,14 @@ async function allowed(c: ApiCall, namespace: string | undefined): Promise<boole
       spec: {
         user: COLLECTOR_USER,
         groups: ['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated'],
-        resourceAttributes: { verb: c.verb, group: c.group, resource, ...(subresource ? { subresource } : {}), ...(namespace ? { namespace } : {}), ...(c.name ? { name: c.name } : {}) },
+        resourceAttributes: {
+          verb: c.verb,
+          group: c.group,
+          resource,
+          ...(subresource ? { subresource } : {}),
+          ...(namespace ? { namespace } : {}),
+          ...(c.name ? { name: c.name } : {}),
+        },
       },
     },
   });

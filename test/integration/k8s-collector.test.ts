@@ -9,15 +9,21 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { CoreV1Api, DiscoveryV1Api, RbacAuthorizationV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  DiscoveryV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  RbacAuthorizationV1Api,
+} from '@kubernetes/client-node';
 import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.js';
 import { ClusterInventory } from '../../collector/kubernetes/inventory.js';
 import { ALL_MANAGED, dummyPair } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
-import { installCollectorIdentity, kubeConfigFrom, renderChart } from '../harness/apply.js';
-import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { startCollectorProcess as startCollectorProcessAs } from '../harness/collector-process.js';
-import { getJson, stop, waitFor, type Proc } from '../helpers/procs.js';
+import { installCollectorIdentity, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
+import { startCollectorProcess as startCollectorProcessAs } from '../support/harness/collector-process.js';
+import { type ControlPlane, HARNESS_SERVICE_CIDR, startControlPlane } from '../support/harness/control-plane.js';
+import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
 
 const NS = 'cni-bench';
 const RELEASE = 'cni-bench-agent';
@@ -38,12 +44,19 @@ after(async () => {
 });
 
 function frontend(allowCiliumConfigChange = false): KubernetesServiceFrontend {
-  return new KubernetesServiceFrontend(kubeConfigFrom(saKubeconfig), { namespace: NS, sweepNamespace: sweepNs, log, allowCiliumConfigChange });
+  return new KubernetesServiceFrontend(kubeConfigFrom(saKubeconfig), {
+    namespace: NS,
+    sweepNamespace: sweepNs,
+    log,
+    allowCiliumConfigChange,
+  });
 }
 
 async function counts(namespace: string, selector = ALL_MANAGED): Promise<{ services: number; slices: number }> {
   const services = await admin.makeApiClient(CoreV1Api).listNamespacedService({ namespace, labelSelector: selector });
-  const slices = await admin.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace, labelSelector: selector });
+  const slices = await admin
+    .makeApiClient(DiscoveryV1Api)
+    .listNamespacedEndpointSlice({ namespace, labelSelector: selector });
   return { services: services.items.length, slices: slices.items.length };
 }
 
@@ -52,14 +65,23 @@ test('as the chart ServiceAccount: a sweep step is programmed, resized, and remo
   await f.init();
   assert.match(f.cluster.kubernetesVersion ?? '', /^v1\.\d+/);
   const up = await f.setDummyServices(120, 4, 'run-a');
-  process.stdout.write(`# created 120 Services + 120 EndpointSlices in ${up.programmingMs} ms (${((240 / up.programmingMs) * 1000).toFixed(0)} objects/s, ${f.pacer.retries} retries)\n`);
+  process.stdout.write(
+    `# created 120 Services + 120 EndpointSlices in ${up.programmingMs} ms (${((240 / up.programmingMs) * 1000).toFixed(0)} objects/s, ${f.pacer.retries} retries)\n`,
+  );
   assert.equal(up.added, 120);
   assert.deepEqual(await counts(sweepNs, `${ALL_MANAGED},cni-bench.io/run-id=run-a`), { services: 120, slices: 120 });
-  const slice = await admin.makeApiClient(DiscoveryV1Api).readNamespacedEndpointSlice({ name: 'cni-bench-dummy-7', namespace: sweepNs });
+  const slice = await admin
+    .makeApiClient(DiscoveryV1Api)
+    .readNamespacedEndpointSlice({ name: 'cni-bench-dummy-7', namespace: sweepNs });
   assert.equal(slice.endpoints?.length, 4);
-  const svc = await admin.makeApiClient(CoreV1Api).readNamespacedService({ name: 'cni-bench-dummy-7', namespace: sweepNs });
+  const svc = await admin
+    .makeApiClient(CoreV1Api)
+    .readNamespacedService({ name: 'cni-bench-dummy-7', namespace: sweepNs });
   assert.equal(svc.spec?.selector, undefined, 'dummy Services have no selector');
-  assert.ok(svc.spec?.clusterIP?.startsWith('198.19.'), `ClusterIP ${svc.spec?.clusterIP} from ${HARNESS_SERVICE_CIDR}`);
+  assert.ok(
+    svc.spec?.clusterIP?.startsWith('198.19.'),
+    `ClusterIP ${svc.spec?.clusterIP} from ${HARNESS_SERVICE_CIDR}`,
+  );
 
   await f.setDummyServices(30, 4, 'run-a');
   assert.deepEqual(await counts(sweepNs), { services: 30, slices: 30 });
@@ -81,7 +103,10 @@ test('start-up removes what a crashed collector left, and only that', async () =
     await core.createNamespacedService({ namespace: sweepNs, body: p.service });
     await discovery.createNamespacedEndpointSlice({ namespace: sweepNs, body: p.slice });
   }
-  await core.createNamespacedService({ namespace: NS, body: { metadata: { name: 'not-ours' }, spec: { ports: [{ port: 1 }] } } });
+  await core.createNamespacedService({
+    namespace: NS,
+    body: { metadata: { name: 'not-ours' }, spec: { ports: [{ port: 1 }] } },
+  });
   const { leftovers } = await frontend().init();
   assert.equal(leftovers, 10);
   assert.deepEqual(await counts(sweepNs), { services: 0, slices: 0 });
@@ -91,23 +116,55 @@ test('start-up removes what a crashed collector left, and only that', async () =
 
 test('Cilium preflight: refuses with the exact fix; when allowed and permitted, raises bpf-lb-map-max and reverts it', async () => {
   const core = admin.makeApiClient(CoreV1Api);
-  await core.createNamespacedConfigMap({ namespace: 'kube-system', body: { metadata: { name: 'cilium-config' }, data: { 'bpf-lb-map-max': '1000' } } });
+  await core.createNamespacedConfigMap({
+    namespace: 'kube-system',
+    body: { metadata: { name: 'cilium-config' }, data: { 'bpf-lb-map-max': '1000' } },
+  });
   try {
     // 300 x (4 + 1) = 1500 entries > 1000.
-    await assert.rejects(frontend().prepare(300, 4, 'run-c'), (err: Error) => /need 1500 Cilium LB map entries and bpf-lb-map-max is 1000/.test(err.message) && /"bpf-lb-map-max":"2000"/.test(err.message));
+    await assert.rejects(
+      frontend().prepare(300, 4, 'run-c'),
+      (err: Error) =>
+        /need 1500 Cilium LB map entries and bpf-lb-map-max is 1000/.test(err.message) &&
+        /"bpf-lb-map-max":"2000"/.test(err.message),
+    );
     await frontend().prepare(100, 4, 'run-c'); // 500 fits
 
     // Allowed by config but the chart's default RBAC (rbac.ciliumConfig.write=false) says no: the apiserver refuses.
-    await assert.rejects(frontend(true).prepare(300, 4, 'run-c'), /patch configmap kube-system\/cilium-config: HTTP 403/);
+    await assert.rejects(
+      frontend(true).prepare(300, 4, 'run-c'),
+      /patch configmap kube-system\/cilium-config: HTTP 403/,
+    );
 
     // With write granted (the chart's rbac.ciliumConfig.write=true Role), it raises and reverts.
-    const writable = renderChart(RELEASE, NS, ['rbac.ciliumConfig.write=true']).find((o) => o.kind === 'Role' && o.metadata?.namespace === 'kube-system') as KubernetesObject & { rules: unknown[] };
-    await admin.makeApiClient(RbacAuthorizationV1Api).replaceNamespacedRole({ name: writable.metadata?.name ?? '', namespace: 'kube-system', body: writable as never });
+    const writable = renderChart(RELEASE, NS, ['rbac.ciliumConfig.write=true']).find(
+      (o) => o.kind === 'Role' && o.metadata?.namespace === 'kube-system',
+    ) as KubernetesObject & { rules: unknown[] };
+    await admin.makeApiClient(RbacAuthorizationV1Api).replaceNamespacedRole({
+      name: writable.metadata?.name ?? '',
+      namespace: 'kube-system',
+      body: writable as never,
+    });
     const f = frontend(true);
-    await waitFor('the write permission to apply', async () => f.prepare(300, 4, 'run-c').then(() => true), 10_000, 250);
-    assert.equal((await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.['bpf-lb-map-max'], '2000');
+    await waitFor(
+      'the write permission to apply',
+      async () => f.prepare(300, 4, 'run-c').then(() => true),
+      10_000,
+      250,
+    );
+    assert.equal(
+      (await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.[
+        'bpf-lb-map-max'
+      ],
+      '2000',
+    );
     await f.finish();
-    assert.equal((await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.['bpf-lb-map-max'], '1000');
+    assert.equal(
+      (await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.[
+        'bpf-lb-map-max'
+      ],
+      '1000',
+    );
   } finally {
     await core.deleteNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' });
   }
@@ -117,24 +174,58 @@ test('the inventory lists nodes and watches agent pods: a node counts as covered
   const core = admin.makeApiClient(CoreV1Api);
   const ready = (name: string, isReady: boolean) => ({
     metadata: { name, labels: { 'node.kubernetes.io/instance-type': 'lab-2cpu' } },
-    status: { conditions: [{ type: 'Ready', status: isReady ? 'True' : 'False' }], nodeInfo: { kernelVersion: '6.1.0-test' } },
+    status: {
+      conditions: [{ type: 'Ready', status: isReady ? 'True' : 'False' }],
+      nodeInfo: { kernelVersion: '6.1.0-test' },
+    },
   });
-  for (const [name, isReady] of [['inv-a', true], ['inv-b', true], ['inv-c', false]] as const) {
+  for (const [name, isReady] of [
+    ['inv-a', true],
+    ['inv-b', true],
+    ['inv-c', false],
+  ] as const) {
     const node = await core.createNode({ body: { metadata: ready(name, isReady).metadata } });
     await core.replaceNodeStatus({ name, body: { ...node, status: ready(name, isReady).status } as never });
   }
   const f = frontend();
-  const inventory = new ClusterInventory(kubeConfigFrom(saKubeconfig), f.pacer, NS, 'app.kubernetes.io/name=cni-bench-agent', log);
+  const inventory = new ClusterInventory(
+    kubeConfigFrom(saKubeconfig),
+    f.pacer,
+    NS,
+    'app.kubernetes.io/name=cni-bench-agent',
+    log,
+  );
   await inventory.start();
   try {
-    assert.deepEqual(inventory.coverage().missing, ['inv-a', 'inv-b'], 'not-ready inv-c is not expected to have an agent');
+    assert.deepEqual(
+      inventory.coverage().missing,
+      ['inv-a', 'inv-b'],
+      'not-ready inv-c is not expected to have an agent',
+    );
     assert.deepEqual(inventory.describe(), { nodeType: 'lab-2cpu' });
     const pod = await core.createNamespacedPod({
       namespace: NS,
-      body: { metadata: { name: 'agent-inv-a', labels: { 'app.kubernetes.io/name': 'cni-bench-agent' } }, spec: { nodeName: 'inv-a', serviceAccountName: 'cni-bench-agent', automountServiceAccountToken: false, containers: [{ name: 'agent', image: 'cni-bench:0.1.0' }] } },
+      body: {
+        metadata: { name: 'agent-inv-a', labels: { 'app.kubernetes.io/name': 'cni-bench-agent' } },
+        spec: {
+          nodeName: 'inv-a',
+          serviceAccountName: 'cni-bench-agent',
+          automountServiceAccountToken: false,
+          containers: [{ name: 'agent', image: 'cni-bench:0.1.0' }],
+        },
+      },
     });
-    await core.replaceNamespacedPodStatus({ name: 'agent-inv-a', namespace: NS, body: { ...pod, status: { phase: 'Running' } } as never });
-    await waitFor('the watch to see the running agent pod', () => (inventory.coverage().missing.join(',') === 'inv-b' ? true : undefined), 10_000, 100);
+    await core.replaceNamespacedPodStatus({
+      name: 'agent-inv-a',
+      namespace: NS,
+      body: { ...pod, status: { phase: 'Running' } } as never,
+    });
+    await waitFor(
+      'the watch to see the running agent pod',
+      () => (inventory.coverage().missing.join(',') === 'inv-b' ? true : undefined),
+      10_000,
+      100,
+    );
     assert.equal(inventory.coverage().agentsRunning, 1);
     await core.deleteNamespacedPod({ name: 'agent-inv-a', namespace: NS, gracePeriodSeconds: 0 });
 
@@ -143,9 +234,19 @@ test('the inventory lists nodes and watches agent pods: a node counts as covered
     inventory.onNodeStatusChange(() => changes++);
     const b = await core.readNode({ name: 'inv-b' });
     await core.replaceNode({ name: 'inv-b', body: { ...b, spec: { ...b.spec, unschedulable: true } } });
-    await waitFor('the node watch to see inv-b cordoned', () => inventory.nodeStatus().get('inv-b')?.schedulable === false, 10_000, 100);
+    await waitFor(
+      'the node watch to see inv-b cordoned',
+      () => inventory.nodeStatus().get('inv-b')?.schedulable === false,
+      10_000,
+      100,
+    );
     assert.equal(changes, 1);
-    await waitFor('inv-a without its deleted agent, cordoned inv-b not expected to have one', () => inventory.coverage().missing.join(',') === 'inv-a', 10_000, 100);
+    await waitFor(
+      'inv-a without its deleted agent, cordoned inv-b not expected to have one',
+      () => inventory.coverage().missing.join(',') === 'inv-a',
+      10_000,
+      100,
+    );
   } finally {
     await inventory.stop();
     for (const n of ['inv-a', 'inv-b', 'inv-c']) await core.deleteNode({ name: n });
@@ -161,17 +262,33 @@ async function startCollectorProcess(): Promise<{ collector: Proc; agents: Proc[
  * Services and the sweep waits at its first step: the window to interrupt it.
  * The sweep starts at a step above 0, so nothing is ever sent to a ClusterIP.
  */
-const SWEEP = { name: 'k8s sweep', serverNode: 'node-a', clientNode: 'node-b', durationSeconds: 1, warmupSeconds: 0, rounds: 1, sampleIntervalMs: 0 };
+const SWEEP = {
+  name: 'k8s sweep',
+  serverNode: 'node-a',
+  clientNode: 'node-b',
+  durationSeconds: 1,
+  warmupSeconds: 0,
+  rounds: 1,
+  sampleIntervalMs: 0,
+};
 
 test('the collector process: a sweep whose dataplane never syncs fails, and its objects are removed', async () => {
   const { collector, agents, url } = await startCollectorProcess();
   try {
-    const res = await getJson(`${url}/v1/runs`, { method: 'POST', body: JSON.stringify({ ...SWEEP, serviceScale: { steps: [40], endpointsPerService: 2, syncTimeoutSeconds: 3 } }) });
+    const res = await getJson(`${url}/v1/runs`, {
+      method: 'POST',
+      body: JSON.stringify({ ...SWEEP, serviceScale: { steps: [40], endpointsPerService: 2, syncTimeoutSeconds: 3 } }),
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
-    const run = await waitFor('the run to end', async () => {
-      const r = (await getJson(`${url}/v1/runs/${res.body.id}`)).body;
-      return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-    }, 60_000, 250);
+    const run = await waitFor(
+      'the run to end',
+      async () => {
+        const r = (await getJson(`${url}/v1/runs/${res.body.id}`)).body;
+        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
+      },
+      60_000,
+      250,
+    );
     assert.equal(run.state, 'failed');
     assert.match(run.reason, /dataplane not in sync 3 s after programming 40 Services/);
     assert.match(run.reason, /KUBE-SERVICES has \d+ of \d+ rules/);
@@ -185,9 +302,20 @@ test('the collector process: a sweep whose dataplane never syncs fails, and its 
 test('the collector process: SIGTERM in the middle of a sweep removes every object of the run', async () => {
   const { collector, agents, url } = await startCollectorProcess();
   try {
-    const res = await getJson(`${url}/v1/runs`, { method: 'POST', body: JSON.stringify({ ...SWEEP, serviceScale: { steps: [80], endpointsPerService: 2, syncTimeoutSeconds: 600 } }) });
+    const res = await getJson(`${url}/v1/runs`, {
+      method: 'POST',
+      body: JSON.stringify({
+        ...SWEEP,
+        serviceScale: { steps: [80], endpointsPerService: 2, syncTimeoutSeconds: 600 },
+      }),
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
-    await waitFor('80 dummy Services in the apiserver', async () => (await counts(sweepNs, `${ALL_MANAGED},cni-bench.io/run-id=${res.body.id}`)).services === 80, 30_000, 200);
+    await waitFor(
+      '80 dummy Services in the apiserver',
+      async () => (await counts(sweepNs, `${ALL_MANAGED},cni-bench.io/run-id=${res.body.id}`)).services === 80,
+      30_000,
+      200,
+    );
     collector.child.kill('SIGTERM');
     const code = await collector.exited;
     assert.equal(code, 0, collector.output());

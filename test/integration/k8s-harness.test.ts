@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { startControlPlane, HARNESS_POD_CIDR, type ControlPlane } from '../harness/control-plane.js';
-import { addKwokNodes } from '../harness/kwok-nodes.js';
-import { removeLeftoverHarnesses } from '../harness/leftovers.js';
-import { kubeConfigFrom } from '../harness/apply.js';
-import { waitFor } from '../helpers/procs.js';
+import { kubeConfigFrom } from '../support/harness/apply.js';
+import { type ControlPlane, HARNESS_POD_CIDR, startControlPlane } from '../support/harness/control-plane.js';
+import { addKwokNodes } from '../support/harness/kwok-nodes.js';
+import { removeLeftoverHarnesses } from '../support/harness/leftovers.js';
+import { waitFor } from '../support/helpers/procs.js';
 
 let cp: ControlPlane;
 
@@ -30,7 +30,10 @@ test('the apiserver is real: its version, and RBAC refuses a user with no bindin
   const version = (await cp.get('/version')) as { gitVersion: string };
   assert.match(version.gitVersion, /^v1\.\d+\.\d+/);
   const nobody = kubeConfigFrom(cp.kubeconfigFor('nobody')).makeApiClient(CoreV1Api);
-  await assert.rejects(nobody.listNamespacedSecret({ namespace: 'kube-system' }), (err: { code?: number }) => err.code === 403);
+  await assert.rejects(
+    nobody.listNamespacedSecret({ namespace: 'kube-system' }),
+    (err: { code?: number }) => err.code === 403,
+  );
 });
 
 test('kwok nodes turn Ready and a DaemonSet runs a pod on every one, with an IP from the harness range', async () => {
@@ -63,28 +66,33 @@ test('kwok nodes turn Ready and a DaemonSet runs a pod on every one, with an IP 
   );
   assert.deepEqual(pods.map((p) => p.spec?.nodeName).sort(), [...nodes].sort());
   const prefix = HARNESS_POD_CIDR.split('.').slice(0, 2).join('.');
-  for (const p of pods) assert.ok(p.status?.podIP?.startsWith(`${prefix}.`), `pod IP ${p.status?.podIP} outside ${HARNESS_POD_CIDR}`);
+  for (const p of pods)
+    assert.ok(p.status?.podIP?.startsWith(`${prefix}.`), `pod IP ${p.status?.podIP} outside ${HARNESS_POD_CIDR}`);
 });
 
 test('a harness whose owner was SIGKILLed is removed by the next start', async () => {
   // A child process starts a bare harness (etcd + apiserver), reports its directory, and is killed.
   const script = `
-    import('${new URL('../harness/control-plane.js', import.meta.url).href}').then(async (m) => {
+    import('${new URL('../support/harness/control-plane.js', import.meta.url).href}').then(async (m) => {
       const cp = await m.startControlPlane({});
       process.stdout.write(cp.dir + '\\n');
       setInterval(() => {}, 1000);
     }).catch((e) => { console.error(e); process.exit(1); });`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const dir = await waitFor('the child harness', () => (out.includes('\n') ? out.trim() : undefined), 90_000, 200);
-  const pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir);
-    } catch {
-      return false;
-    }
-  });
+  const pids = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir);
+      } catch {
+        return false;
+      }
+    });
   assert.ok(pids.length >= 2, `expected etcd and kube-apiserver of ${dir} running, found ${pids.length}`);
   child.kill('SIGKILL');
   await new Promise((r) => child.on('exit', r));

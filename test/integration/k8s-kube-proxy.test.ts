@@ -35,24 +35,54 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test, type TestContext } from 'node:test';
+import { after, before, type TestContext, test } from 'node:test';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { parseIptablesSave } from '../../agent/samplers/iptables-save.js';
 import { parseNftRuleset } from '../../agent/samplers/nft.js';
-import { sepChain, svcChain, type LabService } from '../../lab/kube-proxy-iptables.js';
+import { type LabService, sepChain, svcChain } from '../../lab/kube-proxy-iptables.js';
 import { nftServiceChain } from '../../lab/kube-proxy-nftables.js';
 import { listNamespaces, namespacePids } from '../../lab/netns.js';
-import { createAll, ensureNamespace, kubeConfigFrom } from '../harness/apply.js';
-import { HARNESS_SERVICE_CIDR, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { KP_CLUSTER_CIDR, KP_USER, startKubeProxy, type KubeProxyMode, type RealKubeProxy } from '../harness/kube-proxy.js';
-import { chainsDiffering, chainsOnlyIn, IPTABLES_NORMALIZATIONS, normalizeTables, parseSave, serviceView } from '../harness/kube-proxy-iptables-structure.js';
-import { KP_NETNS_PREFIX, createThrowawayNetns, removeLeftoverNetns, type ThrowawayNetns } from '../harness/kube-proxy-netns.js';
-import { NFT_NORMALIZATIONS, normalizeNftTable, nftObjectsOnlyIn, nftServiceView, parseNftTables } from '../harness/kube-proxy-nft-structure.js';
-import { COMPARED_SERVICES, serviceObjects } from '../harness/kube-proxy-objects.js';
-import { applyEmulation, backendOf, listNftRuleset, saveIptables, type IptablesBackend } from '../harness/kube-proxy-rules.js';
-import { repoRoot } from '../helpers/fixtures.js';
-import { waitFor } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { createAll, ensureNamespace, kubeConfigFrom } from '../support/harness/apply.js';
+import { type ControlPlane, HARNESS_SERVICE_CIDR, startControlPlane } from '../support/harness/control-plane.js';
+import {
+  KP_CLUSTER_CIDR,
+  KP_USER,
+  type KubeProxyMode,
+  type RealKubeProxy,
+  startKubeProxy,
+} from '../support/harness/kube-proxy.js';
+import {
+  chainsDiffering,
+  chainsOnlyIn,
+  IPTABLES_NORMALIZATIONS,
+  normalizeTables,
+  parseSave,
+  serviceView,
+} from '../support/harness/kube-proxy-iptables-structure.js';
+import {
+  createThrowawayNetns,
+  KP_NETNS_PREFIX,
+  removeLeftoverNetns,
+  type ThrowawayNetns,
+} from '../support/harness/kube-proxy-netns.js';
+import {
+  NFT_NORMALIZATIONS,
+  nftObjectsOnlyIn,
+  nftServiceView,
+  normalizeNftTable,
+  parseNftTables,
+} from '../support/harness/kube-proxy-nft-structure.js';
+import { COMPARED_SERVICES, serviceObjects } from '../support/harness/kube-proxy-objects.js';
+import {
+  applyEmulation,
+  backendOf,
+  type IptablesBackend,
+  listNftRuleset,
+  saveIptables,
+} from '../support/harness/kube-proxy-rules.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
+import { waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const NODE_IP = '198.18.0.1';
 const SERVICES = COMPARED_SERVICES;
@@ -62,8 +92,14 @@ const UPDATE_FIXTURES = process.env.CNI_BENCH_UPDATE_FIXTURES === '1';
 const FIXTURES = join(repoRoot, 'test', 'fixtures', 'kube-proxy-real');
 
 /** Root-namespace and module-wide state kube-proxy must not touch (what exists of it: nf_conntrack may not be loaded yet). */
-const HOST_STATE = ['/proc/sys/net/netfilter/nf_conntrack_max', '/sys/module/nf_conntrack/parameters/hashsize', '/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_established', '/proc/sys/net/ipv4/conf/all/route_localnet'];
-const hostState = (paths = HOST_STATE): Record<string, string> => Object.fromEntries(paths.filter((p) => existsSync(p)).map((p) => [p, readFileSync(p, 'utf8').trim()]));
+const HOST_STATE = [
+  '/proc/sys/net/netfilter/nf_conntrack_max',
+  '/sys/module/nf_conntrack/parameters/hashsize',
+  '/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_established',
+  '/proc/sys/net/ipv4/conf/all/route_localnet',
+];
+const hostState = (paths = HOST_STATE): Record<string, string> =>
+  Object.fromEntries(paths.filter((p) => existsSync(p)).map((p) => [p, readFileSync(p, 'utf8').trim()]));
 
 let cp: ControlPlane;
 
@@ -82,15 +118,25 @@ after(async () => {
   assert.deepEqual(left, [], 'no cnibench-kp namespace of this test is left');
 });
 
-test('kube-proxy authenticates as system:kube-proxy, which bootstrap RBAC binds to system:node-proxier', { skip: notRoot }, async () => {
+test('kube-proxy authenticates as system:kube-proxy, which bootstrap RBAC binds to system:node-proxier', {
+  skip: notRoot,
+}, async () => {
   const rbac = kubeConfigFrom(cp.adminKubeconfig).makeApiClient(RbacAuthorizationV1Api);
   const binding = await rbac.readClusterRoleBinding({ name: 'system:node-proxier' });
   assert.equal(binding.roleRef.name, 'system:node-proxier');
-  assert.ok(binding.subjects?.some((s) => s.kind === 'User' && s.name === KP_USER), JSON.stringify(binding.subjects));
+  assert.ok(
+    binding.subjects?.some((s) => s.kind === 'User' && s.name === KP_USER),
+    JSON.stringify(binding.subjects),
+  );
 });
 
 /** Runs the real kube-proxy in a fresh namespace, polls `read` until `ready`, hands that dump to `use`, and removes it all. */
-async function withRealKubeProxy<T>(mode: KubeProxyMode, read: (ns: string) => Promise<T>, ready: (dump: T) => boolean, use: (dump: T) => Promise<void>): Promise<void> {
+async function withRealKubeProxy<T>(
+  mode: KubeProxyMode,
+  read: (ns: string) => Promise<T>,
+  ready: (dump: T) => boolean,
+  use: (dump: T) => Promise<void>,
+): Promise<void> {
   const ns = await createThrowawayNetns(NODE_IP);
   let kp: RealKubeProxy | undefined;
   const host = hostState();
@@ -101,7 +147,8 @@ async function withRealKubeProxy<T>(mode: KubeProxyMode, read: (ns: string) => P
     const dump = await waitFor(
       `kube-proxy (${mode}) to program ${SERVICES.length} Services`,
       async () => {
-        if (proxy.exitCode() !== undefined) throw new Error(`kube-proxy exited with ${proxy.exitCode()}:\n${proxy.tail(30)}`);
+        if (proxy.exitCode() !== undefined)
+          throw new Error(`kube-proxy exited with ${proxy.exitCode()}:\n${proxy.tail(30)}`);
         const d = await read(ns.name);
         return ready(d) ? d : undefined;
       },
@@ -110,7 +157,9 @@ async function withRealKubeProxy<T>(mode: KubeProxyMode, read: (ns: string) => P
     ).catch((err: Error) => {
       throw new Error(`${err.message}\n--- kube-proxy log (last lines)\n${proxy.tail(30)}`, { cause: err });
     });
-    process.stdout.write(`# kube-proxy ${mode}: rules for ${SERVICES.length} Services ${Date.now() - started} ms after start\n`);
+    process.stdout.write(
+      `# kube-proxy ${mode}: rules for ${SERVICES.length} Services ${Date.now() - started} ms after start\n`,
+    );
     assert.ok(kp.bridge.connections() >= 1, 'kube-proxy reached the apiserver through the bridge');
     assert.doesNotMatch(readFileSync(kp.logPath, 'utf8'), /forbidden/i, 'RBAC allowed everything kube-proxy asked for');
     await use(dump);
@@ -121,13 +170,26 @@ async function withRealKubeProxy<T>(mode: KubeProxyMode, read: (ns: string) => P
       await ns.delete();
     }
   }
-  assert.deepEqual(hostState(Object.keys(host)), host, 'conntrack limits, timeouts and the root namespace sysctls are unchanged');
+  assert.deepEqual(
+    hostState(Object.keys(host)),
+    host,
+    'conntrack limits, timeouts and the root namespace sysctls are unchanged',
+  );
 }
 
-async function withEmulation<T>(mode: KubeProxyMode, backend: IptablesBackend | undefined, read: (ns: string) => Promise<T>): Promise<T> {
+async function withEmulation<T>(
+  mode: KubeProxyMode,
+  backend: IptablesBackend | undefined,
+  read: (ns: string) => Promise<T>,
+): Promise<T> {
   const ns: ThrowawayNetns = await createThrowawayNetns(NODE_IP);
   try {
-    await applyEmulation(mode, ns.name, SERVICES, { nodeIp: NODE_IP, serviceCidr: HARNESS_SERVICE_CIDR, clusterCidr: KP_CLUSTER_CIDR, ...(backend ? { backend } : {}) });
+    await applyEmulation(mode, ns.name, SERVICES, {
+      nodeIp: NODE_IP,
+      serviceCidr: HARNESS_SERVICE_CIDR,
+      clusterCidr: KP_CLUSTER_CIDR,
+      ...(backend ? { backend } : {}),
+    });
     return await read(ns.name);
   } finally {
     await ns.delete();
@@ -140,48 +202,81 @@ function writeFixture(name: string, text: string): void {
   writeFileSync(join(FIXTURES, name), text);
 }
 
-test('iptables: the emulation writes the chains, rules and probabilities the real kube-proxy writes', { skip: notRoot, timeout: 180_000 }, async (t: TestContext) => {
+test('iptables: the emulation writes the chains, rules and probabilities the real kube-proxy writes', {
+  skip: notRoot,
+  timeout: 180_000,
+}, async (t: TestContext) => {
   const hasAll = (save: string): boolean => {
     const rules = parseSave(save).nat?.['KUBE-SERVICES'] ?? [];
     return CLUSTER_IPS.every((ip) => rules.some((r) => r.includes(`-d ${ip}/32 `)));
   };
-  await withRealKubeProxy('iptables', (ns) => saveIptables(ns), hasAll, async (realSave) => {
-    writeFixture('iptables-save.txt', realSave);
-    const backend = backendOf(realSave);
-    const emuSave = await withEmulation('iptables', backend, (ns) => saveIptables(ns, backend));
-    const real = parseSave(realSave);
-    const emu = parseSave(emuSave);
+  await withRealKubeProxy(
+    'iptables',
+    (ns) => saveIptables(ns),
+    hasAll,
+    async (realSave) => {
+      writeFixture('iptables-save.txt', realSave);
+      const backend = backendOf(realSave);
+      const emuSave = await withEmulation('iptables', backend, (ns) => saveIptables(ns, backend));
+      const real = parseSave(realSave);
+      const emu = parseSave(emuSave);
 
-    // Per Service: chain names (hashes of namespace/name:port + protocol [+ endpoint]), KUBE-SERVICES, SVC and SEP rules.
-    const rv = serviceView(real, CLUSTER_IPS);
-    const ev = serviceView(emu, CLUSTER_IPS);
-    assert.deepEqual(Object.keys(rv.svc).sort(), SERVICES.map(svcChain).sort());
-    assert.deepEqual(Object.keys(rv.sep).sort(), SERVICES.flatMap((s) => s.endpoints.map((ep) => sepChain(s, ep))).sort());
-    assert.deepEqual(ev.kubeServices, rv.kubeServices);
-    assert.deepEqual(ev.svc, rv.svc);
-    assert.deepEqual(ev.sep, rv.sep);
-    const four = SERVICES[2] as LabService;
-    const probs = (rv.svc[svcChain(four)] ?? []).map((r) => / --probability (\S+)/.exec(r)?.[1]).filter(Boolean);
-    assert.deepEqual(probs, ['0.25000000000', '0.33333333349', '0.50000000000'], 'statistic probabilities 1/4, 1/3, 1/2, in order');
+      // Per Service: chain names (hashes of namespace/name:port + protocol [+ endpoint]), KUBE-SERVICES, SVC and SEP rules.
+      const rv = serviceView(real, CLUSTER_IPS);
+      const ev = serviceView(emu, CLUSTER_IPS);
+      assert.deepEqual(Object.keys(rv.svc).sort(), SERVICES.map(svcChain).sort());
+      assert.deepEqual(
+        Object.keys(rv.sep).sort(),
+        SERVICES.flatMap((s) => s.endpoints.map((ep) => sepChain(s, ep))).sort(),
+      );
+      assert.deepEqual(ev.kubeServices, rv.kubeServices);
+      assert.deepEqual(ev.svc, rv.svc);
+      assert.deepEqual(ev.sep, rv.sep);
+      const four = SERVICES[2] as LabService;
+      const probs = (rv.svc[svcChain(four)] ?? []).map((r) => / --probability (\S+)/.exec(r)?.[1]).filter(Boolean);
+      assert.deepEqual(
+        probs,
+        ['0.25000000000', '0.33333333349', '0.50000000000'],
+        'statistic probabilities 1/4, 1/3, 1/2, in order',
+      );
 
-    // The whole ruleset, up to the listed normalizations; and exactly these chains differ before normalizing.
-    for (const table of ['mangle', 'filter', 'nat']) {
-      assert.deepEqual(normalizeTables(emu, CLUSTER_IPS, HARNESS_SERVICE_CIDR)[table], normalizeTables(real, CLUSTER_IPS, HARNESS_SERVICE_CIDR)[table], `table ${table}`);
-    }
-    assert.deepEqual(chainsOnlyIn(real, emu).sort(), ['filter/KUBE-PROXY-CANARY', 'mangle/KUBE-PROXY-CANARY', 'nat/KUBE-PROXY-CANARY']);
-    assert.deepEqual(chainsOnlyIn(emu, real), ['mangle/KUBE-IPTABLES-HINT']);
-    const mayDiffer = ['filter/KUBE-FORWARD', 'filter/KUBE-SERVICES', 'nat/KUBE-SERVICES'];
-    assert.deepEqual(chainsDiffering(real, emu).filter((c) => !mayDiffer.includes(c)), [], 'only the chains the normalizations touch differ');
+      // The whole ruleset, up to the listed normalizations; and exactly these chains differ before normalizing.
+      for (const table of ['mangle', 'filter', 'nat']) {
+        assert.deepEqual(
+          normalizeTables(emu, CLUSTER_IPS, HARNESS_SERVICE_CIDR)[table],
+          normalizeTables(real, CLUSTER_IPS, HARNESS_SERVICE_CIDR)[table],
+          `table ${table}`,
+        );
+      }
+      assert.deepEqual(chainsOnlyIn(real, emu).sort(), [
+        'filter/KUBE-PROXY-CANARY',
+        'mangle/KUBE-PROXY-CANARY',
+        'nat/KUBE-PROXY-CANARY',
+      ]);
+      assert.deepEqual(chainsOnlyIn(emu, real), ['mangle/KUBE-IPTABLES-HINT']);
+      const mayDiffer = ['filter/KUBE-FORWARD', 'filter/KUBE-SERVICES', 'nat/KUBE-SERVICES'];
+      assert.deepEqual(
+        chainsDiffering(real, emu).filter((c) => !mayDiffer.includes(c)),
+        [],
+        'only the chains the normalizations touch differ',
+      );
 
-    // The agent's sampler reads the real dump: one KUBE-SERVICES rule per Service plus the nodeports rule.
-    const summary = parseIptablesSave(realSave);
-    assert.equal(summary.kubeServicesRules, SERVICES.length + 1);
-    assert.deepEqual(summary.serviceChains.map((c) => c.chain).sort(), [...Object.keys(rv.svc), ...Object.keys(rv.sep)].sort());
-    t.diagnostic(`backend ${backend}; normalized: ${IPTABLES_NORMALIZATIONS.join(' | ')}`);
-  });
+      // The agent's sampler reads the real dump: one KUBE-SERVICES rule per Service plus the nodeports rule.
+      const summary = parseIptablesSave(realSave);
+      assert.equal(summary.kubeServicesRules, SERVICES.length + 1);
+      assert.deepEqual(
+        summary.serviceChains.map((c) => c.chain).sort(),
+        [...Object.keys(rv.svc), ...Object.keys(rv.sep)].sort(),
+      );
+      t.diagnostic(`backend ${backend}; normalized: ${IPTABLES_NORMALIZATIONS.join(' | ')}`);
+    },
+  );
 });
 
-test('nftables: the emulation writes the service-ips map, service chains and numgen DNAT maps the real kube-proxy writes', { skip: notRoot, timeout: 180_000 }, async (t: TestContext) => {
+test('nftables: the emulation writes the service-ips map, service chains and numgen DNAT maps the real kube-proxy writes', {
+  skip: notRoot,
+  timeout: 180_000,
+}, async (t: TestContext) => {
   const hasAll = (dump: { json: string }): boolean => {
     const table = parseNftTables(dump.json)['ip kube-proxy'];
     return table !== undefined && nftServiceView(table, CLUSTER_IPS).serviceIps.length === SERVICES.length;
@@ -204,16 +299,28 @@ test('nftables: the emulation writes the service-ips map, service chains and num
     assert.deepEqual(ev.serviceIps, rv.serviceIps);
     assert.deepEqual(ev.clusterIps, rv.clusterIps);
     assert.deepEqual(ev.serviceChains, rv.serviceChains);
-    assert.deepEqual([rv.endpointChains, ev.endpointChains], [[], []], 'no per-endpoint chains without session affinity');
+    assert.deepEqual(
+      [rv.endpointChains, ev.endpointChains],
+      [[], []],
+      'no per-endpoint chains without session affinity',
+    );
     for (const s of SERVICES) {
       const [rule, ...more] = rv.serviceChains[nftServiceChain(s)] ?? [];
       assert.equal(more.length, 0, `${s.name}: one rule`);
       if (s.endpoints.length === 1) assert.doesNotMatch(rule ?? '', /numgen/, `${s.name}: a plain dnat`);
-      else assert.match(rule ?? '', new RegExp(`"numgen":\\{"mode":"random","mod":${s.endpoints.length},`), `${s.name}: numgen over ${s.endpoints.length}`);
+      else
+        assert.match(
+          rule ?? '',
+          new RegExp(`"numgen":\\{"mode":"random","mod":${s.endpoints.length},`),
+          `${s.name}: numgen over ${s.endpoints.length}`,
+        );
     }
 
     // The whole table, up to the listed normalizations.
-    assert.deepEqual(normalizeNftTable(emu, CLUSTER_IPS, HARNESS_SERVICE_CIDR), normalizeNftTable(real, CLUSTER_IPS, HARNESS_SERVICE_CIDR));
+    assert.deepEqual(
+      normalizeNftTable(emu, CLUSTER_IPS, HARNESS_SERVICE_CIDR),
+      normalizeNftTable(real, CLUSTER_IPS, HARNESS_SERVICE_CIDR),
+    );
     assert.deepEqual([nftObjectsOnlyIn(real, emu), nftObjectsOnlyIn(emu, real)], [[], []]);
 
     // The agent's sampler reads the real dump.
@@ -222,14 +329,19 @@ test('nftables: the emulation writes the service-ips map, service chains and num
   });
 });
 
-test('a namespace whose owner was SIGKILLed, and what runs in it, is removed by the next create', { skip: notRoot, timeout: 60_000 }, async () => {
+test('a namespace whose owner was SIGKILLed, and what runs in it, is removed by the next create', {
+  skip: notRoot,
+  timeout: 60_000,
+}, async () => {
   const script = `
-    import('${new URL('../harness/kube-proxy-netns.js', import.meta.url).href}').then(async (m) => {
+    import('${new URL('../support/harness/kube-proxy-netns.js', import.meta.url).href}').then(async (m) => {
       const ns = await m.createThrowawayNetns();
       process.stdout.write(ns.name + '\\n');
       setInterval(() => {}, 1000);
     }).catch((e) => { console.error(e); process.exit(1); });`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const name = await waitFor('the child namespace', () => (out.includes('\n') ? out.trim() : undefined), 30_000, 100);
@@ -241,5 +353,10 @@ test('a namespace whose owner was SIGKILLed, and what runs in it, is removed by 
   assert.ok((await listNamespaces()).includes(name), 'a SIGKILLed owner cannot clean up; the namespace is still there');
   assert.ok((await removeLeftoverNetns()) >= 1);
   assert.equal((await listNamespaces()).includes(name), false);
-  await waitFor('the process in it to die', () => (sleeper.exitCode !== null || sleeper.signalCode !== null) || undefined, 10_000, 100);
+  await waitFor(
+    'the process in it to die',
+    () => sleeper.exitCode !== null || sleeper.signalCode !== null || undefined,
+    10_000,
+    100,
+  );
 });

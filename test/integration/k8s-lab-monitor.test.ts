@@ -17,19 +17,28 @@
  * removed afterwards, also on failure.
  */
 import assert from 'node:assert/strict';
-import { after, before, test, type TestContext } from 'node:test';
+import { after, before, type TestContext, test } from 'node:test';
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import { Lab } from '../../lab/lab.js';
-import { installCollectorIdentity, kubeConfigFrom } from '../harness/apply.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { startKubeProxy, type RealKubeProxy } from '../harness/kube-proxy.js';
-import { serviceCounts } from '../harness/kube-proxy-rules.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
-import { COLLECTOR_MAIN, DIST, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { installCollectorIdentity, kubeConfigFrom } from '../support/harness/apply.js';
+import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
+import { type RealKubeProxy, startKubeProxy } from '../support/harness/kube-proxy.js';
+import { serviceCounts } from '../support/harness/kube-proxy-rules.js';
+import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import {
+  COLLECTOR_MAIN,
+  DIST,
+  freePort,
+  getJson,
+  type Proc,
+  startNode,
+  stop,
+  waitFor,
+} from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
 const RELEASE = 'cni-bench-agent';
@@ -58,7 +67,15 @@ async function setReady(name: string, ready: boolean): Promise<void> {
   const core = admin.makeApiClient(CoreV1Api);
   const node = await core.readNode({ name });
   const now = new Date();
-  const conditions = [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'KubeletReady' : 'KubeletNotReady', lastHeartbeatTime: now, lastTransitionTime: now }];
+  const conditions = [
+    {
+      type: 'Ready',
+      status: ready ? 'True' : 'False',
+      reason: ready ? 'KubeletReady' : 'KubeletNotReady',
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    },
+  ];
   await core.replaceNodeStatus({ name, body: { ...node, status: { ...node.status, conditions } } as V1Node });
 }
 
@@ -69,9 +86,19 @@ async function setCordoned(name: string, cordoned: boolean): Promise<void> {
 }
 
 /** The probe Service's objects in the apiserver: the Service's labels and ClusterIP, the slice's addresses. */
-async function probeObjects(): Promise<{ services: number; slices: number; ip?: string; labels?: Record<string, string>; addresses: string[] }> {
-  const services = (await admin.makeApiClient(CoreV1Api).listNamespacedService({ namespace: NS, labelSelector: ALL_MANAGED })).items;
-  const slices = (await admin.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: NS, labelSelector: ALL_MANAGED })).items;
+async function probeObjects(): Promise<{
+  services: number;
+  slices: number;
+  ip?: string;
+  labels?: Record<string, string>;
+  addresses: string[];
+}> {
+  const services = (
+    await admin.makeApiClient(CoreV1Api).listNamespacedService({ namespace: NS, labelSelector: ALL_MANAGED })
+  ).items;
+  const slices = (
+    await admin.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: NS, labelSelector: ALL_MANAGED })
+  ).items;
   const svc = services.find((s) => s.metadata?.name === PROBE_SERVICE);
   const slice = slices.find((s) => s.metadata?.name === PROBE_SERVICE);
   return {
@@ -102,20 +129,38 @@ async function startCollectorProcess(lab: Lab): Promise<{ proc: Proc; url: strin
     CNI_BENCH_HEARTBEAT_INTERVAL_MS: '1000',
   });
   const url = `http://127.0.0.1:${httpPort}`;
-  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 30_000).catch((err: Error) => {
-    throw new Error(`${err.message}\n${proc.output()}`);
-  });
+  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 30_000).catch(
+    (err: Error) => {
+      throw new Error(`${err.message}\n${proc.output()}`);
+    },
+  );
   return { proc, url };
 }
 
 /** Waits until the plans target exactly `want` and the probe Service's slice holds exactly their pod IPs. */
-async function planned(lab: Lab, monitor: () => Promise<MonitorSnapshot>, want: string[], what: string): Promise<number> {
+async function planned(
+  lab: Lab,
+  monitor: () => Promise<MonitorSnapshot>,
+  want: string[],
+  what: string,
+): Promise<number> {
   const began = Date.now();
-  const ips = lab.plan.nodes.filter((n) => want.includes(n.name)).map((n) => n.pods[0]?.ip ?? '').sort();
-  await waitFor(what, async () => {
-    const s = await monitor();
-    return JSON.stringify(targets(s)) === JSON.stringify(want) && JSON.stringify((await probeObjects()).addresses) === JSON.stringify(ips);
-  }, 20_000, 100);
+  const ips = lab.plan.nodes
+    .filter((n) => want.includes(n.name))
+    .map((n) => n.pods[0]?.ip ?? '')
+    .sort();
+  await waitFor(
+    what,
+    async () => {
+      const s = await monitor();
+      return (
+        JSON.stringify(targets(s)) === JSON.stringify(want) &&
+        JSON.stringify((await probeObjects()).addresses) === JSON.stringify(ips)
+      );
+    },
+    20_000,
+    100,
+  );
   return Date.now() - began;
 }
 
@@ -129,16 +174,27 @@ async function monitorWithRealKubeProxy(t: TestContext): Promise<void> {
   try {
     const core = admin.makeApiClient(CoreV1Api);
     for (const node of lab.plan.nodes) {
-      await core.createNode({ body: { metadata: { name: node.name, labels: { 'kubernetes.io/hostname': node.name, 'kubernetes.io/os': 'linux' } } } });
+      await core.createNode({
+        body: {
+          metadata: { name: node.name, labels: { 'kubernetes.io/hostname': node.name, 'kubernetes.io/os': 'linux' } },
+        },
+      });
       await setReady(node.name, true);
-      proxies.push(await startKubeProxy(cp, { mode: 'iptables', netns: node.ns, nodeName: node.name, nodeIp: node.underlayIp }));
+      proxies.push(
+        await startKubeProxy(cp, { mode: 'iptables', netns: node.ns, nodeName: node.name, nodeIp: node.underlayIp }),
+      );
     }
     for (const [i, node] of lab.plan.nodes.entries()) {
       const kp = proxies[i] as RealKubeProxy;
-      await waitFor(`kube-proxy in ${node.ns} to sync`, async () => {
-        if (kp.exitCode() !== undefined) throw new Error(`kube-proxy exited with ${kp.exitCode()}:\n${kp.tail(30)}`);
-        return (await serviceCounts(node.ns)).kubeServicesRules > 0;
-      }, 60_000, 200);
+      await waitFor(
+        `kube-proxy in ${node.ns} to sync`,
+        async () => {
+          if (kp.exitCode() !== undefined) throw new Error(`kube-proxy exited with ${kp.exitCode()}:\n${kp.tail(30)}`);
+          return (await serviceCounts(node.ns)).kubeServicesRules > 0;
+        },
+        60_000,
+        200,
+      );
     }
 
     collector = await startCollectorProcess(lab);
@@ -147,35 +203,67 @@ async function monitorWithRealKubeProxy(t: TestContext): Promise<void> {
     const monitor = async () => (await getJson(`${url}/v1/monitor`)).body as MonitorSnapshot;
 
     // The probe Service in the apiserver, programmed by kube-proxy, crossed by every agent's Service probe.
-    const s = await waitFor('every node probing its 2 peers and an http-service probe answered on every node', async () => {
-      const x = await monitor();
-      const service = x.matrix.filter((c) => c.type === 'http-service');
-      return x.nodes.length === 3 && x.nodes.every((n) => n.state === 'probing' && n.peers.length === 2) && service.length === 3 && service.every((c) => c.state === 'ok') ? x : undefined;
-    }, 60_000, 200).catch(async (err: Error) => {
-      throw new Error(`${err.message}\n${JSON.stringify(await monitor().catch(() => undefined))}\n${collector?.proc.output().slice(-3000)}`);
+    const s = await waitFor(
+      'every node probing its 2 peers and an http-service probe answered on every node',
+      async () => {
+        const x = await monitor();
+        const service = x.matrix.filter((c) => c.type === 'http-service');
+        return x.nodes.length === 3 &&
+          x.nodes.every((n) => n.state === 'probing' && n.peers.length === 2) &&
+          service.length === 3 &&
+          service.every((c) => c.state === 'ok')
+          ? x
+          : undefined;
+      },
+      60_000,
+      200,
+    ).catch(async (err: Error) => {
+      throw new Error(
+        `${err.message}\n${JSON.stringify(await monitor().catch(() => undefined))}\n${collector?.proc.output().slice(-3000)}`,
+      );
     });
     const objects = await probeObjects();
-    assert.deepEqual([objects.services, objects.slices], [1, 1], 'one Service and one EndpointSlice, the probe Service');
+    assert.deepEqual(
+      [objects.services, objects.slices],
+      [1, 1],
+      'one Service and one EndpointSlice, the probe Service',
+    );
     assert.equal(objects.labels?.['app.kubernetes.io/managed-by'], 'cni-bench', JSON.stringify(objects.labels));
     assert.ok(objects.ip?.startsWith('198.19.'), `a ClusterIP from the harness Service range: ${objects.ip}`);
     assert.deepEqual(objects.addresses, lab.plan.nodes.map((n) => n.pods[0]?.ip ?? '').sort());
-    const answered = [...new Set(s.matrix.filter((c) => c.type === 'http-service').flatMap((c) => c.answeredBy))].sort();
-    t.diagnostic(`probe Service ${objects.ip} -> ${objects.addresses.join(', ')}; http-service answered by ${answered.join(', ')}`);
+    const answered = [
+      ...new Set(s.matrix.filter((c) => c.type === 'http-service').flatMap((c) => c.answeredBy)),
+    ].sort();
+    t.diagnostic(
+      `probe Service ${objects.ip} -> ${objects.addresses.join(', ')}; http-service answered by ${answered.join(', ')}`,
+    );
     assert.deepEqual(targets(s), names);
 
     // Cordoned, then NotReady: out of every plan and the Service; back when it is schedulable and Ready again.
     const [cordoned, notReady] = [lab.plan.nodes[1]?.name ?? '', lab.plan.nodes[2]?.name ?? ''];
     await setCordoned(cordoned, true);
-    const outCordon = await planned(lab, monitor, names.filter((n) => n !== cordoned), `${cordoned} cordoned: out of every plan and the probe Service`);
+    const outCordon = await planned(
+      lab,
+      monitor,
+      names.filter((n) => n !== cordoned),
+      `${cordoned} cordoned: out of every plan and the probe Service`,
+    );
     const kept = (await monitor()).nodes.find((n) => n.nodeName === cordoned);
     assert.equal(kept?.peers.length, 2, 'a cordoned node still probes its peers');
     await setCordoned(cordoned, false);
     const backCordon = await planned(lab, monitor, names, `${cordoned} uncordoned: back`);
     await setReady(notReady, false);
-    const outReady = await planned(lab, monitor, names.filter((n) => n !== notReady), `${notReady} NotReady: out of every plan and the probe Service`);
+    const outReady = await planned(
+      lab,
+      monitor,
+      names.filter((n) => n !== notReady),
+      `${notReady} NotReady: out of every plan and the probe Service`,
+    );
     await setReady(notReady, true);
     const backReady = await planned(lab, monitor, names, `${notReady} Ready: back`);
-    t.diagnostic(`plans and probe Service followed the node watch: cordon ${outCordon} ms, uncordon ${backCordon} ms, NotReady ${outReady} ms, Ready ${backReady} ms`);
+    t.diagnostic(
+      `plans and probe Service followed the node watch: cordon ${outCordon} ms, uncordon ${backCordon} ms, NotReady ${outReady} ms, Ready ${backReady} ms`,
+    );
 
     // SIGTERM: the collector removes the probe Service before it exits.
     collector.proc.child.kill('SIGTERM');
@@ -184,17 +272,25 @@ async function monitorWithRealKubeProxy(t: TestContext): Promise<void> {
     assert.deepEqual([left.services, left.slices], [0, 0], 'nothing of the collector left in the apiserver');
   } finally {
     await stop(collector?.proc);
-    for (const kp of proxies) await kp.stop().catch((err: Error) => log.error('kube-proxy stop failed', { error: err.message }));
+    for (const kp of proxies)
+      await kp.stop().catch((err: Error) => log.error('kube-proxy stop failed', { error: err.message }));
     await lab.destroy();
     const core = admin.makeApiClient(CoreV1Api);
     for (const n of names) await core.deleteNode({ name: n }).catch(() => undefined);
   }
   // This lab's and this checkout's only: another checkout's lab may be running beside it.
   assert.deepEqual(labNamespaces(lab.plan.id), []);
-  assert.deepEqual(labProcesses().filter((l) => l.includes(DIST)), []);
+  assert.deepEqual(
+    labProcesses().filter((l) => l.includes(DIST)),
+    [],
+  );
   assert.deepEqual(labStateFiles(undefined, lab.plan.id), []);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 }
 
-test('monitoring in a cluster: the probe Service in the apiserver through the real kube-proxy, cordoned and NotReady nodes out of the plans and back, nothing left after SIGTERM', { skip: notRoot, timeout: 300_000 }, (t) => monitorWithRealKubeProxy(t));
+test(
+  'monitoring in a cluster: the probe Service in the apiserver through the real kube-proxy, cordoned and NotReady nodes out of the plans and back, nothing left after SIGTERM',
+  { skip: notRoot, timeout: 300_000 },
+  (t) => monitorWithRealKubeProxy(t),
+);

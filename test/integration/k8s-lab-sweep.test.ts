@@ -16,22 +16,22 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test, type TestContext } from 'node:test';
+import { after, before, type TestContext, test } from 'node:test';
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { startCollector, type Collector } from '../../collector/index.js';
 import { collectorConfig } from '../../collector/config.js';
+import { type Collector, startCollector } from '../../collector/index.js';
 import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.js';
 import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';
-import { isCniBenchError, ErrorCodes } from '../../core/errors.js';
+import { ErrorCodes, isCniBenchError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
-import { installCollectorIdentity, kubeConfigFrom } from '../harness/apply.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { startKubeProxy, type KubeProxyMode, type RealKubeProxy } from '../harness/kube-proxy.js';
-import { serviceCounts } from '../harness/kube-proxy-rules.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
-import { getJson, waitFor } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { installCollectorIdentity, kubeConfigFrom } from '../support/harness/apply.js';
+import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
+import { type KubeProxyMode, type RealKubeProxy, startKubeProxy } from '../support/harness/kube-proxy.js';
+import { serviceCounts } from '../support/harness/kube-proxy-rules.js';
+import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { getJson, waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
 const RELEASE = 'cni-bench-agent';
@@ -66,8 +66,12 @@ after(async () => {
 });
 
 async function managedCount(namespace: string): Promise<{ services: number; slices: number }> {
-  const services = await admin.makeApiClient(CoreV1Api).listNamespacedService({ namespace, labelSelector: ALL_MANAGED });
-  const slices = await admin.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace, labelSelector: ALL_MANAGED });
+  const services = await admin
+    .makeApiClient(CoreV1Api)
+    .listNamespacedService({ namespace, labelSelector: ALL_MANAGED });
+  const slices = await admin
+    .makeApiClient(DiscoveryV1Api)
+    .listNamespacedEndpointSlice({ namespace, labelSelector: ALL_MANAGED });
   return { services: services.items.length, slices: slices.items.length };
 }
 
@@ -94,29 +98,54 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
   let collector: Collector | undefined;
   try {
     // The lab wrote nothing, and refuses to stand in for the cluster's Services.
-    for (const node of lab.plan.nodes) assert.deepEqual(await serviceCounts(node.ns), { kubeServicesRules: 0, serviceIps: undefined, backend: undefined }, `${node.ns} is empty`);
-    await assert.rejects(lab.services.expose('x', 80, []), (err) => isCniBenchError(err, ErrorCodes.LAB) && /external kube-proxy programs the nodes/.test(err.message));
+    for (const node of lab.plan.nodes)
+      assert.deepEqual(
+        await serviceCounts(node.ns),
+        { kubeServicesRules: 0, serviceIps: undefined, backend: undefined },
+        `${node.ns} is empty`,
+      );
+    await assert.rejects(
+      lab.services.expose('x', 80, []),
+      (err) => isCniBenchError(err, ErrorCodes.LAB) && /external kube-proxy programs the nodes/.test(err.message),
+    );
 
-    for (const node of lab.plan.nodes) proxies.push(await startKubeProxy(cp, { mode, netns: node.ns, nodeName: node.name, nodeIp: node.underlayIp }));
+    for (const node of lab.plan.nodes)
+      proxies.push(await startKubeProxy(cp, { mode, netns: node.ns, nodeName: node.name, nodeIp: node.underlayIp }));
     // kube-proxy's first sync (after its informers synced): the nodeports rule in KUBE-SERVICES, or the service-ips map.
     const baseline = new Map<string, number>();
     for (const [i, node] of lab.plan.nodes.entries()) {
       const kp = proxies[i] as RealKubeProxy;
-      const n = await waitFor(`kube-proxy ${mode} in ${node.ns} to sync`, async () => {
-        if (kp.exitCode() !== undefined) throw new Error(`kube-proxy exited with ${kp.exitCode()}:\n${kp.tail(30)}`);
-        const c = await proxyCount(node.ns, mode);
-        return c !== undefined && (mode === 'nftables' || c > 0) ? { c } : undefined;
-      }, 60_000, 200).catch((err: Error) => {
+      const n = await waitFor(
+        `kube-proxy ${mode} in ${node.ns} to sync`,
+        async () => {
+          if (kp.exitCode() !== undefined) throw new Error(`kube-proxy exited with ${kp.exitCode()}:\n${kp.tail(30)}`);
+          const c = await proxyCount(node.ns, mode);
+          return c !== undefined && (mode === 'nftables' || c > 0) ? { c } : undefined;
+        },
+        60_000,
+        200,
+      ).catch((err: Error) => {
         throw new Error(`${err.message}\n--- kube-proxy log\n${kp.tail(30)}`, { cause: err });
       });
       baseline.set(node.ns, n.c);
     }
     const backend = (await serviceCounts(lab.plan.nodes[0]?.ns ?? '')).backend;
 
-    const frontend = new KubernetesServiceFrontend(kubeConfigFrom(saKubeconfig), { namespace: NS, sweepNamespace: sweepNs, log });
+    const frontend = new KubernetesServiceFrontend(kubeConfigFrom(saKubeconfig), {
+      namespace: NS,
+      sweepNamespace: sweepNs,
+      log,
+    });
     await frontend.init();
     collector = await startCollector(
-      collectorConfig({ grpcListen: `unix:${lab.controlSocket}`, httpHost: '127.0.0.1', httpPort: 0, dbPath: join(tmp, `${mode}.db`), heartbeatIntervalMs: 1000, livenessTimeoutMs: 30_000 }),
+      collectorConfig({
+        grpcListen: `unix:${lab.controlSocket}`,
+        httpHost: '127.0.0.1',
+        httpPort: 0,
+        dbPath: join(tmp, `${mode}.db`),
+        heartbeatIntervalMs: 1000,
+        livenessTimeoutMs: 30_000,
+      }),
       log,
       frontend,
     );
@@ -125,16 +154,31 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
     await waitFor(`${lab.agentCount} agents`, () => c.registry.available().length === lab.agentCount, 30_000);
 
     const began = Date.now();
-    const created = await getJson(`${c.httpUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: `k8s lab sweep ${mode}`, ...SCENARIO }) });
+    const created = await getJson(`${c.httpUrl}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `k8s lab sweep ${mode}`, ...SCENARIO }),
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     await c.orchestrator.wait(created.body.id);
     const run = (await getJson(`${c.httpUrl}/v1/runs/${created.body.id}`)).body;
     const report = (await getJson(`${c.httpUrl}/v1/runs/${created.body.id}/report?format=json`)).body;
-    assert.equal(run.state, 'succeeded', `${run.reason}\n${JSON.stringify(run.phases.filter((p: { state: string }) => p.state !== 'succeeded'), null, 1)}`);
+    assert.equal(
+      run.state,
+      'succeeded',
+      `${run.reason}\n${JSON.stringify(
+        run.phases.filter((p: { state: string }) => p.state !== 'succeeded'),
+        null,
+        1,
+      )}`,
+    );
 
     // Every step: each agent's node at least its own baseline + the step, as the orchestrator checked.
     const scale = (run.phases as { detail: ScaleDetail }[]).map((p) => p.detail).filter((d) => d.scale);
-    assert.deepEqual(scale.map((d) => d.scale.services), STEPS);
+    assert.deepEqual(
+      scale.map((d) => d.scale.services),
+      STEPS,
+    );
     const key = mode === 'iptables' ? 'kubeServicesRules' : 'nftServiceIps';
     const agents = Object.keys(scale[0]?.expect ?? {});
     assert.equal(agents.length, lab.agentCount, 'every agent (the peer too) was checked');
@@ -142,9 +186,15 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
       for (const id of agents) {
         const target = d.expect[id]?.[key];
         const base = scale[0]?.expect[id]?.[key];
-        assert.ok(typeof target === 'number' && typeof base === 'number', `${mode} step ${d.scale.services}: ${id} has a ${key} target (${JSON.stringify(d.expect[id])})`);
+        assert.ok(
+          typeof target === 'number' && typeof base === 'number',
+          `${mode} step ${d.scale.services}: ${id} has a ${key} target (${JSON.stringify(d.expect[id])})`,
+        );
         assert.equal(target - base, d.scale.services, `${id}: target is its baseline + ${d.scale.services}`);
-        assert.ok((d.nodes[id]?.[key] ?? -1) >= target, `${mode} step ${d.scale.services}: ${id} showed ${d.nodes[id]?.[key]} >= ${target}`);
+        assert.ok(
+          (d.nodes[id]?.[key] ?? -1) >= target,
+          `${mode} step ${d.scale.services}: ${id} showed ${d.nodes[id]?.[key]} >= ${target}`,
+        );
       }
     }
     // The baseline the orchestrator sampled is what kube-proxy wrote before the run (nothing else programs these nodes).
@@ -155,18 +205,35 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
 
     // Through the real ClusterIP: every measurement at every step, two rounds, a rate above zero; in
     // iptables mode the real kube-proxy's KUBE-SEP counters on the client's node saw the connections.
-    const measured = (report.rows as { path: string; measurement: string; value: number | null; rounds: number; dnatConnections: number | null; step?: number; status: string; details: Record<string, number> }[]).filter((r) => r.path === 'service');
+    const measured = (
+      report.rows as {
+        path: string;
+        measurement: string;
+        value: number | null;
+        rounds: number;
+        dnatConnections: number | null;
+        step?: number;
+        status: string;
+        details: Record<string, number>;
+      }[]
+    ).filter((r) => r.path === 'service');
     assert.equal(measured.length, STEPS.length * 3);
     for (const r of measured) {
       assert.equal(r.status, 'succeeded', `${r.measurement}`);
       assert.equal(r.rounds, 2, `${r.measurement}: two rounds`);
       assert.ok((r.value ?? 0) > 0, `${r.measurement}: ${r.value}`);
       assert.equal(r.details.socketErrors ?? 0, 0, `${r.measurement}: no socket errors in the measured rounds`);
-      if (mode === 'iptables') assert.ok((r.dnatConnections ?? 0) > 0, `${r.measurement} did not cross kube-proxy's DNAT rules (${r.dnatConnections})`);
+      if (mode === 'iptables')
+        assert.ok(
+          (r.dnatConnections ?? 0) > 0,
+          `${r.measurement} did not cross kube-proxy's DNAT rules (${r.dnatConnections})`,
+        );
       else assert.equal(r.dnatConnections, null, 'nftables mode keeps no per-rule counters');
     }
     // Each new Service was waited for on the client's node before anything was sent to it (http-echo's, tcp-rr's).
-    const targets = (run.phases as { detail: { target?: { host: string; via: string; syncMs?: number } } }[]).map((p) => p.detail.target).filter((x) => x !== undefined);
+    const targets = (run.phases as { detail: { target?: { host: string; via: string; syncMs?: number } } }[])
+      .map((p) => p.detail.target)
+      .filter((x) => x !== undefined);
     assert.equal(targets.length, measured.length);
     for (const x of targets) {
       assert.ok(x.host.startsWith('198.19.'), `a ClusterIP the apiserver allocated from 198.19.0.0/16: ${x.host}`);
@@ -176,24 +243,44 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
     assert.equal(serviceSync.length, 2, 'two Services (http-echo, tcp-rr), each waited for once');
 
     const clientDataplane = (report.cluster as { client: { dataplane: { iptablesBackend: string } } }).client.dataplane;
-    if (mode === 'iptables') assert.equal(clientDataplane.iptablesBackend, backend, "the agent reads the backend kube-proxy writes");
+    if (mode === 'iptables')
+      assert.equal(clientDataplane.iptablesBackend, backend, 'the agent reads the backend kube-proxy writes');
     assert.equal(report.sweep.series.length, 3);
-    for (const s of report.sweep.series as { label: string; values: (number | null)[] }[]) assert.ok(s.values.every((v) => v !== null && v > 0), `${s.label}: ${s.values}`);
+    for (const s of report.sweep.series as { label: string; values: (number | null)[] }[])
+      assert.ok(
+        s.values.every((v) => v !== null && v > 0),
+        `${s.label}: ${s.values}`,
+      );
 
     // The collector removed its objects; kube-proxy then removed the rules (it syncs asynchronously: poll).
     assert.deepEqual(await managedCount(sweepNs), { services: 0, slices: 0 });
     assert.deepEqual(await managedCount(NS), { services: 0, slices: 0 });
     for (const node of lab.plan.nodes) {
-      await waitFor(`kube-proxy to remove the rules in ${node.ns}`, async () => (await proxyCount(node.ns, mode)) === baseline.get(node.ns), 60_000, 250);
+      await waitFor(
+        `kube-proxy to remove the rules in ${node.ns}`,
+        async () => (await proxyCount(node.ns, mode)) === baseline.get(node.ns),
+        60_000,
+        250,
+      );
     }
 
     const fmt = (n: number | null) => (n === null ? '-' : Math.round(n).toLocaleString('en-US'));
-    const steps = (report.sweep.steps as { services: number; programmingMs: number; syncMs: number; pollMs: number }[]).map((s, i) => `${s.services}: programming ${s.programmingMs} ms, sync ${s.syncMs} ms (${scale[i]?.syncPolls} polls, last ${s.pollMs} ms)`);
-    const series = (report.sweep.series as { label: string; unit: string; values: (number | null)[] }[]).map((s) => `${s.label} ${s.values.map(fmt).join(' -> ')} ${s.unit}`);
-    t.diagnostic(`${mode}${backend ? ` (${backend})` : ''}: run ${((Date.now() - began) / 1000).toFixed(1)} s; baseline ${[...baseline.values()].join('/')}; new Services in the client's dataplane after ${serviceSync.join(', ')} ms; steps ${steps.join('; ')}; ${series.join('; ')}`);
+    const steps = (
+      report.sweep.steps as { services: number; programmingMs: number; syncMs: number; pollMs: number }[]
+    ).map(
+      (s, i) =>
+        `${s.services}: programming ${s.programmingMs} ms, sync ${s.syncMs} ms (${scale[i]?.syncPolls} polls, last ${s.pollMs} ms)`,
+    );
+    const series = (report.sweep.series as { label: string; unit: string; values: (number | null)[] }[]).map(
+      (s) => `${s.label} ${s.values.map(fmt).join(' -> ')} ${s.unit}`,
+    );
+    t.diagnostic(
+      `${mode}${backend ? ` (${backend})` : ''}: run ${((Date.now() - began) / 1000).toFixed(1)} s; baseline ${[...baseline.values()].join('/')}; new Services in the client's dataplane after ${serviceSync.join(', ')} ms; steps ${steps.join('; ')}; ${series.join('; ')}`,
+    );
   } finally {
     await collector?.close().catch((err: Error) => log.error('collector close failed', { error: err.message }));
-    for (const kp of proxies) await kp.stop().catch((err: Error) => log.error('kube-proxy stop failed', { error: err.message }));
+    for (const kp of proxies)
+      await kp.stop().catch((err: Error) => log.error('kube-proxy stop failed', { error: err.message }));
     await lab.destroy();
   }
   assert.deepEqual(labNamespaces(), []);
@@ -203,6 +290,14 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
   assert.equal(rootRules(), rules);
 }
 
-test('the real kube-proxy in iptables mode programs the collector\'s sweep; the lab measures through it', { skip: notRoot, timeout: 300_000 }, (t) => sweepWithRealKubeProxy(t, 'iptables'));
+test(
+  "the real kube-proxy in iptables mode programs the collector's sweep; the lab measures through it",
+  { skip: notRoot, timeout: 300_000 },
+  (t) => sweepWithRealKubeProxy(t, 'iptables'),
+);
 
-test('the real kube-proxy in nftables mode programs the collector\'s sweep; the lab measures through it', { skip: notRoot, timeout: 300_000 }, (t) => sweepWithRealKubeProxy(t, 'nftables'));
+test(
+  "the real kube-proxy in nftables mode programs the collector's sweep; the lab measures through it",
+  { skip: notRoot, timeout: 300_000 },
+  (t) => sweepWithRealKubeProxy(t, 'nftables'),
+);

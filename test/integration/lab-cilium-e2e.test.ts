@@ -15,10 +15,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ciliumBuild } from '../../lab/k8s/tools.js';
-import { agentSocket, attachedPrograms, ciliumLeftovers, labIdOfPid, liveProgramIds, NOTHING_LEFT } from '../helpers/cilium-state.js';
-import { rootLinks } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode, waitFor } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import {
+  agentSocket,
+  attachedPrograms,
+  ciliumLeftovers,
+  labIdOfPid,
+  liveProgramIds,
+  NOTHING_LEFT,
+} from '../support/helpers/cilium-state.js';
+import { rootLinks } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode, waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-cilium-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -29,13 +36,44 @@ const EXPECT = {
 } as const;
 
 for (const dataplane of ['cilium', 'cilium-vxlan'] as const) {
-  test(`lab --dataplane ${dataplane}: the default scenario on real Cilium, the Cluster line detected from the apiserver, nothing left`, { skip: notRoot, timeout: 900_000 }, async () => {
+  test(`lab --dataplane ${dataplane}: the default scenario on real Cilium, the Cluster line detected from the apiserver, nothing left`, {
+    skip: notRoot,
+    timeout: 900_000,
+  }, async () => {
     const links = rootLinks();
-    const env = { ROUNDS: '1', ROUND_SLEEP: '0', IPERF_DURATION: '1', FORTIO_DURATION: '1', CNI_BENCH_LOG_LEVEL: 'info' };
-    const lab = startNode(CLI_MAIN, ['lab', '--dataplane', dataplane, '--nodes', '2', '--warmup', '0', '--duration', '1', '--json', '--db', join(tmp, `${dataplane}.db`)], env);
+    const env = {
+      ROUNDS: '1',
+      ROUND_SLEEP: '0',
+      IPERF_DURATION: '1',
+      FORTIO_DURATION: '1',
+      CNI_BENCH_LOG_LEVEL: 'info',
+    };
+    const lab = startNode(
+      CLI_MAIN,
+      [
+        'lab',
+        '--dataplane',
+        dataplane,
+        '--nodes',
+        '2',
+        '--warmup',
+        '0',
+        '--duration',
+        '1',
+        '--json',
+        '--db',
+        join(tmp, `${dataplane}.db`),
+      ],
+      env,
+    );
     const id = await waitFor('the lab state file', () => labIdOfPid(lab.child.pid ?? -1), 60_000, 100);
     // Once the run started, every node's agent is up: ask them what they do.
-    await waitFor('the run to start', () => /"msg":"run started"/.test(lab.output()) || lab.child.exitCode !== null, 600_000, 500);
+    await waitFor(
+      'the run to start',
+      () => /"msg":"run started"/.test(lab.output()) || lab.child.exitCode !== null,
+      600_000,
+      500,
+    );
     const programs: number[] = [];
     if (lab.child.exitCode === null) {
       for (const node of [0, 1]) {

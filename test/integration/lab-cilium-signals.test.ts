@@ -9,20 +9,52 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { attachedPrograms, ciliumLeftovers, labIdOfPid, labIdProcesses, labNetnsProcesses, liveProgramIds, NOTHING_LEFT } from '../helpers/cilium-state.js';
-import { rootLinks } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode, waitFor, type Proc } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import {
+  attachedPrograms,
+  ciliumLeftovers,
+  labIdOfPid,
+  labIdProcesses,
+  labNetnsProcesses,
+  liveProgramIds,
+  NOTHING_LEFT,
+} from '../support/helpers/cilium-state.js';
+import { rootLinks } from '../support/helpers/host-state.js';
+import { CLI_MAIN, type Proc, startNode, waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-cilium-sig-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** A Cilium lab with long rounds, once its run is measuring; returns its id and the programs Cilium attached. */
 async function measuringLab(dataplane: string): Promise<{ lab: Proc; id: string; programs: number[] }> {
-  const lab = startNode(CLI_MAIN, ['lab', '--dataplane', dataplane, '--nodes', '2', '--duration', '30', '--warmup', '0', '--db', join(tmp, `${dataplane}.db`)], { CNI_BENCH_LOG_LEVEL: 'info' });
+  const lab = startNode(
+    CLI_MAIN,
+    [
+      'lab',
+      '--dataplane',
+      dataplane,
+      '--nodes',
+      '2',
+      '--duration',
+      '30',
+      '--warmup',
+      '0',
+      '--db',
+      join(tmp, `${dataplane}.db`),
+    ],
+    { CNI_BENCH_LOG_LEVEL: 'info' },
+  );
   const id = await waitFor('the lab state file', () => labIdOfPid(lab.child.pid ?? -1), 60_000, 100);
   // A load generator runs in one of the lab's namespaces (its command line names no lab path).
-  await waitFor('the run to be measuring', () => lab.child.exitCode !== null || (/"msg":"run started"/.test(lab.output()) && labNetnsProcesses(id).some((p) => /iperf3 -c|wrk -t|fortio load|sockperf/.test(p))), 600_000, 300).catch((err: Error) => {
+  await waitFor(
+    'the run to be measuring',
+    () =>
+      lab.child.exitCode !== null ||
+      (/"msg":"run started"/.test(lab.output()) &&
+        labNetnsProcesses(id).some((p) => /iperf3 -c|wrk -t|fortio load|sockperf/.test(p))),
+    600_000,
+    300,
+  ).catch((err: Error) => {
     lab.child.kill('SIGKILL');
     throw err;
   });
@@ -32,7 +64,10 @@ async function measuringLab(dataplane: string): Promise<{ lab: Proc; id: string;
   return { lab, id, programs };
 }
 
-test('SIGINT in the middle of a Cilium lab run leaves nothing of Cilium behind', { skip: notRoot, timeout: 900_000 }, async () => {
+test('SIGINT in the middle of a Cilium lab run leaves nothing of Cilium behind', {
+  skip: notRoot,
+  timeout: 900_000,
+}, async () => {
   const links = rootLinks();
   const { lab, id, programs } = await measuringLab('cilium-vxlan');
   lab.child.kill('SIGINT');
@@ -42,14 +77,23 @@ test('SIGINT in the middle of a Cilium lab run leaves nothing of Cilium behind',
   assert.equal(rootLinks(), links);
 });
 
-test('a Cilium lab killed with SIGKILL is removed by the next cleanup', { skip: notRoot, timeout: 900_000 }, async () => {
+test('a Cilium lab killed with SIGKILL is removed by the next cleanup', {
+  skip: notRoot,
+  timeout: 900_000,
+}, async () => {
   const links = rootLinks();
   const { lab, id, programs } = await measuringLab('cilium');
   lab.child.kill('SIGKILL');
   await lab.exited;
   const left = ciliumLeftovers(id);
-  assert.ok(left.namespaces!.length > 0 && left.cgroup!.length > 0, 'SIGKILL leaves namespaces and cgroups (nothing runs on SIGKILL)');
-  assert.ok(left.processes!.some((p) => /cilium-agent/.test(p)), 'and the cilium-agents');
+  assert.ok(
+    left.namespaces!.length > 0 && left.cgroup!.length > 0,
+    'SIGKILL leaves namespaces and cgroups (nothing runs on SIGKILL)',
+  );
+  assert.ok(
+    left.processes!.some((p) => /cilium-agent/.test(p)),
+    'and the cilium-agents',
+  );
   assert.ok(liveProgramIds(programs).length > 0, 'and their programs');
   const cleanup = startNode(CLI_MAIN, ['lab', 'cleanup']);
   assert.equal(await cleanup.exited, 0, cleanup.output());

@@ -11,15 +11,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
 import { parseScenario } from '../../collector/runs/scenario.js';
+import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-lab-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('the whole default matrix runs on a 3-node lab with intervals and proves its Service path', { skip: notRoot, timeout: 600_000 }, async () => {
+test('the whole default matrix runs on a 3-node lab with intervals and proves its Service path', {
+  skip: notRoot,
+  timeout: 600_000,
+}, async () => {
   const links = rootLinks();
   const rules = rootRules();
   const env = { ROUNDS: '2', ROUND_SLEEP: '0.2', IPERF_DURATION: '1', FORTIO_DURATION: '1' };
@@ -29,7 +32,11 @@ test('the whole default matrix runs on a 3-node lab with intervals and proves it
   assert.equal(code, 0, out);
   const report = JSON.parse(lab.stdout());
   assert.equal(report.run.state, 'succeeded');
-  assert.equal(report.rows.length, parseScenario({}).measurements.length, 'every default measurement ran (none skipped)');
+  assert.equal(
+    report.rows.length,
+    parseScenario({}).measurements.length,
+    'every default measurement ran (none skipped)',
+  );
   assert.deepEqual(report.cluster.skipped, []);
   for (const row of report.rows) {
     assert.equal(row.status, 'succeeded', JSON.stringify(row));
@@ -42,12 +49,17 @@ test('the whole default matrix runs on a 3-node lab with intervals and proves it
     else assert.equal(row.dnatConnections, 0, `${row.measurement} should not touch the Service rules`);
   }
   const tools = new Set(report.rows.map((r: any) => r.tool));
-  for (const t of ['iperf3', 'wrk', 'fortio', 'http-open-loop']) assert.ok(tools.has(t), `${t} used (${[...tools].join(', ')})`);
+  for (const t of ['iperf3', 'wrk', 'fortio', 'http-open-loop'])
+    assert.ok(tools.has(t), `${t} used (${[...tools].join(', ')})`);
   // TCP_RR and TCP_CRR: netperf where the machine has it (the image does), else sockperf and the built-in tcp-rr.
-  if (!tools.has('netperf')) for (const t of ['sockperf', 'tcp-rr']) assert.ok(tools.has(t), `${t} used (${[...tools].join(', ')})`);
+  if (!tools.has('netperf'))
+    for (const t of ['sockperf', 'tcp-rr']) assert.ok(tools.has(t), `${t} used (${[...tools].join(', ')})`);
   const rr = report.rows.find((r: any) => r.id === 'rr-pod-to-pod');
   // netperf prints percentiles up to p99 only; the report does not extrapolate beyond what the tool printed.
-  assert.deepEqual(rr.metrics.map((m: any) => m.name), rr.tool.startsWith('netperf') ? ['p50', 'p90', 'p99', 'tps'] : ['p50', 'p90', 'p99', 'p99.9', 'tps']);
+  assert.deepEqual(
+    rr.metrics.map((m: any) => m.name),
+    rr.tool.startsWith('netperf') ? ['p50', 'p90', 'p99', 'tps'] : ['p50', 'p90', 'p99', 'p99.9', 'tps'],
+  );
   assert.equal(rr.metrics[0].source, 'merged-histogram');
   const fixed = report.rows.find((r: any) => r.id === 'http-qps1000-service-c16');
   assert.equal(fixed.details.targetQps, 1000);
@@ -58,7 +70,10 @@ test('the whole default matrix runs on a 3-node lab with intervals and proves it
   const sc = report.rows.find((r: any) => r.id === 'http-sc-service-c64');
   assert.equal(sc.details.keepalive, false);
   // Short connections open a connection per request: DNAT count tracks the request count.
-  assert.ok(sc.dnatConnections >= sc.details.requests * 0.9, `${sc.dnatConnections} DNATs for ${sc.details.requests} requests`);
+  assert.ok(
+    sc.dnatConnections >= sc.details.requests * 0.9,
+    `${sc.dnatConnections} DNATs for ${sc.details.requests} requests`,
+  );
   assert.equal(report.cluster.server.node, 'lab-n0');
   assert.equal(report.cluster.client.node, 'lab-n1');
   assert.equal(report.cluster.client.dataplane.kubeServices, true);

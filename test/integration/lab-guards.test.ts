@@ -10,18 +10,18 @@
  * shared cores neither can reach 0.9 of one while the other runs).
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { execFileSync } from 'node:child_process';
-import { runInLab } from '../../lab/session.js';
 import { trapInterrupts } from '../../core/interrupts.js';
 import { createLogger } from '../../core/log.js';
+import { runInLab } from '../../lab/session.js';
 import type { ReportRow } from '../../report/report.js';
-import { labNamespaces } from '../helpers/host-state.js';
-import { DIST } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { labNamespaces } from '../support/helpers/host-state.js';
+import { DIST } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-guards-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -34,9 +34,25 @@ const scenario = {
   guardThresholds: { clientCpuShare: 0.5, serverCpuShare: 0.4 },
   measurements: [
     { id: 'shaped', kind: 'throughput', path: 'pod-to-pod', streams: 4, durationSeconds: 3 },
-    { id: 'missing', kind: 'http', path: 'pod-to-pod', tool: 'wrk', server: 'http-echo', connections: 4, urlPath: '/missing' },
+    {
+      id: 'missing',
+      kind: 'http',
+      path: 'pod-to-pod',
+      tool: 'wrk',
+      server: 'http-echo',
+      connections: 4,
+      urlPath: '/missing',
+    },
     { id: 'busy-rr', kind: 'rr', path: 'pod-to-pod', tool: 'tcp-rr', connections: 32, durationSeconds: 3 },
-    { id: 'ports', kind: 'http', path: 'pod-to-pod', tool: 'wrk', mode: 'short-connection', connections: 16, durationSeconds: 3 },
+    {
+      id: 'ports',
+      kind: 'http',
+      path: 'pod-to-pod',
+      tool: 'wrk',
+      mode: 'short-connection',
+      connections: 16,
+      durationSeconds: 3,
+    },
   ],
 };
 
@@ -44,7 +60,10 @@ function codes(row: ReportRow | undefined): string[] {
   return (row?.warnings ?? []).map((w) => w.code);
 }
 
-test('every methodology guard fires in the lab on the measurement that provokes it', { skip: notRoot, timeout: 300_000 }, async (t) => {
+test('every methodology guard fires in the lab on the measurement that provokes it', {
+  skip: notRoot,
+  timeout: 300_000,
+}, async (t) => {
   const log = createLogger({ component: 'test' }, 'warn');
   const interrupts = trapInterrupts(log);
   const ctMax = Number(readFileSync('/proc/sys/net/netfilter/nf_conntrack_max', 'utf8'));
@@ -61,9 +80,28 @@ test('every methodology guard fires in the lab on the measurement that provokes 
           const pod = client?.pods[0];
           assert.ok(server && client && pod);
           // A 512-port range without TIME_WAIT reuse: short connections run out within a second.
-          execFileSync('ip', ['netns', 'exec', pod.ns, 'sysctl', '-q', '-w', 'net.ipv4.ip_local_port_range=40000 40511', 'net.ipv4.tcp_tw_reuse=0']);
+          execFileSync('ip', [
+            'netns',
+            'exec',
+            pod.ns,
+            'sysctl',
+            '-q',
+            '-w',
+            'net.ipv4.ip_local_port_range=40000 40511',
+            'net.ipv4.tcp_tw_reuse=0',
+          ]);
           // 93% of the table in unreplied UDP flows to the server's pod (they expire after 30 s).
-          execFileSync('ip', ['netns', 'exec', client.ns, process.execPath, `${DIST}test/helpers/conntrack-fill.js`, '--target', server.pods[0]?.ip ?? '', '--count', String(Math.ceil(ctMax * 0.93))]);
+          execFileSync('ip', [
+            'netns',
+            'exec',
+            client.ns,
+            process.execPath,
+            `${DIST}test/support/helpers/conntrack-fill.js`,
+            '--target',
+            server.pods[0]?.ip ?? '',
+            '--count',
+            String(Math.ceil(ctMax * 0.93)),
+          ]);
         },
       },
       scenario,
@@ -73,8 +111,12 @@ test('every methodology guard fires in the lab on the measurement that provokes 
     assert.ok(report, 'a report');
     const row = (id: string) => report.rows.find((r) => r.id === id);
     for (const r of report.rows) assert.equal(r.status, 'succeeded', `${r.id}: ${r.error}`);
-    for (const r of report.rows) t.diagnostic(`${r.id} ${r.value} ${r.unit}: ${r.warnings.map((w) => `[${w.code}] ${w.message}`).join(' ')}`);
-    assert.ok(report.rows.every((r) => codes(r).includes('few-samples')), 'one round: few-samples everywhere');
+    for (const r of report.rows)
+      t.diagnostic(`${r.id} ${r.value} ${r.unit}: ${r.warnings.map((w) => `[${w.code}] ${w.message}`).join(' ')}`);
+    assert.ok(
+      report.rows.every((r) => codes(r).includes('few-samples')),
+      'one round: few-samples everywhere',
+    );
     const shaped = row('shaped');
     assert.ok(codes(shaped).includes('conntrack-full'), JSON.stringify(shaped?.warnings));
     assert.ok(codes(shaped).includes('link-rate'), `${shaped?.value} Gbit/s: ${JSON.stringify(shaped?.warnings)}`);

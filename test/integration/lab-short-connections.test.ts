@@ -13,19 +13,19 @@
  * Ratios within one run only: the machine may be loaded.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { execFileSync } from 'node:child_process';
-import { runInLab } from '../../lab/session.js';
-import { trapInterrupts } from '../../core/interrupts.js';
 import { SERVICE_BACKEND_PORT_OFFSET } from '../../collector/runs/measure-phase.js';
+import { trapInterrupts } from '../../core/interrupts.js';
 import { createLogger } from '../../core/log.js';
 import { run, spawnLongRunning } from '../../core/process.js';
 import { SERVER_PORTS } from '../../core/tools.js';
-import { labNamespaces } from '../helpers/host-state.js';
-import { notRoot } from '../helpers/root.js';
+import { runInLab } from '../../lab/session.js';
+import { labNamespaces } from '../support/helpers/host-state.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sc-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -46,7 +46,10 @@ const scenario = {
   ],
 };
 
-test('short connections through a Service read like pod to pod after a pod-to-pod phase; rejections provoked on purpose make the row invalid', { skip: notRoot, timeout: 300_000 }, async (t) => {
+test('short connections through a Service read like pod to pod after a pod-to-pod phase; rejections provoked on purpose make the row invalid', {
+  skip: notRoot,
+  timeout: 300_000,
+}, async (t) => {
   const log = createLogger({ component: 'test' }, 'warn');
   const interrupts = trapInterrupts(log);
   const provokedPort = (SERVER_PORTS['http-echo']?.port ?? 0) + SERVICE_BACKEND_PORT_OFFSET;
@@ -66,14 +69,64 @@ test('short connections through a Service read like pod to pod after a pod-to-po
           assert.ok(sp && cp);
           // Short connections from the client pod straight to the port the http-echo Service will front:
           // the server namespace keeps their TIME_WAIT sockets (60 s) after this listener is gone.
-          const listener = spawnLongRunning('ip', ['netns', 'exec', sp.ns, 'fortio', 'server', '-http-port', String(provokedPort), '-grpc-port', 'disabled', '-redirect-port', 'disabled', '-loglevel', 'error'], { tool: 'fortio' });
+          const listener = spawnLongRunning(
+            'ip',
+            [
+              'netns',
+              'exec',
+              sp.ns,
+              'fortio',
+              'server',
+              '-http-port',
+              String(provokedPort),
+              '-grpc-port',
+              'disabled',
+              '-redirect-port',
+              'disabled',
+              '-loglevel',
+              'error',
+            ],
+            { tool: 'fortio' },
+          );
           try {
-            await run('ip', ['netns', 'exec', sp.ns, 'sh', '-c', `for i in $(seq 50); do ss -Hltn sport = :${provokedPort} | grep -q . && exit 0; sleep 0.1; done; exit 1`], { tool: 'ss', timeoutMs: 10_000 });
-            await run('ip', ['netns', 'exec', cp.ns, 'wrk', '-t2', '-c64', '-d3s', '-H', 'Connection: close', `http://${sp.ip}:${provokedPort}/`], { tool: 'wrk', timeoutMs: 30_000 });
+            await run(
+              'ip',
+              [
+                'netns',
+                'exec',
+                sp.ns,
+                'sh',
+                '-c',
+                `for i in $(seq 50); do ss -Hltn sport = :${provokedPort} | grep -q . && exit 0; sleep 0.1; done; exit 1`,
+              ],
+              { tool: 'ss', timeoutMs: 10_000 },
+            );
+            await run(
+              'ip',
+              [
+                'netns',
+                'exec',
+                cp.ns,
+                'wrk',
+                '-t2',
+                '-c64',
+                '-d3s',
+                '-H',
+                'Connection: close',
+                `http://${sp.ip}:${provokedPort}/`,
+              ],
+              { tool: 'wrk', timeoutMs: 30_000 },
+            );
           } finally {
             await listener.stop();
           }
-          const tw = execFileSync('ip', ['netns', 'exec', sp.ns, 'ss', '-Htn', 'state', 'time-wait', `sport = :${provokedPort}`], { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+          const tw = execFileSync(
+            'ip',
+            ['netns', 'exec', sp.ns, 'ss', '-Htn', 'state', 'time-wait', `sport = :${provokedPort}`],
+            { encoding: 'utf8' },
+          )
+            .split('\n')
+            .filter(Boolean).length;
           t.diagnostic(`server TIME_WAIT sockets on :${provokedPort} before the run: ${tw}`);
           assert.ok(tw > 1000, `the provocation left ${tw} TIME_WAIT sockets`);
         },
@@ -85,14 +138,17 @@ test('short connections through a Service read like pod to pod after a pod-to-po
     assert.ok(report, 'a report');
     for (const r of report.rows) {
       assert.equal(r.status, 'succeeded', `${r.id}: ${r.error}`);
-      t.diagnostic(`${r.id}: ${r.value} ${r.unit} per round ${JSON.stringify(r.metrics[0]?.perRound)} ${r.warnings.map((w) => `[${w.code}] ${w.message}`).join(' ')}`);
+      t.diagnostic(
+        `${r.id}: ${r.value} ${r.unit} per round ${JSON.stringify(r.metrics[0]?.perRound)} ${r.warnings.map((w) => `[${w.code}] ${w.message}`).join(' ')}`,
+      );
     }
     const row = (id: string) => report.rows.find((r) => r.id === id);
     const direct = row('direct');
     const service = row('service');
     const provoked = row('provoked');
     assert.ok(direct?.value && service?.value, 'both rows have numbers');
-    for (const r of [direct, service]) assert.ok(!r.warnings.some((w) => w.code === 'connections-refused'), `${r.id}: ${JSON.stringify(r.warnings)}`);
+    for (const r of [direct, service])
+      assert.ok(!r.warnings.some((w) => w.code === 'connections-refused'), `${r.id}: ${JSON.stringify(r.warnings)}`);
     assert.ok((service.dnatConnections ?? 0) > 0, 'the Service row went through kube-proxy DNAT');
     const ratio = service.value / direct.value;
     t.diagnostic(`service / pod-to-pod = ${ratio.toFixed(3)}`);
@@ -102,8 +158,14 @@ test('short connections through a Service read like pod to pod after a pod-to-po
     assert.equal(provoked.value, null);
     assert.deepEqual(provoked.metrics, []);
     assert.equal(provoked.invalid.code, 'connections-refused');
-    assert.ok((provoked.invalid.counters['server.TcpExtPAWSTimewait'] ?? 0) > 0, JSON.stringify(provoked.invalid.counters));
-    assert.ok((provoked.invalid.counters['client.TcpExtTCPSynRetrans'] ?? 0) > 0, JSON.stringify(provoked.invalid.counters));
+    assert.ok(
+      (provoked.invalid.counters['server.TcpExtPAWSTimewait'] ?? 0) > 0,
+      JSON.stringify(provoked.invalid.counters),
+    );
+    assert.ok(
+      (provoked.invalid.counters['client.TcpExtTCPSynRetrans'] ?? 0) > 0,
+      JSON.stringify(provoked.invalid.counters),
+    );
     // Its own lab only: another lab may be running beside it.
     assert.deepEqual(labNamespaces(labId), []);
   } finally {

@@ -8,21 +8,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode, waitFor } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode, waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sig-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const longLab = () => startNode(CLI_MAIN, ['lab', '--nodes', '2', '--duration', '30', '--warmup', '0', '--db', join(tmp, 'lab.db')], { CNI_BENCH_LOG_LEVEL: 'info' });
+const longLab = () =>
+  startNode(CLI_MAIN, ['lab', '--nodes', '2', '--duration', '30', '--warmup', '0', '--db', join(tmp, 'lab.db')], {
+    CNI_BENCH_LOG_LEVEL: 'info',
+  });
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   test(`${signal} in the middle of a lab run leaves nothing behind`, { skip: notRoot, timeout: 120_000 }, async () => {
     const links = rootLinks();
     const rules = rootRules();
     const lab = longLab();
-    await waitFor('the run to be measuring', () => /"msg":"run started"/.test(lab.output()) && labProcesses().some((p) => /iperf3 -c/.test(p)), 60_000);
+    await waitFor(
+      'the run to be measuring',
+      () => /"msg":"run started"/.test(lab.output()) && labProcesses().some((p) => /iperf3 -c/.test(p)),
+      60_000,
+    );
     assert.ok(labNamespaces().length >= 5, 'lab namespaces exist while running');
     lab.child.kill(signal);
     const code = await lab.exited;

@@ -15,28 +15,53 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { compareRounds, type Comparison } from '../../report/significance.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../helpers/host-state.js';
-import { CLI_MAIN, startNode } from '../helpers/procs.js';
-import { notRoot } from '../helpers/root.js';
+import { type Comparison, compareRounds } from '../../report/significance.js';
+import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('lab sweep: iptables and nftables modes, steps verified on every node, compared', { skip: notRoot, timeout: 900_000 }, async (t) => {
+test('lab sweep: iptables and nftables modes, steps verified on every node, compared', {
+  skip: notRoot,
+  timeout: 900_000,
+}, async (t) => {
   const links = rootLinks();
   const rules = rootRules();
   const steps = [0, 3000, 6000];
   const rounds = 5;
-  const p = startNode(CLI_MAIN, ['lab', 'sweep', '--steps', steps.join(','), '--endpoints', '4', '--duration', '1', '--warmup', '0.5', '--rounds', String(rounds), '--json', '--db', join(tmp, 'lab.db')]);
+  const p = startNode(CLI_MAIN, [
+    'lab',
+    'sweep',
+    '--steps',
+    steps.join(','),
+    '--endpoints',
+    '4',
+    '--duration',
+    '1',
+    '--warmup',
+    '0.5',
+    '--rounds',
+    String(rounds),
+    '--json',
+    '--db',
+    join(tmp, 'lab.db'),
+  ]);
   const code = await p.exited;
   assert.equal(code, 0, p.output());
   const out = JSON.parse(p.stdout());
   const verdicts = new Map<string, Comparison>();
-  assert.deepEqual(out.runs.map((r: any) => r.mode), ['iptables (legacy)', 'nftables']);
+  assert.deepEqual(
+    out.runs.map((r: any) => r.mode),
+    ['iptables (legacy)', 'nftables'],
+  );
   for (const { mode, report } of out.runs) {
     assert.equal(report.run.state, 'succeeded', mode);
-    assert.deepEqual(report.sweep.steps.map((s: any) => s.services), steps);
+    assert.deepEqual(
+      report.sweep.steps.map((s: any) => s.services),
+      steps,
+    );
     for (const st of report.sweep.steps) {
       assert.equal(st.status, 'succeeded');
       assert.ok(st.programmingMs >= 0 && st.syncMs >= 0, JSON.stringify(st));
@@ -46,27 +71,44 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
     }
     // Keep-alive RPS, short-connection RPS and TCP_CRR at every step.
     assert.equal(report.sweep.series.length, 3);
-    for (const s of report.sweep.series) assert.ok(s.values.every((v: number | null) => v !== null && v > 0), `${mode} ${s.label}: ${s.values}`);
+    for (const s of report.sweep.series)
+      assert.ok(
+        s.values.every((v: number | null) => v !== null && v > 0),
+        `${mode} ${s.label}: ${s.values}`,
+      );
     const measured = report.rows.filter((r: any) => r.path === 'service');
     assert.equal(measured.length, steps.length * 3);
-    assert.ok(measured.every((r: any) => r.rounds === rounds), `${rounds} rounds per measurement`);
+    assert.ok(
+      measured.every((r: any) => r.rounds === rounds),
+      `${rounds} rounds per measurement`,
+    );
     for (const r of measured) {
       if (mode === 'nftables') assert.equal(r.dnatConnections, null, 'nftables mode has no per-rule counters');
       else assert.ok(r.dnatConnections > 0, `${r.measurement} did not cross the DNAT rules`);
     }
     assert.equal(report.cluster.client.dataplane.iptablesBackend, mode === 'nftables' ? 'nft' : 'legacy');
-    const shortAt = (step: number): number[] => measured.find((r: any) => r.step === step && /short-connection/.test(r.measurement))?.metrics[0].perRound ?? [];
+    const shortAt = (step: number): number[] =>
+      measured.find((r: any) => r.step === step && /short-connection/.test(r.measurement))?.metrics[0].perRound ?? [];
     const last = steps[steps.length - 1] as number;
-    for (const r of measured) t.diagnostic(`${mode} ${r.measurement} @${r.step}: ${r.metrics[0].perRound.map((v: number) => v.toFixed(0)).join(' ')}`);
+    for (const r of measured)
+      t.diagnostic(
+        `${mode} ${r.measurement} @${r.step}: ${r.metrics[0].perRound.map((v: number) => v.toFixed(0)).join(' ')}`,
+      );
     verdicts.set(mode, compareRounds(shortAt(0), shortAt(last), { higherIsBetter: true, noiseFloor: 0.15 }));
   }
-  for (const [mode, c] of verdicts) t.diagnostic(`${mode}: short-connection ${c.baseline.median.toFixed(0)} -> ${c.candidate.median.toFixed(0)} req/s (${(c.relDiff * 100).toFixed(1)}%), ${c.verdict}: ${c.reason}`);
+  for (const [mode, c] of verdicts)
+    t.diagnostic(
+      `${mode}: short-connection ${c.baseline.median.toFixed(0)} -> ${c.candidate.median.toFixed(0)} req/s (${(c.relDiff * 100).toFixed(1)}%), ${c.verdict}: ${c.reason}`,
+    );
   const ipt = verdicts.get('iptables (legacy)');
   const nft = verdicts.get('nftables');
   assert.equal(ipt?.verdict, 'worse', `iptables: ${ipt?.reason}`);
   assert.equal(nft?.verdict, 'within noise', `nftables: ${nft?.reason}`);
   // And the gap between the modes is itself clear: iptables keeps less of its step-0 rate than nftables by 10 points or more.
-  assert.ok((1 + (ipt?.relDiff ?? 0)) / (1 + (nft?.relDiff ?? 0)) < 0.9, `iptables kept ${((1 + (ipt?.relDiff ?? 0)) * 100).toFixed(0)}%, nftables ${((1 + (nft?.relDiff ?? 0)) * 100).toFixed(0)}%`);
+  assert.ok(
+    (1 + (ipt?.relDiff ?? 0)) / (1 + (nft?.relDiff ?? 0)) < 0.9,
+    `iptables kept ${((1 + (ipt?.relDiff ?? 0)) * 100).toFixed(0)}%, nftables ${((1 + (nft?.relDiff ?? 0)) * 100).toFixed(0)}%`,
+  );
   assert.equal(out.comparison.steps.length, steps.length);
   for (const s of out.comparison.series) assert.match(s.crossovers[0].text, /overtakes|is ahead of|within noise/);
   assert.deepEqual(labNamespaces(), []);

@@ -12,13 +12,20 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { credentials, makeGenericClientConstructor, Metadata, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
+import {
+  type ChannelCredentials,
+  type ChannelOptions,
+  credentials,
+  Metadata,
+  makeGenericClientConstructor,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { linkCredentials } from '../../agent/link-credentials.js';
-import { startCollector, type Collector } from '../../collector/index.js';
 import { collectorConfig } from '../../collector/config.js';
+import { type Collector, startCollector } from '../../collector/index.js';
 import { createLogger } from '../../core/log.js';
-import { AGENT_MAIN, freePort, getJson, startNode, stop, waitFor, type Proc } from '../helpers/procs.js';
+import { AGENT_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cnib-tls-'));
 const file = (name: string): string => join(dir, name);
@@ -33,14 +40,45 @@ function openssl(args: string[]): void {
 const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
 function makeCa(name: string): void {
-  openssl(['req', '-x509', ...EC, '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '1', '-subj', `/CN=${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl([
+    'req',
+    '-x509',
+    ...EC,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${name}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
 }
 
 function makeLeaf(name: string, ca: string, ext: string, subject = `/CN=${name}`): void {
   openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
   writeFileSync(file(`${name}.ext`), ext);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', `${name}.ext`]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${ca}.crt`,
+    '-CAkey',
+    `${ca}.key`,
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '1',
+    '-extfile',
+    `${name}.ext`,
+  ]);
 }
 
 before(() => {
@@ -61,18 +99,35 @@ after(async () => {
 
 function collectorWith(extra: Partial<Parameters<typeof collectorConfig>[0]>): Promise<Collector> {
   return startCollector(
-    collectorConfig({ grpcListen: '127.0.0.1:0', httpHost: '127.0.0.1', httpPort: 0, dbPath: ':memory:', heartbeatIntervalMs: 500, livenessTimeoutMs: 3000, ...extra }),
+    collectorConfig({
+      grpcListen: '127.0.0.1:0',
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      dbPath: ':memory:',
+      heartbeatIntervalMs: 500,
+      livenessTimeoutMs: 3000,
+      ...extra,
+    }),
     log,
   );
 }
 
 /** grpc.health.v1 Check over the given credentials: the status, or the error the channel gave. */
-async function healthCheck(address: string, creds: ChannelCredentials, options: ChannelOptions = {}): Promise<string | ServiceError> {
+async function healthCheck(
+  address: string,
+  creds: ChannelCredentials,
+  options: ChannelOptions = {},
+): Promise<string | ServiceError> {
   const Health = makeGenericClientConstructor(healthService, 'grpc.health.v1.Health');
   const client = new Health(address, creds, options) as any;
   try {
     return await new Promise((resolve) =>
-      client.check({ service: '' }, new Metadata(), { deadline: Date.now() + 5000 }, (e: ServiceError | null, r: { status: string }) => resolve(e ?? r.status)),
+      client.check(
+        { service: '' },
+        new Metadata(),
+        { deadline: Date.now() + 5000 },
+        (e: ServiceError | null, r: { status: string }) => resolve(e ?? r.status),
+      ),
     );
   } finally {
     client.close();
@@ -86,13 +141,27 @@ function assertRefused(r: string | ServiceError, why: string): void {
 
 async function startAgent(c: Collector, node: string, tlsArgs: string[]): Promise<Proc> {
   const port = await freePort();
-  const p = startNode(AGENT_MAIN, ['--collector', c.grpcAddress, '--node-name', node, '--pod-ip', '127.0.0.1', '--health-port', String(port), ...tlsArgs]);
+  const p = startNode(AGENT_MAIN, [
+    '--collector',
+    c.grpcAddress,
+    '--node-name',
+    node,
+    '--pod-ip',
+    '127.0.0.1',
+    '--health-port',
+    String(port),
+    ...tlsArgs,
+  ]);
   agents.push(p);
   return p;
 }
 
 async function waitConnected(c: Collector, node: string, agent: Proc): Promise<void> {
-  await waitFor(`agent ${node} connected over TLS`, () => c.registry.list().some((a) => a.info.nodeName === node && a.connected), 20_000).catch((err: Error) => {
+  await waitFor(
+    `agent ${node} connected over TLS`,
+    () => c.registry.list().some((a) => a.info.nodeName === node && a.connected),
+    20_000,
+  ).catch((err: Error) => {
     throw new Error(`${err.message}\nagent output:\n${agent.output()}`);
   });
 }
@@ -100,7 +169,11 @@ async function waitConnected(c: Collector, node: string, agent: Proc): Promise<v
 describe('gRPC over TLS with a bearer-token REST API', () => {
   let c: Collector;
   before(async () => {
-    c = await collectorWith({ tlsCertFile: file('server.crt'), tlsKeyFile: file('server.key'), restTokenFile: file('token') });
+    c = await collectorWith({
+      tlsCertFile: file('server.crt'),
+      tlsKeyFile: file('server.key'),
+      restTokenFile: file('token'),
+    });
   });
   after(() => c.close());
 
@@ -109,22 +182,40 @@ describe('gRPC over TLS with a bearer-token REST API', () => {
     await waitConnected(c, 'tls-a', agent);
     const { status, body } = await getJson(`${c.httpUrl}/v1/agents`, { headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(status, 200);
-    assert.ok(body.agents.some((a: any) => a.nodeName === 'tls-a' && a.connected), JSON.stringify(body));
+    assert.ok(
+      body.agents.some((a: any) => a.nodeName === 'tls-a' && a.connected),
+      JSON.stringify(body),
+    );
   });
 
   test('a plaintext client, and a TLS client that does not trust the CA, are refused', async () => {
     assertRefused(await healthCheck(c.grpcAddress, credentials.createInsecure()), 'plaintext');
     assertRefused(await healthCheck(c.grpcAddress, credentials.createSsl(null)), 'system roots only');
-    const other = linkCredentials({ tlsCaFile: file('other-ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' });
+    const other = linkCredentials({
+      tlsCaFile: file('other-ca.crt'),
+      tlsCertFile: '',
+      tlsKeyFile: '',
+      tlsServerName: '',
+    });
     assertRefused(await healthCheck(c.grpcAddress, other.credentials, other.options), 'wrong CA');
     const ok = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' });
     assert.equal(await healthCheck(c.grpcAddress, ok.credentials, ok.options), 'SERVING');
   });
 
   test('the server name override is what the certificate is checked against', async () => {
-    const asLocalhost = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: 'localhost' });
+    const asLocalhost = linkCredentials({
+      tlsCaFile: file('ca.crt'),
+      tlsCertFile: '',
+      tlsKeyFile: '',
+      tlsServerName: 'localhost',
+    });
     assert.equal(await healthCheck(c.grpcAddress, asLocalhost.credentials, asLocalhost.options), 'SERVING');
-    const wrong = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: 'collector.example' });
+    const wrong = linkCredentials({
+      tlsCaFile: file('ca.crt'),
+      tlsCertFile: '',
+      tlsKeyFile: '',
+      tlsServerName: 'collector.example',
+    });
     assertRefused(await healthCheck(c.grpcAddress, wrong.credentials, wrong.options), 'name not in the certificate');
   });
 
@@ -163,44 +254,81 @@ describe('gRPC over TLS with a bearer-token REST API', () => {
 describe('gRPC over mutual TLS', () => {
   let c: Collector;
   before(async () => {
-    c = await collectorWith({ tlsCertFile: file('server.crt'), tlsKeyFile: file('server.key'), tlsCaFile: file('ca.crt') });
+    c = await collectorWith({
+      tlsCertFile: file('server.crt'),
+      tlsKeyFile: file('server.key'),
+      tlsCaFile: file('ca.crt'),
+    });
   });
   after(() => c.close());
 
   test('an agent with its node\u2019s certificate the CA signed registers', async () => {
-    const agent = await startAgent(c, 'mtls-a', ['--tls-ca-file', file('ca.crt'), '--tls-cert-file', file('mtls-a.crt'), '--tls-key-file', file('mtls-a.key'), '--tls-server-name', 'localhost']);
+    const agent = await startAgent(c, 'mtls-a', [
+      '--tls-ca-file',
+      file('ca.crt'),
+      '--tls-cert-file',
+      file('mtls-a.crt'),
+      '--tls-key-file',
+      file('mtls-a.key'),
+      '--tls-server-name',
+      'localhost',
+    ]);
     await waitConnected(c, 'mtls-a', agent);
   });
 
   test('a client without a certificate, or with one from another CA, is refused', async () => {
     const noCert = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: '', tlsKeyFile: '', tlsServerName: '' });
     assertRefused(await healthCheck(c.grpcAddress, noCert.credentials, noCert.options), 'no client certificate');
-    const stranger = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: file('stranger.crt'), tlsKeyFile: file('stranger.key'), tlsServerName: '' });
-    assertRefused(await healthCheck(c.grpcAddress, stranger.credentials, stranger.options), 'client certificate from another CA');
+    const stranger = linkCredentials({
+      tlsCaFile: file('ca.crt'),
+      tlsCertFile: file('stranger.crt'),
+      tlsKeyFile: file('stranger.key'),
+      tlsServerName: '',
+    });
+    assertRefused(
+      await healthCheck(c.grpcAddress, stranger.credentials, stranger.options),
+      'client certificate from another CA',
+    );
     assertRefused(await healthCheck(c.grpcAddress, credentials.createInsecure()), 'plaintext');
-    const ok = linkCredentials({ tlsCaFile: file('ca.crt'), tlsCertFile: file('client.crt'), tlsKeyFile: file('client.key'), tlsServerName: '' });
+    const ok = linkCredentials({
+      tlsCaFile: file('ca.crt'),
+      tlsCertFile: file('client.crt'),
+      tlsKeyFile: file('client.key'),
+      tlsServerName: '',
+    });
     assert.equal(await healthCheck(c.grpcAddress, ok.credentials, ok.options), 'SERVING');
   });
 });
 
 test('REST over TLS: the token travels encrypted, a plaintext request gets no answer', async () => {
-  const c = await collectorWith({ tlsCertFile: file('server.crt'), tlsKeyFile: file('server.key'), restTokenFile: file('token'), restTls: 'true' });
+  const c = await collectorWith({
+    tlsCertFile: file('server.crt'),
+    tlsKeyFile: file('server.key'),
+    restTokenFile: file('token'),
+    restTls: 'true',
+  });
   try {
     assert.match(c.httpUrl, /^https:\/\//);
     const get = (path: string, token?: string): Promise<{ status: number; body: string }> =>
       new Promise((resolve, reject) => {
-        const req = httpsRequest(`${c.httpUrl}${path}`, { ca: readFileSync(file('ca.crt')), headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
-          let body = '';
-          res.on('data', (d) => (body += d));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        });
+        const req = httpsRequest(
+          `${c.httpUrl}${path}`,
+          { ca: readFileSync(file('ca.crt')), headers: token ? { authorization: `Bearer ${token}` } : {} },
+          (res) => {
+            let body = '';
+            res.on('data', (d) => (body += d));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
         req.on('error', reject);
         req.end();
       });
     assert.equal((await get('/v1/runs', TOKEN)).status, 200);
     assert.equal((await get('/v1/runs')).status, 401);
     assert.equal((await get('/healthz')).status, 200);
-    await assert.rejects(fetch(c.httpUrl.replace('https:', 'http:') + '/healthz', { signal: AbortSignal.timeout(5000) }));
+    await assert.rejects(
+      fetch(`${c.httpUrl.replace('https:', 'http:')}/healthz`, { signal: AbortSignal.timeout(5000) }),
+    );
   } finally {
     await c.close();
   }
@@ -208,11 +336,17 @@ test('REST over TLS: the token travels encrypted, a plaintext request gets no an
 
 test('a collector whose TLS or token file cannot be read does not start, and says which field and path', async () => {
   const missing = file('absent.pem');
-  await assert.rejects(collectorWith({ tlsCertFile: missing, tlsKeyFile: file('server.key') }), (err: Error & { code?: string }) => {
-    assert.equal(err.code, 'E_VALIDATION');
-    assert.ok(err.message.includes(`tlsCertFile: cannot read '${missing}'`), err.message);
-    return true;
-  });
+  await assert.rejects(
+    collectorWith({ tlsCertFile: missing, tlsKeyFile: file('server.key') }),
+    (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'E_VALIDATION');
+      assert.ok(err.message.includes(`tlsCertFile: cannot read '${missing}'`), err.message);
+      return true;
+    },
+  );
   writeFileSync(file('empty-token'), '\n');
-  await assert.rejects(collectorWith({ restTokenFile: file('empty-token') }), /restTokenFile: '.*empty-token' is empty/);
+  await assert.rejects(
+    collectorWith({ restTokenFile: file('empty-token') }),
+    /restTokenFile: '.*empty-token' is empty/,
+  );
 });

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix, relative, resolve } from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../helpers/fixtures.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
 
 const FLOOR = ['core', 'gen', 'report'];
 const ENTRIES = { agent: 'agent/index.ts', collector: 'collector/index.ts', lab: 'lab/index.ts' } as const;
@@ -72,7 +72,8 @@ function sources(): Map<string, string> {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) files.set(relative(repoRoot, p).split('\\').join('/'), readFileSync(p, 'utf8'));
+      else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
+        files.set(relative(repoRoot, p).split('\\').join('/'), readFileSync(p, 'utf8'));
     }
   };
   for (const folder of Object.keys(RULES)) walk(resolve(repoRoot, folder));
@@ -90,7 +91,11 @@ test('no source file imports across a module boundary', () => {
 test('every public entry exists and each folder with rules exists', () => {
   const files = sources();
   for (const entry of Object.values(ENTRIES)) assert.ok(files.has(entry), `${entry} missing`);
-  for (const folder of Object.keys(RULES)) assert.ok([...files.keys()].some((f) => f.startsWith(`${folder}/`)), `${folder}/ has no sources`);
+  for (const folder of Object.keys(RULES))
+    assert.ok(
+      [...files.keys()].some((f) => f.startsWith(`${folder}/`)),
+      `${folder}/ has no sources`,
+    );
 });
 
 test('the checker catches each kind of crossing', () => {
@@ -106,9 +111,16 @@ test('the checker catches each kind of crossing', () => {
   ]);
   const found = violations(cases);
   assert.equal(found.length, cases.size, found.join('\n'));
-  for (const file of cases.keys()) assert.ok(found.some((v) => v.startsWith(`${file} imports `)), `${file} not caught`);
+  for (const file of cases.keys())
+    assert.ok(
+      found.some((v) => v.startsWith(`${file} imports `)),
+      `${file} not caught`,
+    );
   const fine = new Map([
-    ['lab/x.ts', "import { startCollector } from '../collector/index.js';\nimport { AGENT_MAIN } from '../agent/index.js';"],
+    [
+      'lab/x.ts',
+      "import { startCollector } from '../collector/index.js';\nimport { AGENT_MAIN } from '../agent/index.js';",
+    ],
     ['cli/x.ts', "import type { ReportModel } from '../report/report.js';\nimport { Lab } from '../lab/index.js';"],
     ['agent/x.ts', "import { run } from '../core/process.js';\nimport { x } from './y.js';"],
   ]);
@@ -116,5 +128,8 @@ test('the checker catches each kind of crossing', () => {
 });
 
 test('importsOf resolves relative specifiers to repository paths', () => {
-  assert.deepEqual(importsOf('lab/a/b.ts', "import { x } from '../../core/errors.js';\nimport type { Y } from './c.js';"), ['core/errors.ts', 'lab/a/c.ts']);
+  assert.deepEqual(
+    importsOf('lab/a/b.ts', "import { x } from '../../core/errors.js';\nimport type { Y } from './c.js';"),
+    ['core/errors.ts', 'lab/a/c.ts'],
+  );
 });

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -16,16 +16,28 @@ import { parse, parseAllDocuments } from 'yaml';
 import { AGENT_ENV, loadAgentConfig } from '../../agent/config.js';
 import { AGENT_NODE_FLAGS } from '../../agent/node-flags.js';
 import { COLLECTOR_ENV, loadCollectorConfig } from '../../collector/config.js';
-import { COLLECTOR_API_CALLS, type ApiCall, type Scope } from '../../collector/kubernetes/permissions.js';
-import { repoRoot } from '../helpers/fixtures.js';
+import { type ApiCall, COLLECTOR_API_CALLS, type Scope } from '../../collector/kubernetes/permissions.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
 
 type Obj = Record<string, any>;
-interface Doc { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels: Record<string, string> }; [k: string]: any }
-interface Render { set?: string[]; values?: string[]; release?: string; namespace?: string }
+interface Doc {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels: Record<string, string> };
+  [k: string]: any;
+}
+interface Render {
+  set?: string[];
+  values?: string[];
+  release?: string;
+  namespace?: string;
+}
 
 const chart = join(repoRoot, 'deploy/helm/cni-bench-agent');
 const valuesDir = join(repoRoot, 'test/fixtures/helm-values');
-const valuesFiles = readdirSync(valuesDir).filter((f) => f.endsWith('.yaml')).sort();
+const valuesFiles = readdirSync(valuesDir)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 const helmBin = join(process.env.CNI_BENCH_TOOLS_DIR ?? '/var/cache/cni-bench/tools', 'bin', 'helm');
 const NS = 'bench';
 const RELEASE = 'cni-bench-agent';
@@ -43,9 +55,18 @@ const helmEnv = {
 };
 
 function helm(args: string[]): { code: number; stdout: string; stderr: string } {
-  assert.ok(existsSync(helmBin), `helm not found at ${helmBin}: build it with scripts/build-control-plane.sh (CNI_BENCH_CP_TOOLS=helm), or set CNI_BENCH_TOOLS_DIR to a folder holding bin/helm`);
+  assert.ok(
+    existsSync(helmBin),
+    `helm not found at ${helmBin}: build it with scripts/build-control-plane.sh (CNI_BENCH_CP_TOOLS=helm), or set CNI_BENCH_TOOLS_DIR to a folder holding bin/helm`,
+  );
   try {
-    const stdout = execFileSync(helmBin, args, { env: helmEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000, maxBuffer: 16 << 20 });
+    const stdout = execFileSync(helmBin, args, {
+      env: helmEnv,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+      maxBuffer: 16 << 20,
+    });
     return { code: 0, stdout, stderr: '' };
   } catch (err) {
     const e = err as { status?: number | null; stdout?: string; stderr?: string };
@@ -56,7 +77,11 @@ function helm(args: string[]): { code: number; stdout: string; stderr: string } 
 
 function templateArgs(r: Render): string[] {
   return [
-    'template', r.release ?? RELEASE, chart, '--namespace', r.namespace ?? NS,
+    'template',
+    r.release ?? RELEASE,
+    chart,
+    '--namespace',
+    r.namespace ?? NS,
     ...(r.values ?? []).flatMap((f) => ['--values', join(valuesDir, f)]),
     ...(r.set ?? []).flatMap((s) => ['--set', s]),
   ];
@@ -86,11 +111,16 @@ function all(docs: Doc[], kind: string): Doc[] {
 
 function one(docs: Doc[], kind: string, name: string): Doc {
   const found = docs.filter((d) => d.kind === kind && d.metadata.name === name);
-  assert.equal(found.length, 1, `${kind}/${name} (rendered: ${docs.map((d) => `${d.kind}/${d.metadata.name}`).join(', ')})`);
+  assert.equal(
+    found.length,
+    1,
+    `${kind}/${name} (rendered: ${docs.map((d) => `${d.kind}/${d.metadata.name}`).join(', ')})`,
+  );
   return found[0]!;
 }
 
-const podOf = (docs: Doc[], kind: 'DaemonSet' | 'Deployment', name: string): Obj => one(docs, kind, name).spec.template.spec;
+const podOf = (docs: Doc[], kind: 'DaemonSet' | 'Deployment', name: string): Obj =>
+  one(docs, kind, name).spec.template.spec;
 const agentPod = (docs: Doc[], prefix = 'cni-bench'): Obj => podOf(docs, 'DaemonSet', `${prefix}-agent`);
 const collectorPod = (docs: Doc[], prefix = 'cni-bench'): Obj => podOf(docs, 'Deployment', `${prefix}-collector`);
 const envValue = (c: Obj, name: string): string | undefined => c.env.find((e: Obj) => e.name === name)?.value;
@@ -122,7 +152,10 @@ function assertMountedFile(pod: Obj, c: Obj, envName: string, volume: string): v
   const mount = (c.volumeMounts as Obj[]).find((m) => file.startsWith(`${m.mountPath}/`));
   assert.equal(mount?.name, volume, `${c.name}: ${envName}=${file} is not in volume ${volume}`);
   assert.equal(mount.readOnly, true, `${c.name}: ${volume} is mounted read-write`);
-  assert.ok((pod.volumes as Obj[]).some((v) => v.name === volume), `pod has no volume ${volume}`);
+  assert.ok(
+    (pod.volumes as Obj[]).some((v) => v.name === volume),
+    `pod has no volume ${volume}`,
+  );
 }
 
 const volume = (pod: Obj, name: string): Obj => (pod.volumes as Obj[]).find((v) => v.name === name)!;
@@ -153,11 +186,24 @@ test('the agent DaemonSet is on the pod network, on every node, with the capabil
   assert.deepEqual(volume(pod, 'xtables-lock').hostPath, { path: '/run/xtables.lock', type: 'FileOrCreate' });
   assert.equal(c.volumeMounts.find((m: Obj) => m.mountPath === '/tmp').name, 'tmp');
   assert.deepEqual(volume(pod, 'tmp').emptyDir, {});
-  assert.deepEqual(c.args, [...AGENT_NODE_FLAGS, '/opt/cni-bench/dist/agent/main.js'], 'the agent Node flags the lab and the bench measure');
-  assert.deepEqual(agentPod(render({ set: ['agent.nodeFlags=null'] })).containers[0].args, ['/opt/cni-bench/dist/agent/main.js']);
+  assert.deepEqual(
+    c.args,
+    [...AGENT_NODE_FLAGS, '/opt/cni-bench/dist/agent/main.js'],
+    'the agent Node flags the lab and the bench measure',
+  );
+  assert.deepEqual(agentPod(render({ set: ['agent.nodeFlags=null'] })).containers[0].args, [
+    '/opt/cni-bench/dist/agent/main.js',
+  ]);
 
-  const downward = Object.fromEntries((c.env as Obj[]).filter((e) => e.valueFrom).map((e) => [e.valueFrom.fieldRef.fieldPath, e.name]));
-  assert.deepEqual(downward, { 'spec.nodeName': AGENT_ENV.nodeName, 'metadata.name': AGENT_ENV.podName, 'status.podIP': AGENT_ENV.podIp, 'status.hostIP': AGENT_ENV.hostIp });
+  const downward = Object.fromEntries(
+    (c.env as Obj[]).filter((e) => e.valueFrom).map((e) => [e.valueFrom.fieldRef.fieldPath, e.name]),
+  );
+  assert.deepEqual(downward, {
+    'spec.nodeName': AGENT_ENV.nodeName,
+    'metadata.name': AGENT_ENV.podName,
+    'status.podIP': AGENT_ENV.podIp,
+    'status.hostIP': AGENT_ENV.hostIp,
+  });
   const config = loadAgentConfig([], envOf(c, AGENT_ENV, 'agent'));
   const svc = one(docs, 'Service', 'cni-bench-collector');
   const grpc = svc.spec.ports.find((p: Obj) => p.name === 'grpc').port;
@@ -166,7 +212,8 @@ test('the agent DaemonSet is on the pod network, on every node, with the capabil
   assert.equal(config.hostNetns, '/proc/1/ns/net');
   assert.equal(c.ports.find((p: Obj) => p.name === 'health').containerPort, config.healthPort);
   assert.equal(config.tlsServerName, `cni-bench-collector.${NS}.svc`, 'the name the collector certificate carries');
-  for (const name of ['CNI_BENCH_TLS_CA_FILE', 'CNI_BENCH_TLS_CERT_FILE', 'CNI_BENCH_TLS_KEY_FILE']) assertMountedFile(pod, c, name, 'tls');
+  for (const name of ['CNI_BENCH_TLS_CA_FILE', 'CNI_BENCH_TLS_CERT_FILE', 'CNI_BENCH_TLS_KEY_FILE'])
+    assertMountedFile(pod, c, name, 'tls');
 });
 
 test('the collector runs as non-root with no capabilities and in-cluster config that finds the agents', () => {
@@ -176,15 +223,28 @@ test('the collector runs as non-root with no capabilities and in-cluster config 
   const c = pod.containers[0] as Obj;
   assert.equal(deploy.spec.replicas, 1);
   assert.equal(deploy.spec.strategy.type, 'Recreate');
-  assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } });
-  assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+  assert.deepEqual(pod.securityContext, {
+    runAsNonRoot: true,
+    runAsUser: 1000,
+    runAsGroup: 1000,
+    fsGroup: 1000,
+    seccompProfile: { type: 'RuntimeDefault' },
+  });
+  assert.deepEqual(c.securityContext, {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'] },
+  });
   assert.equal(pod.automountServiceAccountToken, true);
 
   const config = loadCollectorConfig([], envOf(c, COLLECTOR_ENV, 'collector'));
   assert.equal(config.kubernetes, 'in-cluster');
   assert.equal(config.namespace, NS);
   assert.equal(config.sweepNamespace, `${RELEASE}-sweep`);
-  assert.ok(config.tlsCertFile && config.tlsKeyFile && config.tlsCaFile, 'mTLS: certificate, key and the CA agents are checked against');
+  assert.ok(
+    config.tlsCertFile && config.tlsKeyFile && config.tlsCaFile,
+    'mTLS: certificate, key and the CA agents are checked against',
+  );
   const agentDs = one(docs, 'DaemonSet', 'cni-bench-agent');
   const selector = Object.fromEntries(config.agentSelector.split(',').map((kv) => kv.split('=')));
   assert.deepEqual(selector, agentDs.spec.selector.matchLabels, 'CNI_BENCH_AGENT_SELECTOR is the DaemonSet selector');
@@ -194,12 +254,23 @@ test('the collector runs as non-root with no capabilities and in-cluster config 
   const port = (n: string): number => c.ports.find((p: Obj) => p.name === n).containerPort;
   assert.equal(port('grpc'), Number(config.grpcListen.split(':').at(-1)));
   assert.equal(port('http'), config.httpPort);
-  assert.deepEqual(svc.spec.ports.map((p: Obj) => [p.name, p.port]), [['grpc', 7070], ['http', 8080]]);
-  for (const [k, v] of Object.entries(svc.spec.selector as Record<string, string>)) assert.equal(deploy.spec.template.metadata.labels[k], v, `Service selector ${k}`);
-  assert.deepEqual(one(docs, 'PodDisruptionBudget', 'cni-bench-collector').spec.selector.matchLabels, deploy.spec.selector.matchLabels);
+  assert.deepEqual(
+    svc.spec.ports.map((p: Obj) => [p.name, p.port]),
+    [
+      ['grpc', 7070],
+      ['http', 8080],
+    ],
+  );
+  for (const [k, v] of Object.entries(svc.spec.selector as Record<string, string>))
+    assert.equal(deploy.spec.template.metadata.labels[k], v, `Service selector ${k}`);
+  assert.deepEqual(
+    one(docs, 'PodDisruptionBudget', 'cni-bench-collector').spec.selector.matchLabels,
+    deploy.spec.selector.matchLabels,
+  );
   assert.deepEqual(volume(pod, 'store'), { name: 'store', emptyDir: {} });
   assertMountedFile(pod, c, 'CNI_BENCH_REST_TOKEN_FILE', 'rest-token');
-  for (const name of ['CNI_BENCH_TLS_CA_FILE', 'CNI_BENCH_TLS_CERT_FILE', 'CNI_BENCH_TLS_KEY_FILE']) assertMountedFile(pod, c, name, 'tls');
+  for (const name of ['CNI_BENCH_TLS_CA_FILE', 'CNI_BENCH_TLS_CERT_FILE', 'CNI_BENCH_TLS_KEY_FILE'])
+    assertMountedFile(pod, c, name, 'tls');
 });
 
 test('every env var in every rendering is one the binary reads, and every object carries the chart labels', async (t) => {
@@ -226,18 +297,33 @@ function rbacRules(docs: Doc[]): string[] {
   const roles = docs.filter((d) => d.kind === 'Role' || d.kind === 'ClusterRole');
   for (const b of docs.filter((d) => d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding')) {
     const roleKind = b.kind === 'RoleBinding' ? 'Role' : 'ClusterRole';
-    assert.deepEqual(b.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: b.metadata.name }, `${b.kind}/${b.metadata.name}`);
-    assert.ok(roles.some((r) => r.kind === roleKind && r.metadata.name === b.metadata.name && r.metadata.namespace === b.metadata.namespace), `${b.kind}/${b.metadata.name} binds a role that is not rendered`);
+    assert.deepEqual(
+      b.roleRef,
+      { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: b.metadata.name },
+      `${b.kind}/${b.metadata.name}`,
+    );
+    assert.ok(
+      roles.some(
+        (r) =>
+          r.kind === roleKind && r.metadata.name === b.metadata.name && r.metadata.namespace === b.metadata.namespace,
+      ),
+      `${b.kind}/${b.metadata.name} binds a role that is not rendered`,
+    );
     assert.deepEqual(b.subjects, [{ kind: 'ServiceAccount', name: 'cni-bench-collector', namespace: NS }]);
   }
   assert.equal(roles.length, docs.filter((d) => d.kind.endsWith('Binding')).length, 'one binding per role');
-  return roles.flatMap((r) =>
-    (r.rules as Obj[]).flatMap((rule) =>
-      (rule.apiGroups as string[]).flatMap((g) =>
-        (rule.resources as string[]).map((res) => `${r.kind} ${r.metadata.namespace ?? '-'}: ${g}/${res}${rule.resourceNames ? `[${rule.resourceNames.join(',')}]` : ''} ${rule.verbs.join(',')}`),
+  return roles
+    .flatMap((r) =>
+      (r.rules as Obj[]).flatMap((rule) =>
+        (rule.apiGroups as string[]).flatMap((g) =>
+          (rule.resources as string[]).map(
+            (res) =>
+              `${r.kind} ${r.metadata.namespace ?? '-'}: ${g}/${res}${rule.resourceNames ? `[${rule.resourceNames.join(',')}]` : ''} ${rule.verbs.join(',')}`,
+          ),
+        ),
       ),
-    ),
-  ).sort();
+    )
+    .sort();
 }
 
 const baseRules = [
@@ -249,42 +335,73 @@ const baseRules = [
 
 /** Whether the rendered RBAC lets the collector make this call (the chart's toggles at their rendered values). */
 function grants(docs: Doc[], call: ApiCall, ciliumNs = 'kube-system'): boolean {
-  const ns: Record<Scope, string | undefined> = { own: NS, sweep: `${RELEASE}-sweep`, cilium: ciliumNs, 'kube-system': 'kube-system', cluster: undefined };
-  const roles = docs.filter((d) => (call.scope === 'cluster' ? d.kind === 'ClusterRole' : d.kind === 'Role' && d.metadata.namespace === ns[call.scope]));
+  const ns: Record<Scope, string | undefined> = {
+    own: NS,
+    sweep: `${RELEASE}-sweep`,
+    cilium: ciliumNs,
+    'kube-system': 'kube-system',
+    cluster: undefined,
+  };
+  const roles = docs.filter((d) =>
+    call.scope === 'cluster' ? d.kind === 'ClusterRole' : d.kind === 'Role' && d.metadata.namespace === ns[call.scope],
+  );
   return roles.some((r) =>
-    (r.rules as Obj[]).some((rule) =>
-      rule.apiGroups.includes(call.group) && rule.resources.includes(call.resource) && rule.verbs.includes(call.verb) &&
-      (!rule.resourceNames || (call.name !== undefined && rule.resourceNames.includes(call.name)))),
+    (r.rules as Obj[]).some(
+      (rule) =>
+        rule.apiGroups.includes(call.group) &&
+        rule.resources.includes(call.resource) &&
+        rule.verbs.includes(call.verb) &&
+        (!rule.resourceNames || (call.name !== undefined && rule.resourceNames.includes(call.name))),
+    ),
   );
 }
-const callName = (c: ApiCall): string => `${c.verb} ${c.group}/${c.resource}${c.name ? `/${c.name}` : ''} in ${c.scope} (${c.by})`;
+const callName = (c: ApiCall): string =>
+  `${c.verb} ${c.group}/${c.resource}${c.name ? `/${c.name}` : ''} in ${c.scope} (${c.by})`;
 
 test('RBAC by default is what the collector calls and nothing else', () => {
   const docs = render();
-  assert.deepEqual(rbacRules(docs), [
-    ...baseRules,
-    `Role ${NS}: networking.k8s.io/networkpolicies get,list,create,delete`,
-    `Role ${RELEASE}-sweep: /services get,list,create,delete`,
-    `Role ${RELEASE}-sweep: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
-    'Role kube-system: /configmaps[cilium-config] get',
-    'Role kube-system: /configmaps[kube-proxy] get',
-  ].sort());
-  assert.equal(all(docs, 'Namespace').map((n) => n.metadata.name).join(), `${RELEASE}-sweep`);
-  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle !== 'rbac.ciliumConfig.write')) assert.ok(grants(docs, c), `not granted: ${callName(c)}`);
-  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.ciliumConfig.write')) assert.ok(!grants(docs, c), `granted by default: ${callName(c)}`);
+  assert.deepEqual(
+    rbacRules(docs),
+    [
+      ...baseRules,
+      `Role ${NS}: networking.k8s.io/networkpolicies get,list,create,delete`,
+      `Role ${RELEASE}-sweep: /services get,list,create,delete`,
+      `Role ${RELEASE}-sweep: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
+      'Role kube-system: /configmaps[cilium-config] get',
+      'Role kube-system: /configmaps[kube-proxy] get',
+    ].sort(),
+  );
+  assert.equal(
+    all(docs, 'Namespace')
+      .map((n) => n.metadata.name)
+      .join(),
+    `${RELEASE}-sweep`,
+  );
+  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle !== 'rbac.ciliumConfig.write'))
+    assert.ok(grants(docs, c), `not granted: ${callName(c)}`);
+  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.ciliumConfig.write'))
+    assert.ok(!grants(docs, c), `granted by default: ${callName(c)}`);
 });
 
 test('RBAC toggles: all off leaves the base rules; create=false leaves none; ciliumConfig.write adds patch and update by name', () => {
   const minimal = render({ values: ['minimal-rbac.yaml'] });
   assert.deepEqual(rbacRules(minimal), [...baseRules].sort());
-  for (const c of COLLECTOR_API_CALLS) assert.equal(grants(minimal, c), c.toggle === undefined, `${c.toggle ?? 'untoggled'}: ${callName(c)}`);
+  for (const c of COLLECTOR_API_CALLS)
+    assert.equal(grants(minimal, c), c.toggle === undefined, `${c.toggle ?? 'untoggled'}: ${callName(c)}`);
   assert.equal(all(minimal, 'Namespace').length, 0, 'no sweep namespace');
   assert.equal(envValue(collectorPod(minimal).containers[0], 'CNI_BENCH_SWEEP_NAMESPACE'), `${RELEASE}-sweep`);
   const none = render({ set: ['rbac.create=false'] });
-  assert.deepEqual(none.filter((d) => d.apiVersion.startsWith('rbac.') || d.kind === 'Namespace'), []);
+  assert.deepEqual(
+    none.filter((d) => d.apiVersion.startsWith('rbac.') || d.kind === 'Namespace'),
+    [],
+  );
   const write = render({ set: ['rbac.ciliumConfig.write=true', 'rbac.ciliumConfig.namespace=cilium'] });
-  assert.ok(rbacRules(write).includes('Role cilium: /configmaps[cilium-config] get,patch,update'), rbacRules(write).join('\n'));
-  for (const c of COLLECTOR_API_CALLS.filter((x) => x.scope === 'cilium')) assert.ok(grants(write, c, 'cilium'), callName(c));
+  assert.ok(
+    rbacRules(write).includes('Role cilium: /configmaps[cilium-config] get,patch,update'),
+    rbacRules(write).join('\n'),
+  );
+  for (const c of COLLECTOR_API_CALLS.filter((x) => x.scope === 'cilium'))
+    assert.ok(grants(write, c, 'cilium'), callName(c));
   for (const docs of [minimal, write, render({ values: ['monitoring.yaml'] })]) {
     for (const rule of rbacRules(docs)) {
       assert.doesNotMatch(rule, /secrets|pods\/exec|\*/, rule);
@@ -303,14 +420,25 @@ test('tls.mode generate: one Secret with a CA, the collector server certificate 
   const agent = agentPod(docs);
   assert.equal(ca.ca, true);
   assert.ok(server.verify(ca.publicKey) && client.verify(ca.publicKey), 'both certificates are signed by the CA');
-  assert.equal(server.checkHost(envValue(agent.containers[0], 'CNI_BENCH_TLS_SERVER_NAME')!), `cni-bench-collector.${NS}.svc`);
-  assert.ok(server.checkPrivateKey(createPrivateKey(pem('tls.key'))) && client.checkPrivateKey(createPrivateKey(pem('client.key'))));
+  assert.equal(
+    server.checkHost(envValue(agent.containers[0], 'CNI_BENCH_TLS_SERVER_NAME')!),
+    `cni-bench-collector.${NS}.svc`,
+  );
+  assert.ok(
+    server.checkPrivateKey(createPrivateKey(pem('tls.key'))) &&
+      client.checkPrivateKey(createPrivateKey(pem('client.key'))),
+  );
   assert.match(client.subject, /CN=cni-bench-agent/);
   assert.deepEqual(volume(agent, 'tls').secret.items, [
-    { key: 'ca.crt', path: 'ca.crt' }, { key: 'client.crt', path: 'tls.crt' }, { key: 'client.key', path: 'tls.key' },
+    { key: 'ca.crt', path: 'ca.crt' },
+    { key: 'client.crt', path: 'tls.crt' },
+    { key: 'client.key', path: 'tls.key' },
   ]);
   assert.equal(volume(collectorPod(docs), 'tls').secret.secretName, 'cni-bench-tls');
-  assert.deepEqual(volume(collectorPod(docs), 'tls').secret.items.map((i: Obj) => i.key), ['ca.crt', 'tls.crt', 'tls.key']);
+  assert.deepEqual(
+    volume(collectorPod(docs), 'tls').secret.items.map((i: Obj) => i.key),
+    ['ca.crt', 'tls.crt', 'tls.key'],
+  );
 });
 
 test('tls.mode provided mounts the Secrets named in values and generates none', () => {
@@ -318,8 +446,15 @@ test('tls.mode provided mounts the Secrets named in values and generates none', 
   assert.deepEqual(all(docs, 'Secret'), []);
   assert.equal(volume(collectorPod(docs), 'tls').secret.secretName, 'bench-collector-tls');
   assert.equal(volume(agentPod(docs), 'tls').secret.secretName, 'bench-agent-tls');
-  assert.deepEqual(volume(agentPod(docs), 'tls').secret.items.map((i: Obj) => i.key), ['ca.crt', 'tls.crt', 'tls.key']);
-  assert.deepEqual(volume(collectorPod(docs), 'rest-token').secret, { secretName: 'bench-rest', defaultMode: 288, items: [{ key: 'bearer', path: 'token' }] });
+  assert.deepEqual(
+    volume(agentPod(docs), 'tls').secret.items.map((i: Obj) => i.key),
+    ['ca.crt', 'tls.crt', 'tls.key'],
+  );
+  assert.deepEqual(volume(collectorPod(docs), 'rest-token').secret, {
+    secretName: 'bench-rest',
+    defaultMode: 288,
+    items: [{ key: 'bearer', path: 'token' }],
+  });
   const shared = render({ set: ['tls.mode=provided', 'tls.existingSecret=shared-tls'] });
   assert.equal(volume(agentPod(shared), 'tls').secret.secretName, 'shared-tls', 'agents fall back to existingSecret');
   const missing = helm(templateArgs({ set: ['tls.mode=provided'] }));
@@ -329,8 +464,14 @@ test('tls.mode provided mounts the Secrets named in values and generates none', 
 
 test('tls.mode certManager: a self-signed CA Issuer chain and one Certificate per component, their Secrets mounted', () => {
   const docs = render({ values: ['cert-manager.yaml'] });
-  for (const d of [...all(docs, 'Issuer'), ...all(docs, 'Certificate')]) assert.equal(d.apiVersion, 'cert-manager.io/v1');
-  assert.deepEqual(all(docs, 'Issuer').map((i) => i.metadata.name).sort(), ['cni-bench-ca', 'cni-bench-selfsigned']);
+  for (const d of [...all(docs, 'Issuer'), ...all(docs, 'Certificate')])
+    assert.equal(d.apiVersion, 'cert-manager.io/v1');
+  assert.deepEqual(
+    all(docs, 'Issuer')
+      .map((i) => i.metadata.name)
+      .sort(),
+    ['cni-bench-ca', 'cni-bench-selfsigned'],
+  );
   const server = one(docs, 'Certificate', 'cni-bench-collector-tls').spec;
   const client = one(docs, 'Certificate', 'cni-bench-agent-tls').spec;
   assert.ok(server.dnsNames.includes(envValue(agentPod(docs).containers[0], 'CNI_BENCH_TLS_SERVER_NAME')));
@@ -338,22 +479,42 @@ test('tls.mode certManager: a self-signed CA Issuer chain and one Certificate pe
   assert.equal(server.duration, '720h');
   assert.equal(volume(collectorPod(docs), 'tls').secret.secretName, server.secretName);
   assert.equal(volume(agentPod(docs), 'tls').secret.secretName, client.secretName);
-  assert.equal(all(docs, 'Secret').map((s) => s.metadata.name).join(), 'cni-bench-rest-token', 'no generated TLS Secret');
-  const external = render({ values: ['cert-manager.yaml'], set: ['tls.certManager.issuerRef.name=corp-ca', 'tls.certManager.issuerRef.kind=ClusterIssuer'] });
+  assert.equal(
+    all(docs, 'Secret')
+      .map((s) => s.metadata.name)
+      .join(),
+    'cni-bench-rest-token',
+    'no generated TLS Secret',
+  );
+  const external = render({
+    values: ['cert-manager.yaml'],
+    set: ['tls.certManager.issuerRef.name=corp-ca', 'tls.certManager.issuerRef.kind=ClusterIssuer'],
+  });
   assert.deepEqual(all(external, 'Issuer'), []);
-  for (const cert of all(external, 'Certificate')) assert.deepEqual(cert.spec.issuerRef, { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' });
+  for (const cert of all(external, 'Certificate'))
+    assert.deepEqual(cert.spec.issuerRef, { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' });
 });
 
 test('tls.mode disabled: no TLS env, volume or Secret; the liveness probe is gRPC', () => {
   const docs = render({ set: ['tls.mode=disabled'] });
   for (const c of [agentPod(docs).containers[0], collectorPod(docs).containers[0]]) {
-    assert.deepEqual((c.env as Obj[]).filter((e) => e.name.startsWith('CNI_BENCH_TLS_')), [], c.name);
+    assert.deepEqual(
+      (c.env as Obj[]).filter((e) => e.name.startsWith('CNI_BENCH_TLS_')),
+      [],
+      c.name,
+    );
     assert.ok(!c.volumeMounts.some((m: Obj) => m.name === 'tls'), c.name);
   }
   assert.equal(loadAgentConfig([], envOf(agentPod(docs).containers[0], AGENT_ENV, 'agent')).tlsCaFile, '');
-  assert.equal(loadCollectorConfig([], envOf(collectorPod(docs).containers[0], COLLECTOR_ENV, 'collector')).tlsCertFile, '');
+  assert.equal(
+    loadCollectorConfig([], envOf(collectorPod(docs).containers[0], COLLECTOR_ENV, 'collector')).tlsCertFile,
+    '',
+  );
   assert.deepEqual(collectorPod(docs).containers[0].livenessProbe.grpc, { port: 7070 });
-  assert.deepEqual(all(docs, 'Secret').map((s) => s.metadata.name), ['cni-bench-rest-token']);
+  assert.deepEqual(
+    all(docs, 'Secret').map((s) => s.metadata.name),
+    ['cni-bench-rest-token'],
+  );
 });
 
 test('the REST token is a generated 32-character Secret the collector reads as a file', () => {
@@ -380,10 +541,19 @@ test('monitoring.yaml: ServiceMonitor, PodMonitor, the chart NetworkPolicies and
   assert.equal(pm.spec.podMetricsEndpoints[0].interval, '15s');
 
   const values = parse(readFileSync(join(valuesDir, 'monitoring.yaml'), 'utf8')) as Obj;
-  const [grpcRule, httpRule, collectorMetrics, ...moreCollector] = one(docs, 'NetworkPolicy', 'cni-bench-collector').spec.ingress;
-  assert.deepEqual(grpcRule, { from: [{ podSelector: { matchLabels: agentLabels } }], ports: [{ port: 'grpc', protocol: 'TCP' }] });
-  assert.deepEqual(httpRule.from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
-  assert.deepEqual(collectorMetrics, { from: values.networkPolicy.metricsFrom, ports: [{ port: 'http', protocol: 'TCP' }] });
+  const [grpcRule, httpRule, collectorMetrics, ...moreCollector] = one(docs, 'NetworkPolicy', 'cni-bench-collector')
+    .spec.ingress;
+  assert.deepEqual(grpcRule, {
+    from: [{ podSelector: { matchLabels: agentLabels } }],
+    ports: [{ port: 'grpc', protocol: 'TCP' }],
+  });
+  assert.deepEqual(httpRule.from, [
+    { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+  ]);
+  assert.deepEqual(collectorMetrics, {
+    from: values.networkPolicy.metricsFrom,
+    ports: [{ port: 'http', protocol: 'TCP' }],
+  });
   assert.deepEqual(moreCollector, []);
   assert.deepEqual(one(docs, 'NetworkPolicy', 'cni-bench-agent').spec.ingress, [
     { from: [{ podSelector: { matchLabels: agentLabels } }] },
@@ -392,15 +562,22 @@ test('monitoring.yaml: ServiceMonitor, PodMonitor, the chart NetworkPolicies and
 
   const pvc = one(docs, 'PersistentVolumeClaim', 'cni-bench-collector-store');
   assert.deepEqual([pvc.spec.storageClassName, pvc.spec.resources.requests.storage], ['fast-ssd', '5Gi']);
-  assert.deepEqual(volume(collectorPod(docs), 'store').persistentVolumeClaim, { claimName: 'cni-bench-collector-store' });
+  assert.deepEqual(volume(collectorPod(docs), 'store').persistentVolumeClaim, {
+    claimName: 'cni-bench-collector-store',
+  });
 });
 
 test('networkPolicy.metricsFrom: by default Prometheus pods reach only the metrics ports; [] lets no scraper in', () => {
-  const prometheus = [{ namespaceSelector: {}, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }];
+  const prometheus = [
+    { namespaceSelector: {}, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } },
+  ];
   const docs = render({ set: ['networkPolicy.enabled=true'] });
   const agentPorts = (agentPod(docs).containers[0].ports as Obj[]).map((p) => p.name);
   const collectorPorts = (collectorPod(docs).containers[0].ports as Obj[]).map((p) => p.name);
-  const rulesFor = (name: string) => (one(docs, 'NetworkPolicy', name).spec.ingress as Obj[]).filter((r) => JSON.stringify(r.from) === JSON.stringify(prometheus));
+  const rulesFor = (name: string) =>
+    (one(docs, 'NetworkPolicy', name).spec.ingress as Obj[]).filter(
+      (r) => JSON.stringify(r.from) === JSON.stringify(prometheus),
+    );
   assert.deepEqual(rulesFor('cni-bench-agent'), [{ from: prometheus, ports: [{ port: 'health', protocol: 'TCP' }] }]);
   assert.deepEqual(rulesFor('cni-bench-collector'), [{ from: prometheus, ports: [{ port: 'http', protocol: 'TCP' }] }]);
   // The named ports exist on the pods (a NetworkPolicy naming a missing port opens nothing).
@@ -408,21 +585,33 @@ test('networkPolicy.metricsFrom: by default Prometheus pods reach only the metri
 
   const closed = render({ set: ['networkPolicy.enabled=true', 'networkPolicy.metricsFrom=null'] });
   assert.equal(one(closed, 'NetworkPolicy', 'cni-bench-agent').spec.ingress.length, 1, 'agents from agents only');
-  assert.equal(one(closed, 'NetworkPolicy', 'cni-bench-collector').spec.ingress.length, 2, 'gRPC from agents and HTTP from httpNamespaceSelector only');
+  assert.equal(
+    one(closed, 'NetworkPolicy', 'cni-bench-collector').spec.ingress.length,
+    2,
+    'gRPC from agents and HTTP from httpNamespaceSelector only',
+  );
   assert.equal(all(render(), 'NetworkPolicy').length, 0, 'no policy unless enabled');
 });
 
 test('scheduling.yaml: image, placement and pod metadata reach both components; narrower capabilities', () => {
   const docs = render({ values: ['scheduling.yaml'] });
   const values = parse(readFileSync(join(valuesDir, 'scheduling.yaml'), 'utf8')) as Obj;
-  for (const [component, pod, kind] of [['agent', agentPod(docs), 'DaemonSet'], ['collector', collectorPod(docs), 'Deployment']] as const) {
+  for (const [component, pod, kind] of [
+    ['agent', agentPod(docs), 'DaemonSet'],
+    ['collector', collectorPod(docs), 'Deployment'],
+  ] as const) {
     const v = values[component];
     assert.equal(pod.priorityClassName, v.priorityClassName, component);
     assert.deepEqual(pod.imagePullSecrets, [{ name: 'registry-credentials' }], component);
     assert.equal(pod.containers[0].image, 'registry.example.com/cni-bench:0.1.0-rc1', component);
     assert.equal(pod.containers[0].imagePullPolicy, 'Always', component);
-    assert.deepEqual(one(docs, kind, `cni-bench-${component}`).spec.template.metadata.annotations, v.podAnnotations, component);
-    for (const k of ['nodeSelector', 'affinity', 'tolerations'] as const) if (v[k]) assert.deepEqual(pod[k], v[k], `${component} ${k}`);
+    assert.deepEqual(
+      one(docs, kind, `cni-bench-${component}`).spec.template.metadata.annotations,
+      v.podAnnotations,
+      component,
+    );
+    for (const k of ['nodeSelector', 'affinity', 'tolerations'] as const)
+      if (v[k]) assert.deepEqual(pod[k], v[k], `${component} ${k}`);
   }
   const agent = agentPod(docs).containers[0];
   assert.deepEqual(agent.securityContext.capabilities.add, ['NET_ADMIN', 'NET_RAW', 'BPF', 'PERFMON', 'SYS_PTRACE']);
@@ -435,7 +624,10 @@ test('another release name prefixes every name and the agents follow the collect
   const docs = render({ release: 'perf', namespace: 'lab' });
   const agent = podOf(docs, 'DaemonSet', 'perf-agent').containers[0];
   assert.equal(envValue(agent, 'CNI_BENCH_COLLECTOR'), 'perf-collector.lab.svc:7070');
-  assert.equal(envValue(podOf(docs, 'Deployment', 'perf-collector').containers[0], 'CNI_BENCH_SWEEP_NAMESPACE'), 'perf-sweep');
+  assert.equal(
+    envValue(podOf(docs, 'Deployment', 'perf-collector').containers[0], 'CNI_BENCH_SWEEP_NAMESPACE'),
+    'perf-sweep',
+  );
   one(docs, 'Service', 'perf-collector');
   one(docs, 'Namespace', 'perf-sweep');
 });
@@ -469,7 +661,10 @@ test('values.schema.json closes every object with properties and types every map
   const schema = JSON.parse(readFileSync(join(chart, 'values.schema.json'), 'utf8')) as Obj;
   assert.equal(schema.$schema, 'http://json-schema.org/draft-07/schema#');
   const walk = (node: unknown, path: string): void => {
-    if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${path}[${i}]`));
+    if (Array.isArray(node)) {
+      for (const [i, n] of node.entries()) walk(n, `${path}[${i}]`);
+      return;
+    }
     if (!node || typeof node !== 'object') return;
     const n = node as Obj;
     if (n.type === 'object' && path !== '/properties/global') {
@@ -493,5 +688,9 @@ test('the chart README documents every value in values.yaml and nothing else', (
   const known = new Set(paths(defaults));
   for (const d of documented) assert.ok(known.has(d), `README documents ${d}, which values.yaml does not have`);
   const leaves = [...known].filter((p) => ![...known].some((q) => q.startsWith(`${p}.`)));
-  for (const leaf of leaves) assert.ok(documented.some((d) => leaf === d || leaf.startsWith(`${d}.`)), `README does not document ${leaf}`);
+  for (const leaf of leaves)
+    assert.ok(
+      documented.some((d) => leaf === d || leaf.startsWith(`${d}.`)),
+      `README does not document ${leaf}`,
+    );
 });

@@ -9,14 +9,27 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { AGENT_NODE_FLAGS } from '../../agent/node-flags.js';
 import { AGENT_ENV, loadAgentConfig } from '../../agent/config.js';
+import { AGENT_NODE_FLAGS } from '../../agent/node-flags.js';
 import { COLLECTOR_ENV, loadCollectorConfig } from '../../collector/config.js';
-import { repoRoot } from '../helpers/fixtures.js';
+import { repoRoot } from '../support/helpers/fixtures.js';
 
-interface EnvVar { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }
-interface Container { name: string; args: string[]; env: EnvVar[]; ports: { name: string; containerPort: number }[] }
-interface Doc { kind: string; metadata: { name: string; namespace?: string }; spec: any }
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { fieldRef?: { fieldPath: string } };
+}
+interface Container {
+  name: string;
+  args: string[];
+  env: EnvVar[];
+  ports: { name: string; containerPort: number }[];
+}
+interface Doc {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  spec: any;
+}
 
 function load(): Doc[] {
   const text = readFileSync(join(repoRoot, 'deploy/manifests/cni-bench.yaml'), 'utf8');
@@ -38,7 +51,10 @@ function envOf(c: Container, known: Record<string, string>): NodeJS.ProcessEnv {
   const names = new Set(Object.values(known));
   const env: NodeJS.ProcessEnv = {};
   for (const e of c.env) {
-    assert.ok(names.has(e.name), `${c.name}: env ${e.name} is not read by the binary (known: ${[...names].join(', ')})`);
+    assert.ok(
+      names.has(e.name),
+      `${c.name}: env ${e.name} is not read by the binary (known: ${[...names].join(', ')})`,
+    );
     const path = e.valueFrom?.fieldRef?.fieldPath;
     env[e.name] = e.value ?? (path ? fieldSamples[path] : undefined);
     assert.ok(env[e.name] !== undefined, `${c.name}: env ${e.name} has no value`);
@@ -53,7 +69,8 @@ function only(docs: Doc[], kind: string, name: string): Doc {
 }
 
 test('every object lives in the cni-bench namespace', () => {
-  for (const d of load()) if (d.kind !== 'Namespace') assert.equal(d.metadata.namespace, 'cni-bench', `${d.kind}/${d.metadata.name}`);
+  for (const d of load())
+    if (d.kind !== 'Namespace') assert.equal(d.metadata.namespace, 'cni-bench', `${d.kind}/${d.metadata.name}`);
 });
 
 test('the collector Deployment configures the collector the way its config loader reads it', () => {
@@ -64,11 +81,18 @@ test('the collector Deployment configures the collector the way its config loade
   const port = (n: string): number => c.ports.find((p) => p.name === n)!.containerPort;
   assert.equal(port('grpc'), Number(config.grpcListen.split(':').at(-1)));
   assert.equal(port('http'), config.httpPort);
-  assert.ok(c.env.some((e) => e.name === COLLECTOR_ENV.namespace && e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace'), 'namespace from the downward API');
+  assert.ok(
+    c.env.some((e) => e.name === COLLECTOR_ENV.namespace && e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace'),
+    'namespace from the downward API',
+  );
   assert.equal(config.namespace, 'cni-bench');
   const svc = only(docs, 'Service', 'cni-bench-collector');
-  const podLabels = only(docs, 'Deployment', 'cni-bench-collector').spec.template.metadata.labels as Record<string, string>;
-  for (const [k, v] of Object.entries(svc.spec.selector as Record<string, string>)) assert.equal(podLabels[k], v, `Service selector ${k}`);
+  const podLabels = only(docs, 'Deployment', 'cni-bench-collector').spec.template.metadata.labels as Record<
+    string,
+    string
+  >;
+  for (const [k, v] of Object.entries(svc.spec.selector as Record<string, string>))
+    assert.equal(podLabels[k], v, `Service selector ${k}`);
 });
 
 test('the agent DaemonSet points at the collector Service and enters the host network namespace', () => {
@@ -76,7 +100,11 @@ test('the agent DaemonSet points at the collector Service and enters the host ne
   const ds = only(docs, 'DaemonSet', 'cni-bench-agent').spec.template.spec;
   const c = ds.containers[0] as Container;
   const config = loadAgentConfig([], envOf(c, AGENT_ENV));
-  assert.deepEqual(c.args, [...AGENT_NODE_FLAGS, '/opt/cni-bench/dist/agent/main.js'], 'the agent runs with its Node flags (after the image entrypoint\'s)');
+  assert.deepEqual(
+    c.args,
+    [...AGENT_NODE_FLAGS, '/opt/cni-bench/dist/agent/main.js'],
+    "the agent runs with its Node flags (after the image entrypoint's)",
+  );
   assert.ok(existsSync(join(repoRoot, 'dist', c.args.at(-1)!.replace('/opt/cni-bench/dist/', ''))), c.args.at(-1));
   const svc = only(docs, 'Service', 'cni-bench-collector');
   const grpcPort = svc.spec.ports.find((p: { name: string }) => p.name === 'grpc').port;

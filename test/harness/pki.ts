@@ -1,2 +1,0 @@
-/** Moved to lab/k8s/pki.ts (the lab's control plane uses it too); the harness keeps this path. */
-export * from '../../lab/k8s/pki.js';

@@ -1,0 +1,61 @@
+/**
+ * The real collector process against the harness apiserver, as the chart's
+ * collector ServiceAccount (a kubeconfig from installCollectorIdentity), with
+ * real agents on this host connected to it. Shared by the suites that drive the
+ * collector from outside, through its REST API.
+ */
+import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, waitFor } from '../helpers/procs.js';
+
+export interface CollectorProcessOptions {
+  kubeconfig: string;
+  namespace: string;
+  sweepNamespace: string;
+  /** Node names of the agents to start (default node-a, node-b). */
+  agents?: string[];
+}
+
+/** Starts the collector (in-memory store) and the agents; resolves once every agent is connected. */
+export async function startCollectorProcess(
+  o: CollectorProcessOptions,
+): Promise<{ collector: Proc; agents: Proc[]; url: string }> {
+  const [grpcPort, httpPort] = await Promise.all([freePort(), freePort()]);
+  const collector = startNode(COLLECTOR_MAIN, [], {
+    CNI_BENCH_KUBERNETES: 'kubeconfig',
+    CNI_BENCH_KUBECONFIG: o.kubeconfig,
+    CNI_BENCH_NAMESPACE: o.namespace,
+    CNI_BENCH_SWEEP_NAMESPACE: o.sweepNamespace,
+    CNI_BENCH_GRPC_LISTEN: `127.0.0.1:${grpcPort}`,
+    CNI_BENCH_HTTP_HOST: '127.0.0.1',
+    CNI_BENCH_HTTP_PORT: String(httpPort),
+    CNI_BENCH_DB: ':memory:',
+  });
+  const url = `http://127.0.0.1:${httpPort}`;
+  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 20_000).catch(
+    (err: Error) => {
+      throw new Error(`${err.message}\n${collector.output()}`);
+    },
+  );
+  const names = o.agents ?? ['node-a', 'node-b'];
+  const agents = await Promise.all(
+    names.map(async (n) =>
+      startNode(AGENT_MAIN, [
+        '--collector',
+        `127.0.0.1:${grpcPort}`,
+        '--node-name',
+        n,
+        '--pod-ip',
+        '127.0.0.1',
+        '--health-port',
+        String(await freePort()),
+      ]),
+    ),
+  );
+  await waitFor(
+    `${names.length} agents`,
+    async () =>
+      (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
+      names.length,
+    20_000,
+  );
+  return { collector, agents, url };
+}
