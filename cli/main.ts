@@ -86,12 +86,27 @@ async function main(argv: readonly string[]): Promise<number> {
   return command.run(parsed.values, parsed.positionals, ctx);
 }
 
+/**
+ * Exits once stdout and stderr have written everything: to a pipe, a write
+ * past the pipe's buffer (a report of 100+ KB) completes later, and a bare
+ * process.exit() would cut it short (`cni-bench lab --json | jq` read a
+ * truncated report).
+ */
+function exitFlushed(code: number): void {
+  let pending = 2;
+  const done = (): void => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}
+
 requireSupportedNode('cni-bench');
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitFlushed(code),
   (err: unknown) => {
     const e = asCniBenchError(err);
     process.stderr.write(`cni-bench: ${e.message}\n`);
-    process.exit(e.code === 'E_VALIDATION' ? 2 : 1);
+    exitFlushed(e.code === 'E_VALIDATION' ? 2 : 1);
   },
 );

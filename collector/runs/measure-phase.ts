@@ -142,7 +142,8 @@ export class MeasurePhase {
     // Recorded before any wait, so cleanup removes it whatever happens next.
     ctx.services.set(m.serverTool, svc);
     if (!this.services.programmedLater) return { host: svc.ip, port: svc.port, via };
-    const syncMs = await this.untilProgrammed(ctx, place.client, before, svc, [`${server.podIp}:${ports.port}`]);
+    // The backend is the port exposed above (a Service path's server listens apart from the pod path's).
+    const syncMs = await this.untilProgrammed(ctx, place.client, before, svc, [`${server.podIp}:${port}`]);
     return { host: svc.ip, port: svc.port, via, syncMs };
   }
 

@@ -292,12 +292,12 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
 
 test(
   "the real kube-proxy in iptables mode programs the collector's sweep; the lab measures through it",
-  { skip: notRoot, timeout: 300_000 },
+  { skip: notRoot, timeout: 600_000 },
   (t) => sweepWithRealKubeProxy(t, 'iptables'),
 );
 
 test(
   "the real kube-proxy in nftables mode programs the collector's sweep; the lab measures through it",
-  { skip: notRoot, timeout: 300_000 },
+  { skip: notRoot, timeout: 600_000 },
   (t) => sweepWithRealKubeProxy(t, 'nftables'),
 );

@@ -14,6 +14,7 @@ import {
   ciliumLeftovers,
   labIdOfPid,
   labIdProcesses,
+  labNetnsProcesses,
   liveProgramIds,
   NOTHING_LEFT,
 } from '../support/helpers/cilium-state.js';
@@ -44,21 +45,20 @@ async function measuringLab(dataplane: string): Promise<{ lab: Proc; id: string;
     { CNI_BENCH_LOG_LEVEL: 'info' },
   );
   const id = await waitFor('the lab state file', () => labIdOfPid(lab.child.pid ?? -1), 60_000, 100);
+  // A load generator runs in one of the lab's namespaces (its command line names no lab path).
   await waitFor(
     'the run to be measuring',
-    () => {
-      if (lab.child.exitCode !== null) throw new Error(`lab exited early:\n${lab.output().slice(-4000)}`);
-      return (
-        /"msg":"run started"/.test(lab.output()) &&
-        labIdProcesses(id).some((p) => /iperf3 -c|wrk -t|fortio load|sockperf/.test(p))
-      );
-    },
+    () =>
+      lab.child.exitCode !== null ||
+      (/"msg":"run started"/.test(lab.output()) &&
+        labNetnsProcesses(id).some((p) => /iperf3 -c|wrk -t|fortio load|sockperf/.test(p))),
     600_000,
     300,
   ).catch((err: Error) => {
     lab.child.kill('SIGKILL');
     throw err;
   });
+  assert.equal(lab.child.exitCode, null, `lab exited early:\n${lab.output().slice(-4000)}`);
   const programs = [0, 1].flatMap((n) => attachedPrograms(id, n).cgroup);
   assert.ok(programs.length > 0, 'Cilium attached programs to the nodes');
   return { lab, id, programs };

@@ -328,6 +328,8 @@ function rbacRules(docs: Doc[]): string[] {
 
 const baseRules = [
   'ClusterRole -: /nodes get,list,watch',
+  // Agents' identities: the collector asks the API server to review each agent's pod-bound token.
+  'ClusterRole -: authentication.k8s.io/tokenreviews create',
   `Role ${NS}: /pods get,list,watch`,
   `Role ${NS}: /services get,list,create,delete`,
   `Role ${NS}: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
@@ -405,7 +407,9 @@ test('RBAC toggles: all off leaves the base rules; create=false leaves none; cil
   for (const docs of [minimal, write, render({ values: ['monitoring.yaml'] })]) {
     for (const rule of rbacRules(docs)) {
       assert.doesNotMatch(rule, /secrets|pods\/exec|\*/, rule);
-      if (rule.startsWith('ClusterRole')) assert.match(rule, / get,list,watch$/, `cluster-wide writes: ${rule}`);
+      // Cluster-wide rules only read; a TokenReview "create" stores nothing (the API server only answers it).
+      if (rule.startsWith('ClusterRole') && rule !== 'ClusterRole -: authentication.k8s.io/tokenreviews create')
+        assert.match(rule, / get,list,watch$/, `cluster-wide writes: ${rule}`);
     }
   }
 });

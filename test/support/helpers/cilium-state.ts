@@ -6,7 +6,7 @@
  * Cilium attached to the nodes' devices and cgroups (by id: gone once freed).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { cgroup2Root, labCgroupDir, nodeCgroupDir } from '../../../lab/cilium/cgroups.js';
 import { labNamespaces } from './host-state.js';
@@ -32,15 +32,60 @@ export function agentSocket(labId: string, node: number): string {
   return join(RUN_DIR, labId, 'cilium', `n${node}`, 'cilium', 'cilium.sock');
 }
 
-/** Processes whose command line names this lab (its run directory or namespaces): cilium-agent, etcd, apiserver, pods. */
+/** Processes whose command line names this lab (its run directory or namespaces) or that sit in its cgroup subtree: cilium-agent, etcd, apiserver, pods. */
 export function labIdProcesses(labId: string): string[] {
   return execFileSync('ps', ['-eo', 'pid,args'])
     .toString()
     .split('\n')
     .filter(
       (l) =>
-        l.includes(`/run/cni-bench/${labId}`) || l.includes(`cnib-${labId}-`) || l.includes(`/cni-bench/${labId}/`),
+        l.includes(`/run/cni-bench/${labId}`) ||
+        l.includes(`cnib-${labId}-`) ||
+        l.includes(`/cni-bench/${labId}/`) ||
+        inLabCgroup(labId, l.trim().split(' ')[0] ?? ''),
     );
+}
+
+/**
+ * Whether process `pid` sits in the lab's cgroup subtree: a node's cilium-agent
+ * names only paths inside its own mount namespace (/run/cni-bench-node/...), so
+ * its command line never names the lab.
+ */
+function inLabCgroup(labId: string, pid: string): boolean {
+  if (!/^\d+$/.test(pid)) return false;
+  try {
+    const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'));
+    return line !== undefined && `${line.slice(3)}/`.includes(`/cni-bench/${labId}/`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Command lines of the processes that run inside the lab's network namespaces
+ * (load generators and servers name no lab path).
+ */
+export function labNetnsProcesses(labId: string): string[] {
+  const inodes = new Set<string>();
+  for (const ns of labNamespaces(labId)) {
+    try {
+      inodes.add(`net:[${statSync(join('/run/netns', ns)).ino}]`);
+    } catch {
+      // removed meanwhile
+    }
+  }
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!inodes.has(readlinkSync(`/proc/${pid}/ns/net`))) continue;
+      out.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim());
+    } catch {
+      // exited
+    }
+  }
+  return out;
 }
 
 /** Mount points anywhere on the machine under the lab's run directory (any process's mount namespace). */

@@ -28,13 +28,22 @@ export function startNode(script: string, args: string[], env: NodeJS.ProcessEnv
   });
   let out = '';
   let stdout = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-    stdout += d.toString();
+  // Decoded as text streams: a chunk boundary may split a multi-byte character (the reports' ⚠).
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (d: string) => {
+    out += d;
+    stdout += d;
   });
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: string) => (out += d));
+  // After 'exit', its output may still be in flight: wait for 'close' too, but not for ever (after a
+  // SIGKILL, processes it left behind may still hold the pipes open).
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
   const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code, sig) => resolve(code ?? (sig ? 128 : null))),
+    child.on('exit', (code, sig) => {
+      const status = code ?? (sig ? 128 : null);
+      void Promise.race([closed, sleep(3000)]).then(() => resolve(status));
+    }),
   );
   return { child, output: () => out, stdout: () => stdout, exited };
 }
