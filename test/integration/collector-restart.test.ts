@@ -5,11 +5,12 @@
  * stored before the crash survive.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { processTree } from '../../agent/observe/process-tree.js';
 import {
   AGENT_MAIN,
   COLLECTOR_MAIN,
@@ -52,22 +53,13 @@ test('agents survive a collector crash and the interrupted run is never left run
   const health: number[] = [];
   const agentPids: number[] = [];
   // iperf3 processes this test's agents started (other checkouts' labs may run iperf3 on the same machine).
-  const ownIperf3 = (pattern: RegExp): boolean => {
-    const rows = spawnSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-      .stdout.split('\n')
-      .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
-      .filter((m) => m !== null)
-      .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] ?? '' }));
-    const mine = new Set(agentPids);
-    for (let grew = true; grew; ) {
-      grew = false;
-      for (const r of rows)
-        if (mine.has(r.ppid) && !mine.has(r.pid)) {
-          mine.add(r.pid);
-          grew = true;
-        }
-    }
-    return rows.some((r) => mine.has(r.pid) && !agentPids.includes(r.pid) && pattern.test(r.args));
+  const ownIperf3 = async (pattern: RegExp): Promise<boolean> => {
+    for (const agentPid of agentPids)
+      for (const pid of (await processTree(agentPid)).slice(1)) {
+        const args = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+        if (pattern.test(args.replaceAll('\0', ' '))) return true;
+      }
+    return false;
   };
   for (const node of ['node-a', 'node-b']) {
     const hp = await freePort();
@@ -131,7 +123,7 @@ test('agents survive a collector crash and the interrupted run is never left run
       async () => (await getJson(`http://127.0.0.1:${hp}/healthz`)).body.runningJobs === 0,
       10_000,
     );
-  await waitFor('no iperf3 left', () => !ownIperf3(/\biperf3 -[cs]\b/), 10_000);
+  await waitFor('no iperf3 left', async () => !(await ownIperf3(/\biperf3 -[cs]\b/)), 10_000);
 
   const after = (await getJson(`${base}/v1/runs/${first.id}/report`)).body.rows[0].value;
   assert.equal(after, before);
