@@ -6,6 +6,7 @@
  * its interval and a verdict, the sweep curves with where they cross and how
  * long each dataplane took to program every step.
  */
+import { parseScenario } from '../collector/index.js';
 import { asCniBenchError } from '../core/errors.js';
 import { type FlagValues, listFlag, numberFlag, oneOfFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
@@ -64,6 +65,20 @@ function matrixScenario(label: string, o: StudyCommandOptions): Record<string, u
   };
 }
 
+/** The matrix and the sweep one dataplane's lab runs, in order. */
+function scenariosOf(label: string, o: StudyCommandOptions): Record<string, unknown>[] {
+  return [
+    matrixScenario(label, o),
+    sweepScenario(`lab study ${label}: Service sweep`, {
+      durationSeconds: o.sweepDurationSeconds,
+      warmupSeconds: o.warmupSeconds,
+      rounds: o.sweepRounds,
+      steps: o.steps,
+      endpointsPerService: o.endpointsPerService,
+    }),
+  ];
+}
+
 async function studyOne(
   dataplane: LabDataplane,
   o: StudyCommandOptions,
@@ -77,16 +92,7 @@ async function studyOne(
     log.info('study: fresh lab', { dataplane: label });
     const [matrix, sweep] = await runScenariosInLab(
       { ...o, proxy: dataplaneProxy(dataplane, { iptablesBackend: o.iptablesBackend, lbMapMax }) },
-      [
-        matrixScenario(label, o),
-        sweepScenario(`lab study ${label}: Service sweep`, {
-          durationSeconds: o.sweepDurationSeconds,
-          warmupSeconds: o.warmupSeconds,
-          rounds: o.sweepRounds,
-          steps: o.steps,
-          endpointsPerService: o.endpointsPerService,
-        }),
-      ],
+      scenariosOf(label, o),
       log,
       signal,
     );
@@ -100,6 +106,8 @@ async function studyOne(
 
 /** Returns the exit code: 0 every run of every dataplane succeeded, 1 otherwise, 130/143 interrupted. */
 export async function studyCommand(o: StudyCommandOptions, log: Logger): Promise<number> {
+  // Refused before any lab is built: a bad step costs no namespaces.
+  for (const sc of scenariosOf('check', o)) parseScenario(sc, process.env);
   const interrupts = trapInterrupts(log);
   const began = Date.now();
   try {

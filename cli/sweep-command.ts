@@ -5,7 +5,7 @@
  * touch the other's), then the dataplanes side by side with where one
  * overtakes the other and how long each took to program every step.
  */
-import { DEFAULT_SCALE_STEPS } from '../collector/index.js';
+import { DEFAULT_SCALE_STEPS, parseScenario } from '../collector/index.js';
 import { type FlagValues, listFlag, numberFlag, oneOfFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
@@ -73,6 +73,8 @@ export function sweepScenario(
 }
 
 export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Promise<number> {
+  // Refused before any lab is built: a bad step costs no namespaces.
+  parseScenario(sweepScenario('check', opts), process.env);
   const interrupts = trapInterrupts(log);
   const done: { label: string; model: ReportModel }[] = [];
   try {
