@@ -89,7 +89,10 @@ test('a bad value or a missing one exits 2 and names the flag; so does an unknow
       ['lab', 'study', '--dataplanes', 'iptables,calico'],
       /^cni-bench: --dataplanes: must be one of iptables, nftables, cilium, cilium-vxlan, got 'calico'/,
     ],
-    [['lab', 'study', '--steps', '0,5000,2000'], /^cni-bench: invalid scenario: serviceScale\.steps\[2\]: steps must increase/],
+    [
+      ['lab', 'study', '--steps', '0,5000,2000'],
+      /^cni-bench: invalid scenario: serviceScale\.steps\[2\]: steps must increase/,
+    ],
     [['lab', 'monitor', '--interval', '0.1'], /^cni-bench: --interval: must be a number >= 0.5/],
     [['compare', 'a.json', 'b.json', '--noise-floor', 'lots'], /^cni-bench: --noise-floor: /],
     [['lab', 'stray'], /^cni-bench: stray: unexpected argument/],
