@@ -111,7 +111,7 @@ test('a real iperf3 job runs between two agents and lands in the report', async 
   const report = (await getJson(`${collector.httpUrl}/v1/runs/${run.id}/report?format=json`)).body;
   const row = report.rows[0];
   assert.equal(row.tool, 'iperf3');
-  assert.equal(row.unit, 'Gbit/s');
+  assert.equal(row.unit, 'Gbit/s', JSON.stringify(row));
   assert.ok(row.value > 0, `throughput ${row.value}`);
   assert.equal(row.details.streams, 2);
   const md = (await getJson(`${collector.httpUrl}/v1/runs/${run.id}/report?format=md`)).body as string;
