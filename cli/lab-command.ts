@@ -188,7 +188,8 @@ export const command = defineCommand({
       "Runs the study's measurements in a network-namespace lab on this machine (one namespace per node, real kube-proxy rules, one agent per node, the collector in this process), prints the report and removes the lab. Needs root.",
     flags,
     subcommands: [
-      { name: 'sweep', summary: 'the Service scale sweep, once per kube-proxy mode' },
+      { name: 'sweep', summary: 'the Service scale sweep, once per dataplane' },
+      { name: 'study', summary: 'the reference study: matrix and Service sweep per dataplane, one comparison' },
       { name: 'monitor', summary: 'monitoring mode: peer probes and dataplane gauges' },
       { name: 'cleanup', summary: 'remove namespaces and processes of labs that were killed' },
     ],

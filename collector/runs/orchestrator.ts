@@ -18,7 +18,7 @@ import { type PhaseSpec, phasesOf } from './phases.js';
 import { planRun, type RunPlan } from './plan.js';
 import { JobSender, type RunContext, runAgents } from './run-context.js';
 import type { Scenario } from './scenario.js';
-import { aboveBaseline, baselineOf, checkSync, type SyncCheck } from './sync.js';
+import { aboveBaseline, baselineOf, checkSync, programmingLatency, type SyncCheck, type SyncPoll } from './sync.js';
 
 const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;
 /** A sample of a node with tens of thousands of rules takes seconds; polls for sync wait this long per sample. */
@@ -269,7 +269,9 @@ export class Orchestrator {
     const agents = this.deps.registry.available();
     // A frontend that counts from the cluster's own Services needs each node's count before the first step.
     ctx.scaleBaseline ??= await this.baselines(ctx, agents);
+    const beganMs = Date.now();
     const step = await scaler.setDummyServices(spec.services, spec.endpointsPerService, ctx.runId);
+    const writtenMs = Date.now();
     const targetOf = (agentId: string) =>
       step.added === undefined ? step.expect : aboveBaseline(ctx.scaleBaseline?.get(agentId), step.added);
     const detail: Record<string, unknown> = {
@@ -283,6 +285,7 @@ export class Orchestrator {
     let polls = 0;
     let pollMs = 0;
     let last: Record<string, SyncCheck> = {};
+    const rounds: SyncPoll[] = [];
     for (;;) {
       if (ctx.signal.aborted)
         throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while waiting for dataplane sync');
@@ -296,7 +299,8 @@ export class Orchestrator {
       );
       last = Object.fromEntries(checks);
       pollMs = Date.now() - pollBegan;
-      if (checks.every(([, c]) => c.ok)) break;
+      rounds.push({ sentMs: pollBegan, receivedMs: pollBegan + pollMs, ok: checks.every(([, c]) => c.ok) });
+      if (rounds.at(-1)?.ok) break;
       if (Date.now() > deadline) {
         const behind = checks.filter(([, c]) => !c.ok).map(([id, c]) => `${id}: ${c.why}`);
         throw new CniBenchError(
@@ -307,7 +311,18 @@ export class Orchestrator {
       await new Promise((r) => setTimeout(r, SYNC_POLL_PAUSE_MS));
     }
     // syncMs includes the last poll: the time to take and ship one sample of every node (pollMs).
-    return { ...detail, syncMs: Date.now() - syncBegan, syncPolls: polls, pollMs, nodes: last };
+    // Programming latency: from the first write until the round of samples that showed every node caught up.
+    const latency = programmingLatency(beganMs, writtenMs, rounds);
+    return {
+      ...detail,
+      syncMs: Date.now() - syncBegan,
+      syncPolls: polls,
+      pollMs,
+      pollPauseMs: SYNC_POLL_PAUSE_MS,
+      programmingLatencyMs: latency.latencyMs,
+      latencyResolutionMs: latency.resolutionMs,
+      nodes: last,
+    };
   }
 
   /** Each node's service-proxy counts before the sweep's first step. */
