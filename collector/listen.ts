@@ -17,12 +17,15 @@ import type { MonitorCoordinator } from './monitor/coordinator.js';
 import type { Orchestrator } from './runs/orchestrator.js';
 import type { RunsApi } from './runs/runs-api.js';
 import type { Store } from './store/store.js';
+import type { WriteQueue } from './store/write-queue.js';
 
 export interface Collector {
   readonly api: RunsApi;
   readonly registry: AgentRegistry;
   readonly orchestrator: Orchestrator;
   readonly store: Store;
+  /** Agents' results and samples on their way to the store. */
+  readonly queue: WriteQueue;
   readonly monitor: MonitorCoordinator;
   /** Bound gRPC address (host:port or unix:path). */
   readonly grpcAddress: string;
@@ -74,6 +77,7 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
     registry: c.registry,
     orchestrator: c.orchestrator,
     store: c.store,
+    queue: c.queue,
     monitor: c.monitor,
     grpcAddress,
     httpUrl: `${scheme}://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${httpPort}`,
@@ -84,6 +88,7 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
       grpcServer.forceShutdown();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
+      c.queue.close();
       c.store.close();
     },
   };

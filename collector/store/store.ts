@@ -5,7 +5,7 @@
  */
 import { mkdirSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, RunState, SampleRecord } from '../../report/records.js';
@@ -101,9 +101,11 @@ function runFromRow(r: Row): RunRecord {
 
 export class Store {
   private readonly db: DatabaseSync;
+  private insertSample: StatementSync | undefined;
+  private insertResult: StatementSync | undefined;
 
   /** `path` ':memory:' keeps nothing on disk. */
-  constructor(path: string) {
+  constructor(readonly path: string) {
     if (path !== ':memory:') makeParents(path);
     try {
       this.db = new DatabaseSync(path);
@@ -129,6 +131,22 @@ export class Store {
 
   close(): void {
     if (this.db.isOpen) this.db.close();
+  }
+
+  /** Runs `fn` in one transaction: all of its writes commit together, or none (the error is rethrown). */
+  transaction(fn: () => void): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      fn();
+      this.db.exec('COMMIT');
+    } catch (err) {
+      try {
+        if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      } catch {
+        // SQLite rolled back already (it does on SQLITE_FULL and I/O errors).
+      }
+      throw err;
+    }
   }
 
   insertRun(run: RunRecord): void {
@@ -209,9 +227,10 @@ export class Store {
   }
 
   addResult(r: ResultRecord): void {
-    this.db
-      .prepare('INSERT INTO results (run_id, phase_idx, agent_id, warmup, result_json) VALUES (?, ?, ?, ?, ?)')
-      .run(r.runId, r.phaseIndex, r.agentId, r.warmup ? 1 : 0, JSON.stringify(r.result));
+    this.insertResult ??= this.db.prepare(
+      'INSERT INTO results (run_id, phase_idx, agent_id, warmup, result_json) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.insertResult.run(r.runId, r.phaseIndex, r.agentId, r.warmup ? 1 : 0, JSON.stringify(r.result));
   }
 
   results(runId: string): ResultRecord[] {
@@ -225,9 +244,10 @@ export class Store {
   }
 
   addSample(s: SampleRecord): void {
-    this.db
-      .prepare('INSERT INTO samples (run_id, agent_id, time_ms, sample_json) VALUES (?, ?, ?, ?)')
-      .run(s.runId, s.agentId, s.sample.timeMs, JSON.stringify(s.sample));
+    this.insertSample ??= this.db.prepare(
+      'INSERT INTO samples (run_id, agent_id, time_ms, sample_json) VALUES (?, ?, ?, ?)',
+    );
+    this.insertSample.run(s.runId, s.agentId, s.sample.timeMs, JSON.stringify(s.sample));
   }
 
   samples(runId: string): SampleRecord[] {
