@@ -44,6 +44,8 @@ export interface AssembledCollector {
   readonly store: Store;
   /** Agents' results and samples on their way to the store (batched transactions). */
   readonly queue: WriteQueue;
+  /** Which agent owns which job of which run (what the orchestrator expects back). */
+  readonly tracker: JobTracker;
   readonly monitor: MonitorCoordinator;
   /** gRPC server credentials, read (with the REST token) before anything else. */
   readonly transport: ServerTransport;
@@ -115,6 +117,7 @@ export function assembleCollector(
     orchestrator,
     store,
     queue,
+    tracker,
     monitor,
     transport,
     restAuth: operatorToken !== undefined,

@@ -17,6 +17,7 @@ import type { MonitorCoordinator } from './monitor/coordinator.js';
 import type { Orchestrator } from './runs/orchestrator.js';
 import type { RunsApi } from './runs/runs-api.js';
 import type { Store } from './store/store.js';
+import type { JobTracker } from './runs/job-tracker.js';
 import type { WriteQueue } from './store/write-queue.js';
 
 export interface Collector {
@@ -26,6 +27,8 @@ export interface Collector {
   readonly store: Store;
   /** Agents' results and samples on their way to the store. */
   readonly queue: WriteQueue;
+  /** Which agent owns which job of which run. */
+  readonly tracker: JobTracker;
   readonly monitor: MonitorCoordinator;
   /** Bound gRPC address (host:port or unix:path). */
   readonly grpcAddress: string;
@@ -78,6 +81,7 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
     orchestrator: c.orchestrator,
     store: c.store,
     queue: c.queue,
+    tracker: c.tracker,
     monitor: c.monitor,
     grpcAddress,
     httpUrl: `${scheme}://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${httpPort}`,

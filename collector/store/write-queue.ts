@@ -11,7 +11,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import type { ResultRecord, SampleRecord, Store } from './store.js';
+import { type ResultRecord, type SampleRecord, type Store, storeWriteError } from './store.js';
 
 export interface WriteQueueOptions {
   /** Records per transaction at most (bounds the time one flush holds the event loop). */
@@ -149,11 +149,11 @@ export class WriteQueue extends EventEmitter<{ full: []; drained: []; failed: [e
       this.lastError = undefined;
     } catch (err) {
       this.stats.failures++;
-      failure = new CniBenchError(
-        ErrorCodes.STORE,
-        `store: cannot write ${records} record(s) to '${this.store.path}' (${(err as Error).message}); nothing of them was acknowledged`,
-        { cause: err, details: { field: 'dbPath', path: this.store.path } },
-      );
+      const why = err instanceof CniBenchError ? err.message : storeWriteError(this.store.path, err).message;
+      failure = new CniBenchError(ErrorCodes.STORE, `${why} (${records} record(s) not acknowledged)`, {
+        cause: err,
+        details: { field: 'dbPath', path: this.store.path },
+      });
       this.lastError = failure.message;
       this.emit('failed', failure);
     }
