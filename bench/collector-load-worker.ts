@@ -79,7 +79,9 @@ async function agent(i: number, ready: () => void, started: Promise<number>): Pr
       sentUpTo++;
       const at = produced.get(sentUpTo);
       if (at === undefined) continue;
-      if (!stream.write(AgentMessage.fromPartial({ seq: sentUpTo, body: { $case: 'sample', value: sampleOf(node, at) } })))
+      if (
+        !stream.write(AgentMessage.fromPartial({ seq: sentUpTo, body: { $case: 'sample', value: sampleOf(node, at) } }))
+      )
         blocked = true;
     }
   };
@@ -125,8 +127,8 @@ async function agent(i: number, ready: () => void, started: Promise<number>): Pr
     pump();
     await new Promise((r) => setTimeout(r, tick));
   }
-  // Grace for the backlog and the last acks.
-  const grace = Date.now() + 15_000;
+  // Grace for the backlog and the last acks (what is still unacknowledged after it stays in the outbox).
+  const grace = Date.now() + 60_000;
   while (produced.size && Date.now() < grace) await new Promise((r) => setTimeout(r, 100));
   stream.end();
   client.close();

@@ -14,10 +14,10 @@ import type { AgentRegistry } from './agents/registry.js';
 import { type AssembledCollector, assembleCollector, type CollectorOptions } from './collector.js';
 import type { CollectorConfig } from './config.js';
 import type { MonitorCoordinator } from './monitor/coordinator.js';
+import type { JobTracker } from './runs/job-tracker.js';
 import type { Orchestrator } from './runs/orchestrator.js';
 import type { RunsApi } from './runs/runs-api.js';
 import type { Store } from './store/store.js';
-import type { JobTracker } from './runs/job-tracker.js';
 import type { WriteQueue } from './store/write-queue.js';
 
 export interface Collector {

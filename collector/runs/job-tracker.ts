@@ -56,7 +56,19 @@ export class JobTracker {
   /** Sampling job id -> resolver, for one-shot boundary samples. */
   private readonly sampleWaiters = new Map<string, (sample: DataplaneSample) => void>();
 
-  constructor(private readonly queue: WriteQueue) {}
+  constructor(private readonly queue: WriteQueue) {
+    // The store cannot keep what agents send (a full disk): every job awaited fails now with that one line,
+    // rather than at its timeout.
+    queue.on('failed', (err) => this.failAll(err));
+  }
+
+  private failAll(err: Error): void {
+    for (const job of this.jobs.values()) {
+      if (job.failure) continue;
+      job.failure = err;
+      this.check(job);
+    }
+  }
 
   /** Agents with jobs, by run (for the sample check). */
   private readonly runAgents = new Map<string, Map<string, number>>();

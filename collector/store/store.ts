@@ -203,15 +203,15 @@ export class Store {
     this.write(() =>
       this.db
         .prepare(
-        'INSERT INTO runs (id, state, reason, created_ms, started_ms, ended_ms, scenario_json, cluster_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        run.id,
-        run.state,
-        run.reason,
-        run.createdMs,
-        run.startedMs,
-        run.endedMs,
+          'INSERT INTO runs (id, state, reason, created_ms, started_ms, ended_ms, scenario_json, cluster_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          run.id,
+          run.state,
+          run.reason,
+          run.createdMs,
+          run.startedMs,
+          run.endedMs,
           JSON.stringify(run.scenario),
           JSON.stringify(run.cluster),
         ),
@@ -258,7 +258,9 @@ export class Store {
   interruptUnfinished(reason: string, now = Date.now()): number {
     return this.write(() => {
       const r = this.db
-        .prepare("UPDATE runs SET state = 'interrupted', reason = ?, ended_ms = ? WHERE state IN ('pending', 'running')")
+        .prepare(
+          "UPDATE runs SET state = 'interrupted', reason = ?, ended_ms = ? WHERE state IN ('pending', 'running')",
+        )
         .run(reason, now);
       this.db
         .prepare(
@@ -273,10 +275,10 @@ export class Store {
     this.write(() =>
       this.db
         .prepare(
-        `INSERT INTO phases (run_id, idx, name, state, error, started_ms, ended_ms, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO phases (run_id, idx, name, state, error, started_ms, ended_ms, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(run_id, idx) DO UPDATE SET name = excluded.name, state = excluded.state, error = excluded.error,
          started_ms = excluded.started_ms, ended_ms = excluded.ended_ms, detail_json = excluded.detail_json`,
-      )
+        )
         .run(p.runId, p.index, p.name, p.state, p.error, p.startedMs, p.endedMs, JSON.stringify(p.detail)),
     );
   }
