@@ -57,8 +57,26 @@ export class Orchestrator {
   /** Starts executing a stored, pending run in the background. */
   start(runId: string, scenario: Scenario, plan: RunPlan): void {
     const abort = new AbortController();
-    const done = this.execute(runId, scenario, plan, abort.signal).finally(() => this.active.delete(runId));
+    const done = this.execute(runId, scenario, plan, abort.signal)
+      .catch((err: unknown) => this.endOnStoreFailure(runId, err))
+      .finally(() => this.active.delete(runId));
     this.active.set(runId, { abort, done });
+  }
+
+  /**
+   * The store refused a write the run needed (a full disk): the run ends failed
+   * with that one line. Its state stays in the store's memory (what the APIs
+   * show) until the disk takes it; the collector itself goes on.
+   */
+  private endOnStoreFailure(runId: string, err: unknown): void {
+    const e = asCniBenchError(err);
+    this.deps.log.error('run ended: the store cannot write', { runId, error: e.message });
+    try {
+      this.deps.store.updateRun(runId, { state: 'failed', reason: e.message, endedMs: Date.now() });
+    } catch {
+      // Kept in memory by the store and written once it can.
+    }
+    this.deps.metrics.runEnded('failed', 0);
   }
 
   /** Asks a run to stop without waiting; false when it is not executing here. */
@@ -150,7 +168,13 @@ export class Orchestrator {
         if (signal.aborted) break;
         const ok = await this.phase(ctx, index, p).catch((err: unknown) => {
           const e = asCniBenchError(err);
-          if (e.code === ErrorCodes.CANCELLED || e.code === ErrorCodes.AGENT_LOST || p.kind === 'scale') throw e;
+          if (
+            e.code === ErrorCodes.CANCELLED ||
+            e.code === ErrorCodes.AGENT_LOST ||
+            e.code === ErrorCodes.STORE ||
+            p.kind === 'scale'
+          )
+            throw e;
           return false;
         });
         if (!ok) failed++;
@@ -245,7 +269,8 @@ export class Orchestrator {
       store.upsertPhase({ ...base, state: cancelled ? 'cancelled' : 'failed', error: e.message, endedMs: Date.now() });
       if (!cancelled) log.warn('phase failed', { runId: ctx.runId, phase: index, error: e.message });
       // A step whose dataplane never caught up ends the sweep: measuring on top of it would be meaningless.
-      if (cancelled || e.code === ErrorCodes.AGENT_LOST || spec.kind === 'scale') throw e;
+      if (cancelled || e.code === ErrorCodes.AGENT_LOST || e.code === ErrorCodes.STORE || spec.kind === 'scale')
+        throw e;
       return false;
     }
   }
