@@ -33,7 +33,10 @@ test('the idle baseline per second is subtracted over the window length (fixture
   const long = netOfBaseline({ seconds: 4, cpu: { ...load.cpu } }, base);
   assert.equal(long.cpu.system.toFixed(2), (0.5 - 0.66).toFixed(2));
   // Restricting to the node's CPU matters: CPU 0 moved by 21 ticks under load, not 50.
-  assert.equal(cpuWindow(kernel('load-before.txt', [0]), kernel('load-after.txt', [0]), W).cpu.system.toFixed(2), '0.21');
+  assert.equal(
+    cpuWindow(kernel('load-before.txt', [0]), kernel('load-after.txt', [0]), W).cpu.system.toFixed(2),
+    '0.21',
+  );
 });
 
 test('a restarted dataplane process, changed CPUs or ticks going back make the window unusable', () => {

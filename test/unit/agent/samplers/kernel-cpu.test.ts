@@ -28,11 +28,14 @@ test('sumCpus restricts to the node CPUs and refuses a CPU the kernel does not l
 });
 
 test('a truncated /proc/stat is an error naming the file, never zero ticks', () => {
-  assert.throws(() => parseProcStatCpus(fixture('proc-stat/truncated.txt')), (e: Error) => {
-    assert.match(e.message, /\/proc\/stat/);
-    assert.match(e.message, /truncated/);
-    return true;
-  });
+  assert.throws(
+    () => parseProcStatCpus(fixture('proc-stat/truncated.txt')),
+    (e: Error) => {
+      assert.match(e.message, /\/proc\/stat/);
+      assert.match(e.message, /truncated/);
+      return true;
+    },
+  );
   // Cut right after the per-CPU block: no line after it says the block is whole.
   const text = fixture('proc-stat/idle-before.txt');
   const cut = text.slice(0, text.indexOf('intr'));
