@@ -3,7 +3,8 @@
  * system, irq and softirq time on the client's and the server's node (their
  * own CPUs in the lab) plus the user time of the dataplane processes
  * (kube-proxy, cilium-agent), from the round's two bracket samples, minus what
- * the same nodes spent per second while idle before the run (the baseline),
+ * the same nodes spent per second while idle (the baseline: a window before
+ * the run, pooled with the pauses between the phase's rounds),
  * divided by the work the round did: CPU-seconds per Gbit moved (numerically
  * the cores busy per Gbit/s) or per 1,000 requests or connections. Pure.
  *
@@ -72,6 +73,17 @@ export function cpuWindow(before: KernelCpu, after: KernelCpu, elapsedMs: number
   };
 }
 
+/** Pure: idle windows pooled into one (their CPU and seconds summed), a steadier rate than any one of them. */
+export function pooled(ws: readonly CpuWindow[]): CpuWindow {
+  const cpu = { system: 0, irq: 0, softirq: 0, user: 0, dataplaneUser: 0, agent: 0 };
+  let seconds = 0;
+  for (const w of ws) {
+    seconds += w.seconds;
+    for (const k of KEYS) cpu[k] += w.cpu[k];
+  }
+  return { seconds, cpu };
+}
+
 /** The window less what the idle baseline spent per second over the same length of time. Negative means within noise of idle. */
 export function netOfBaseline(w: CpuWindow, baseline: CpuWindow): CpuWindow {
   const cpu = { ...w.cpu };
@@ -117,6 +129,12 @@ export interface CpuCostInput {
   rounds: readonly { client: SamplePairIds; server: SamplePairIds }[];
   /** Each side's idle baseline sample ids (taken before the run). */
   baseline: { client: SamplePairIds; server: SamplePairIds };
+  /**
+   * Pool the pauses between this phase's rounds (one round's after-sample to
+   * the next one's before-sample: no client runs) into the baseline, so that a
+   * background that drifted since the run began is followed (default true).
+   */
+  poolGaps?: boolean;
   /** Client and server on one node (same-node paths): count it once. */
   sameNode: boolean;
   samples: ReadonlyMap<string, DataplaneSample>;
@@ -157,9 +175,17 @@ export function cpuCost(input: CpuCostInput): CpuCost {
   const { results, samples } = input;
   if (results.length === 0 || results.length !== input.rounds.length) return { missing: 'no measured rounds' };
   try {
+    const gaps = (side: 'client' | 'server'): CpuWindow[] =>
+      input.poolGaps === false
+        ? []
+        : input.rounds
+            .slice(1)
+            .map((r, i) =>
+              windowOf({ before: input.rounds[i]?.[side].after, after: r[side].before }, samples, `${side} pause ${i}`),
+            );
     const base = {
-      client: windowOf(input.baseline.client, samples, 'client baseline'),
-      server: windowOf(input.baseline.server, samples, 'server baseline'),
+      client: pooled([windowOf(input.baseline.client, samples, 'client baseline'), ...gaps('client')]),
+      server: pooled([windowOf(input.baseline.server, samples, 'server baseline'), ...gaps('server')]),
     };
     const perRound: number[] = [];
     const sides: { client: CpuSeconds; server: CpuSeconds }[] = [];

@@ -31,7 +31,7 @@ const scenario = {
   durationSeconds: 3,
   warmupSeconds: 1,
   rounds: 8,
-  roundSleepSeconds: 0.5,
+  roundSleepSeconds: 1,
   serverNode: 'lab-n0',
   clientNode: 'lab-n1',
   measurements: [{ id: 'udp', kind: 'throughput', path: 'pod-to-pod', protocol: 'udp', udpTargetMbps: MBPS }],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseProcStatCpus, sumCpus } from '../../../agent/samplers/kernel-cpu.js';
 import { DataplaneSample, JobResult, type KernelCpu } from '../../../gen/cnibench/v1/agent.js';
-import { cpuCost, cpuWindow, dataplaneCpu, netOfBaseline } from '../../../report/cpu-cost.js';
+import { cpuCost, cpuWindow, dataplaneCpu, netOfBaseline, pooled } from '../../../report/cpu-cost.js';
 import { fixture } from '../../support/helpers/fixtures.js';
 
 /** A node's KernelCpu as the agent builds it from a captured /proc/stat, restricted to `cpus`. */
@@ -104,4 +104,44 @@ test('cpuCost: net CPU of both nodes per Gbit moved, one value per round', () =>
   // A sample without kernel CPU: no figure, and the reason.
   samples.set('s1', sample('s1', 10_000 + W, undefined));
   assert.match(cpuCost(input).missing ?? '', /round 0 server: no kernel CPU/);
+});
+
+test('cpuCost pools the pauses between rounds into the baseline (a drifting background is followed)', () => {
+  // Chronological captures: idle-before, idle-after (+2 s), load-before (+0.3 s), load-after (+2 s).
+  const at = { ib: 0, ia: 2000, lb: 2300, la: 4300 };
+  const samples = new Map(
+    (['ib', 'ia', 'lb', 'la'] as const).flatMap((k) => {
+      const file = { ib: 'idle-before.txt', ia: 'idle-after.txt', lb: 'load-before.txt', la: 'load-after.txt' }[k];
+      return [
+        [`c-${k}`, sample(`c-${k}`, at[k], kernel(file, [0]))],
+        [`s-${k}`, sample(`s-${k}`, at[k], kernel(file, [1]))],
+      ] as const;
+    }),
+  );
+  const pair = (a: string, b: string) => ({
+    client: { before: `c-${a}`, after: `c-${b}` },
+    server: { before: `s-${a}`, after: `s-${b}` },
+  });
+  const input = {
+    results: [tput(0, 1, 2), tput(1, 1, 2)],
+    rounds: [pair('ib', 'ia'), pair('lb', 'la')],
+    baseline: pair('ib', 'ia'),
+    sameNode: false,
+    samples,
+  };
+  const w = (side: 'c' | 's', a: keyof typeof at, b: keyof typeof at) =>
+    cpuWindow(
+      (samples.get(`${side}-${a}`) as DataplaneSample).kernelCpu as KernelCpu,
+      (samples.get(`${side}-${b}`) as DataplaneSample).kernelCpu as KernelCpu,
+      at[b] - at[a],
+    );
+  const expected = (side: 'c' | 's', gaps: boolean) =>
+    dataplaneCpu(
+      netOfBaseline(w(side, 'lb', 'la'), pooled([w(side, 'ib', 'ia'), ...(gaps ? [w(side, 'ia', 'lb')] : [])])).cpu,
+    );
+  const withGaps = cpuCost(input);
+  const without = cpuCost({ ...input, poolGaps: false });
+  assert.ok(Math.abs((withGaps.metric?.perRound[1] ?? 0) - (expected('c', true) + expected('s', true)) / 2) < 1e-12);
+  assert.ok(Math.abs((without.metric?.perRound[1] ?? 0) - (expected('c', false) + expected('s', false)) / 2) < 1e-12);
+  assert.notEqual(withGaps.metric?.perRound[1], without.metric?.perRound[1]);
 });
