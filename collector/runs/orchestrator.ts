@@ -12,6 +12,7 @@ import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
 import { describeCluster } from './cluster-description.js';
+import { takeCpuBaseline } from './cpu-baseline.js';
 import type { JobTracker } from './job-tracker.js';
 import { MeasurePhase, placementOf, serviceName } from './measure-phase.js';
 import { type PhaseSpec, phasesOf } from './phases.js';
@@ -154,6 +155,8 @@ export class Orchestrator {
         for (const a of runAgents(plan))
           this.sender.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
       }
+      if (scenario.cpuBaselineSeconds > 0)
+        ctx.cpuBaseline = await takeCpuBaseline(this.sender, ctx, scenario.cpuBaselineSeconds);
       const scaleSteps = phases.filter((p) => p.kind === 'scale');
       const scaler = this.deps.services?.scale;
       if (scaleSteps.length && scaler?.prepare) {
@@ -256,6 +259,7 @@ export class Orchestrator {
         clientNode: place.client.id,
         target,
         startSamples,
+        ...(ctx.cpuBaseline ? { cpuBaseline: ctx.cpuBaseline } : {}),
       };
       store.upsertPhase({ ...base, detail });
       detail.rounds = await this.measure.rounds(ctx, index, m, place, target, spec.step);
