@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Collector, collectorConfig, startCollector } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import type { ProgressRun } from '../report/progress.js';
 import type { ReportModel } from '../report/report.js';
 import { Lab } from './lab.js';
 import type { LabProxyOptions } from './proxy.js';
@@ -29,6 +30,8 @@ export interface LabSessionOptions {
   shareCpus?: boolean;
   /** Runs once the lab exists, before agents start (tests use it to set up conditions in the namespaces). */
   beforeAgents?: (lab: Lab) => Promise<void>;
+  /** Called once the run exists with a reader of its record (for progress); stopped when the run ends. */
+  watch?: (read: () => ProgressRun) => { stop(): Promise<void> };
 }
 
 async function waitForAgents(c: Collector, n: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
@@ -58,6 +61,7 @@ export async function runInLab(
 ): Promise<ReportModel | undefined> {
   let lab: Lab | undefined;
   let collector: Collector | undefined;
+  let watcher: { stop(): Promise<void> } | undefined;
   try {
     lab = await Lab.create({
       nodes: opts.nodes,
@@ -90,13 +94,16 @@ export async function runInLab(
     const run = collector.api.create(declared, process.env);
     log.info('run started', { runId: run.id, rest: collector.httpUrl, proxy: lab.services.description });
     const c = collector;
+    watcher = opts.watch?.(() => c.api.get(run.id));
     await Promise.race([
       c.orchestrator.wait(run.id),
       new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
     ]);
     if (signal.aborted) await c.orchestrator.cancel(run.id);
+    await watcher?.stop();
     return c.api.reportModel(run.id);
   } finally {
+    await watcher?.stop();
     await collector
       ?.close()
       .catch((err: unknown) => log.error('collector close failed', { error: (err as Error).message }));
