@@ -17,20 +17,25 @@ import {
   lbMapMaxFor,
   runInLab,
 } from '../lab/index.js';
+import { renderSweepCsv } from '../report/csv.js';
+import { renderSweepHtml } from '../report/html-sweep.js';
 import { renderMarkdown, renderSweepComparison } from '../report/markdown.js';
 import type { ReportModel } from '../report/report.js';
+import type { ReportFormat } from '../report/report-formats.js';
 import { compareSweeps } from '../report/sweep.js';
 import { defineCommand } from './command.js';
 import {
   agentWaitFlag,
   dbFlag,
   durationFlag,
+  formatFlag,
   iptablesBackendFlag,
   nodesFlag,
   shareCpusFlag,
   warmupFlag,
 } from './common-flags.js';
 import { LAB_DEFAULTS } from './lab-command.js';
+import { followProgress, type LogStyle, logFlag } from './progress.js';
 
 export interface SweepCommandOptions {
   nodes: number;
@@ -46,6 +51,9 @@ export interface SweepCommandOptions {
   dbPath: string;
   agentWaitMs: number;
   shareCpus?: boolean;
+  /** html or csv: the whole sweep in one page or one table (md and json as --json says). */
+  format?: ReportFormat;
+  log?: LogStyle;
 }
 
 /** The sweep's default dataplanes: the study's kube-proxy iptables against Cilium, and nftables. */
@@ -83,7 +91,11 @@ export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Prom
       const scenario = sweepScenario(`lab sweep ${modeLabel(mode, opts.iptablesBackend)}`, opts);
       const lbMapMax = lbMapMaxFor(Math.max(...opts.steps), opts.endpointsPerService);
       const model = await runInLab(
-        { ...opts, proxy: dataplaneProxy(mode, { iptablesBackend: opts.iptablesBackend, lbMapMax }) },
+        {
+          ...opts,
+          proxy: dataplaneProxy(mode, { iptablesBackend: opts.iptablesBackend, lbMapMax }),
+          watch: (read) => followProgress(read, { style: opts.log ?? 'auto' }),
+        },
         scenario,
         log,
         interrupts.signal,
@@ -94,7 +106,9 @@ export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Prom
       .filter((d) => d.model.sweep)
       .map((d) => ({ label: d.label, sweep: d.model.sweep as NonNullable<ReportModel['sweep']> }));
     const comparison = withSweep.length ? compareSweeps(withSweep) : undefined;
-    if (opts.json)
+    if (opts.format === 'html') process.stdout.write(renderSweepHtml(done, comparison));
+    else if (opts.format === 'csv') process.stdout.write(renderSweepCsv(done));
+    else if (opts.json || opts.format === 'json')
       process.stdout.write(
         `${JSON.stringify({ runs: done.map((d) => ({ mode: d.label, report: d.model })), comparison }, null, 2)}\n`,
       );
@@ -139,6 +153,8 @@ const flags = {
   'iptables-backend': iptablesBackendFlag,
   'share-cpus': shareCpusFlag,
   json: switchFlag({ help: 'print every run and the comparison as JSON instead of Markdown' }),
+  format: formatFlag,
+  log: logFlag,
   db: dbFlag,
   'agent-wait': agentWaitFlag,
 };
@@ -154,6 +170,8 @@ function options(v: FlagValues<typeof flags>): SweepCommandOptions {
     warmupSeconds: v.warmup,
     rounds: v.rounds,
     json: v.json,
+    format: v.format,
+    log: v.log,
     dbPath: v.db,
     agentWaitMs: v['agent-wait'] * 1000,
     shareCpus: v['share-cpus'],

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Collector, collectorConfig, startCollector } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import type { ProgressRun } from '../report/progress.js';
 import type { ReportModel } from '../report/report.js';
 import { Lab } from './lab.js';
 import type { LabProxyOptions } from './proxy.js';
@@ -27,8 +28,12 @@ export interface LabSessionOptions {
   linkMbit?: number;
   /** Every node may use every CPU (default: each node its own share when there are enough; lab/cpu-sets.ts). */
   shareCpus?: boolean;
+  /** iptables/nftables labs: start a real NetworkPolicy enforcer (lab/policy/enforcer.ts). */
+  policyEnforcer?: boolean;
   /** Runs once the lab exists, before agents start (tests use it to set up conditions in the namespaces). */
   beforeAgents?: (lab: Lab) => Promise<void>;
+  /** Called once the run exists with a reader of its record (for progress); stopped when the run ends. */
+  watch?: (read: () => ProgressRun) => { stop(): Promise<void> };
 }
 
 async function waitForAgents(c: Collector, n: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
@@ -80,6 +85,7 @@ export async function runScenariosInLab(
       log,
       proxy: opts.proxy,
       shareCpus: opts.shareCpus ?? false,
+      policyEnforcer: opts.policyEnforcer ?? false,
       signal,
       ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}),
     });
@@ -126,10 +132,15 @@ async function runOne(
       : scenario;
   const run = c.api.create(declared, process.env);
   log.info('run started', { runId: run.id, rest: c.httpUrl, proxy: lab.services.description });
-  await Promise.race([
-    c.orchestrator.wait(run.id),
-    new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
-  ]);
-  if (signal.aborted) await c.orchestrator.cancel(run.id);
+  const watcher = opts.watch?.(() => c.api.get(run.id));
+  try {
+    await Promise.race([
+      c.orchestrator.wait(run.id),
+      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    ]);
+    if (signal.aborted) await c.orchestrator.cancel(run.id);
+  } finally {
+    await watcher?.stop();
+  }
   return c.api.reportModel(run.id);
 }

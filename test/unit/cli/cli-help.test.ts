@@ -9,11 +9,18 @@ import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { AGENT_ENV } from '../../../agent/config.js';
+import { command as agents } from '../../../cli/agents-command.js';
+import { command as cancel } from '../../../cli/cancel-command.js';
 import { command as cleanup } from '../../../cli/cleanup-command.js';
+import { command as cluster } from '../../../cli/cluster-command.js';
 import { command as compare } from '../../../cli/compare-command.js';
 import { command as doctor } from '../../../cli/doctor-command.js';
 import { command as lab } from '../../../cli/lab-command.js';
 import { command as monitor } from '../../../cli/monitor-command.js';
+import { command as report } from '../../../cli/report-command.js';
+import { command as runCmd } from '../../../cli/run-command.js';
+import { command as runs } from '../../../cli/runs-command.js';
+import { checkCommand, schemaCommand } from '../../../cli/scenario-command.js';
 import { command as study } from '../../../cli/study-command.js';
 import { command as sweep } from '../../../cli/sweep-command.js';
 import { COLLECTOR_ENV } from '../../../collector/config.js';
@@ -45,6 +52,14 @@ const COMMANDS: [string[], CommandSpec | undefined][] = [
   [['lab', 'cleanup'], cleanup.spec],
   [['compare'], compare.spec],
   [['doctor'], doctor.spec],
+  [['run'], runCmd.spec],
+  [['runs'], runs.spec],
+  [['report'], report.spec],
+  [['cancel'], cancel.spec],
+  [['cluster'], cluster.spec],
+  [['agents'], agents.spec],
+  [['scenario', 'schema'], schemaCommand.spec],
+  [['scenario', 'check'], checkCommand.spec],
 ];
 
 for (const [words, spec] of COMMANDS) {
