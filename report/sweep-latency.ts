@@ -17,12 +17,16 @@ export function latencyText(latencyMs: number | null, resolutionMs: number | nul
 /** The sentence every latency table ends with: what was timed and the polling resolution. */
 export function latencyNote(pollPauseMs: number | null): string {
   const pause = pollPauseMs === null ? '' : ` every ${pollPauseMs} ms plus the time one round of samples takes`;
-  return `Programming latency: from the step's first Service write until the round of dataplane samples that showed every node holding the whole step had arrived (KUBE-SERVICES rules, nftables service-ips elements, or Cilium LB frontends with all their backends, read by each node's agent), polled${pause}, never a sleep. The figure is an upper bound; in parentheses how much earlier the last node may have caught up (the previous round still saw a node behind, or the first round came after the last write). The lab's kube-proxy emulation writes every node's rules itself, so its latency is its write time; Cilium's includes the apiserver, the agents' watch and their LB map updates.`;
+  return `Programming latency: from the step's first Service write until the round of dataplane samples that showed every node holding the whole step had arrived (KUBE-SERVICES rules, nftables service-ips elements, or Cilium LB frontends with all their backends, read by each node's agent), polled${pause}, never a sleep. The figure is an upper bound; in parentheses how much earlier the last node may have caught up (the previous round still saw a node behind, or the first round came after the last write); "writes" is how long the step's writes alone took (the rest is the dataplane catching up). The lab's kube-proxy emulation writes every node's rules itself, so its latency is its write time; Cilium's includes the apiserver, the agents' watch and their LB map updates.`;
 }
 
 /** One sweep's latency column cells (the single-run table in markdown.ts). */
 export function stepLatency(st: SweepStep): string {
   return latencyText(st.programmingLatencyMs, st.latencyResolutionMs);
+}
+
+function writesText(ms: number | null): string {
+  return ms === null ? '' : `; writes ${(ms / 1000).toFixed(1)} s`;
 }
 
 /** The sweeps' programming latencies side by side. */
@@ -36,7 +40,7 @@ export function renderLatencyComparison(c: SweepComparison): string[] {
     `|${head.map(() => '---:').join('|')}|`,
     ...c.steps.map(
       (n, i) =>
-        `| ${n.toLocaleString('en-US')} | ${c.latency.map((r) => latencyText(r.latencyMs[i] ?? null, r.resolutionMs[i] ?? null)).join(' | ')} |`,
+        `| ${n.toLocaleString('en-US')} | ${c.latency.map((r) => `${latencyText(r.latencyMs[i] ?? null, r.resolutionMs[i] ?? null)}${r.latencyMs[i] == null ? '' : writesText(r.writesMs[i] ?? null)}`).join(' | ')} |`,
     ),
     '',
     latencyNote(c.latency.find((r) => r.pollPauseMs !== null)?.pollPauseMs ?? null),

@@ -236,7 +236,13 @@ export interface SweepComparison {
     crossovers: Crossover[];
   }[];
   /** Per run (same order as `runs`), per shared step: its programming latency and resolution (null where not measured). */
-  latency: { latencyMs: (number | null)[]; resolutionMs: (number | null)[]; pollPauseMs: number | null }[];
+  latency: {
+    latencyMs: (number | null)[];
+    resolutionMs: (number | null)[];
+    /** The step's writes alone (programmingMs): the rest of the latency is the dataplane catching up. */
+    writesMs: (number | null)[];
+    pollPauseMs: number | null;
+  }[];
 }
 
 /** Puts the sweeps of several runs (one per proxy mode) side by side on the steps they share. */
@@ -255,6 +261,7 @@ export function compareSweeps(runs: { label: string; sweep: SweepTable }[]): Swe
     latency: runs.map((r) => ({
       latencyMs: steps.map((n) => stepOf(r, n)?.programmingLatencyMs ?? null),
       resolutionMs: steps.map((n) => stepOf(r, n)?.latencyResolutionMs ?? null),
+      writesMs: steps.map((n) => stepOf(r, n)?.programmingMs ?? null),
       pollPauseMs: r.sweep.steps.find((st) => st.pollPauseMs !== null)?.pollPauseMs ?? null,
     })),
     series: ids.map((id) => {

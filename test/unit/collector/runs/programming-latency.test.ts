@@ -54,7 +54,7 @@ test('the comparison puts every dataplane programming latency side by side and s
   assert.deepEqual(c.latency[0]?.latencyMs, [120, 1800]);
   assert.deepEqual(c.latency[1]?.latencyMs, [300, null]);
   const text = renderLatencyComparison(c).join('\n');
-  assert.match(text, /\| 1,000 \| 1\.8 s \(−0\.3\) \| — \|/);
+  assert.match(text, /\| 1,000 \| 1\.8 s \(−0\.3\); writes 0\.0 s \| — \|/);
   assert.match(text, /polled every 200 ms/);
   assert.equal(latencyText(null, null), '—');
   assert.deepEqual(renderLatencyComparison(compareSweeps([{ label: 'old', sweep: sweep([null]) }])), []);
