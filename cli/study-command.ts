@@ -8,7 +8,7 @@
  */
 import { parseScenario } from '../collector/index.js';
 import { asCniBenchError } from '../core/errors.js';
-import { type FlagValues, listFlag, numberFlag, oneOfFlag, switchFlag } from '../core/flags.js';
+import { type FlagValues, listFlag, numberFlag, oneOfFlag, stringFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
 import {
@@ -24,6 +24,7 @@ import { renderStudyMarkdown } from '../report/study-render.js';
 import { defineCommand } from './command.js';
 import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
 import { LAB_DEFAULTS } from './lab-command.js';
+import { readScenarioFile } from './scenario-file.js';
 import { modeLabel, sweepScenario } from './sweep-command.js';
 
 /** The study's dataplanes: the reference study's clusters A, B and C. */
@@ -44,6 +45,8 @@ export const STUDY_DEFAULTS = {
 } as const;
 
 export interface StudyCommandOptions extends StudySettings {
+  /** Fields of a scenario file that override the matrix run's defaults (--scenario). */
+  matrixScenario?: Record<string, unknown>;
   dataplanes: readonly LabDataplane[];
   iptablesBackend: IptablesBackend;
   json: boolean;
@@ -54,7 +57,6 @@ export interface StudyCommandOptions extends StudySettings {
 
 function matrixScenario(label: string, o: StudyCommandOptions): Record<string, unknown> {
   return {
-    name: `lab study ${label}: matrix`,
     durationSeconds: o.durationSeconds,
     ...(o.durationSeconds === LAB_DEFAULTS.durationSeconds
       ? { throughputDurationSeconds: LAB_DEFAULTS.throughputDurationSeconds }
@@ -62,6 +64,9 @@ function matrixScenario(label: string, o: StudyCommandOptions): Record<string, u
     warmupSeconds: o.warmupSeconds,
     rounds: o.rounds,
     roundSleepSeconds: LAB_DEFAULTS.roundSleepSeconds,
+    // A scenario file's fields (its measurements, say) override the study's matrix defaults.
+    ...o.matrixScenario,
+    name: `lab study ${label}: matrix`,
   };
 }
 
@@ -144,6 +149,11 @@ const flags = {
   }),
   duration: durationFlag(LAB_DEFAULTS.durationSeconds),
   warmup: warmupFlag(LAB_DEFAULTS.warmupSeconds),
+  scenario: stringFlag({
+    help: "scenario file (JSON) for the matrix run; its fields (e.g. 'measurements') override the study's matrix defaults",
+    value: 'FILE',
+    default: undefined,
+  }),
   rounds: numberFlag({
     help: 'measured rounds per matrix measurement',
     default: LAB_DEFAULTS.rounds,
@@ -181,8 +191,9 @@ const flags = {
   'agent-wait': agentWaitFlag,
 };
 
-function options(v: FlagValues<typeof flags>): StudyCommandOptions {
+async function options(v: FlagValues<typeof flags>): Promise<StudyCommandOptions> {
   return {
+    ...(v.scenario ? { matrixScenario: await readScenarioFile(v.scenario) } : {}),
     dataplanes: v.dataplanes,
     nodes: v.nodes,
     durationSeconds: v.duration,
@@ -216,5 +227,5 @@ export const command = defineCommand({
       'Exit codes: 0 every run succeeded, 1 a run failed, 2 bad flags, 130/143 interrupted.',
     ],
   },
-  run: (values, _positionals, ctx) => studyCommand(options(values), ctx.log),
+  run: async (values, _positionals, ctx) => studyCommand(await options(values), ctx.log),
 });
