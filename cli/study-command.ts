@@ -215,7 +215,7 @@ export const command = defineCommand({
   spec: {
     usage: 'cni-bench lab study',
     summary:
-      "The reference study in one command: one fresh lab per dataplane (kube-proxy iptables, Cilium native routing, Cilium VXLAN by default), in each the measurement matrix and the Service scale sweep, then one report with every measurement side by side (intervals and verdicts against the first dataplane), the sweep curves with where they cross, and each step's programming latency. Prints its wall time; the defaults take about 25 minutes on 2 cores. Needs root.",
+      "The reference study in one command: one fresh lab per dataplane (kube-proxy iptables, Cilium native routing, Cilium VXLAN by default), in each the measurement matrix and the Service scale sweep, then one report with every measurement side by side (intervals and verdicts against the first dataplane), the sweep curves with where they cross, and each step's programming latency. Prints its wall time; the defaults are chosen to fit about 25 minutes on 2 quiet cores (docs/study.md). Needs root.",
     flags,
     examples: [
       'cni-bench lab study',
