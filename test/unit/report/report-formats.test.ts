@@ -24,10 +24,14 @@ function records(text: string): string[][] {
     let quoted = false;
     for (let i = 0; i < line.length; i++) {
       const c = line[i];
-      if (quoted && c === '"' && line[i + 1] === '"') (cur += '"'), i++;
-      else if (c === '"') quoted = !quoted;
-      else if (c === ',' && !quoted) cells.push(cur), (cur = '');
-      else cur += c;
+      if (quoted && c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = !quoted;
+      else if (c === ',' && !quoted) {
+        cells.push(cur);
+        cur = '';
+      } else cur += c;
     }
     cells.push(cur);
     out.push(cells);
