@@ -24,8 +24,12 @@ const COMMANDS: Readonly<Record<string, Entry>> = {
     load: () => import('./lab-command.js'),
   },
   'lab sweep': {
-    summary: 'the Service scale sweep, once per kube-proxy mode',
+    summary: 'the Service scale sweep, once per dataplane',
     load: () => import('./sweep-command.js'),
+  },
+  'lab study': {
+    summary: 'the reference study: matrix and Service sweep per dataplane, one comparison',
+    load: () => import('./study-command.js'),
   },
   'lab monitor': {
     summary: 'monitoring mode in a lab: peer probes and dataplane gauges',

@@ -21,6 +21,7 @@ import { command as report } from '../../../cli/report-command.js';
 import { command as runCmd } from '../../../cli/run-command.js';
 import { command as runs } from '../../../cli/runs-command.js';
 import { checkCommand, schemaCommand } from '../../../cli/scenario-command.js';
+import { command as study } from '../../../cli/study-command.js';
 import { command as sweep } from '../../../cli/sweep-command.js';
 import { COLLECTOR_ENV } from '../../../collector/config.js';
 import { isCniBenchError } from '../../../core/errors.js';
@@ -46,6 +47,7 @@ const COMMANDS: [string[], CommandSpec | undefined][] = [
   [[], undefined],
   [['lab'], lab.spec],
   [['lab', 'sweep'], sweep.spec],
+  [['lab', 'study'], study.spec],
   [['lab', 'monitor'], monitor.spec],
   [['lab', 'cleanup'], cleanup.spec],
   [['compare'], compare.spec],
@@ -96,7 +98,11 @@ test('a bad value or a missing one exits 2 and names the flag; so does an unknow
     [['lab', 'sweep', '--steps', '0,,5'], /^cni-bench: --steps: must be a comma-separated list/],
     [
       ['lab', 'sweep', '--modes', 'iptables,ipvs'],
-      /^cni-bench: --modes: must be one of iptables, nftables, got 'ipvs'/,
+      /^cni-bench: --modes: must be one of iptables, nftables, cilium, cilium-vxlan, got 'ipvs'/,
+    ],
+    [
+      ['lab', 'study', '--dataplanes', 'iptables,calico'],
+      /^cni-bench: --dataplanes: must be one of iptables, nftables, cilium, cilium-vxlan, got 'calico'/,
     ],
     [['lab', 'monitor', '--interval', '0.1'], /^cni-bench: --interval: must be a number >= 0.5/],
     [['compare', 'a.json', 'b.json', '--noise-floor', 'lots'], /^cni-bench: --noise-floor: /],
