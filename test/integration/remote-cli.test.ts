@@ -149,6 +149,18 @@ test('the remote CLI runs, follows, reports, cancels and gates on a regression a
 
     const html = await cli(['report', id, ...remote, '--format', 'html']);
     assert.equal(html.code, 0, html.all);
+    // The REST API serves the same formats, byte for byte what the CLI renders from the JSON model.
+    for (const [format, type, body] of [
+      ['html', 'text/html; charset=utf-8', html.stdout],
+      ['csv', 'text/csv; charset=utf-8', csv.stdout],
+    ]) {
+      const r = await fetch(`${collector.httpUrl}/v1/runs/${id}/report?format=${format}`, {
+        headers: { authorization: 'Bearer remote-cli-operator-token' },
+      });
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('content-type'), type);
+      assert.equal(await r.text(), body, `REST ${format} differs from the CLI's`);
+    }
     const page = join(ARTIFACTS, 'remote-run.html');
     writeFileSync(page, html.stdout);
     if (chromiumPath()) {

@@ -34,7 +34,7 @@ export interface PageVisit {
 type Msg = { id?: number; method?: string; params?: Record<string, any>; result?: any; error?: any };
 
 /** Loads `url` in a fresh headless Chromium, waits for load, evaluates `expression` (JSON-able result), screenshots the full page. */
-export async function visit(url: string, expression: string, timeoutMs = 60_000): Promise<PageVisit> {
+export async function visit(url: string, expression: string, timeoutMs = 150_000): Promise<PageVisit> {
   const bin = chromiumPath();
   if (!bin) throw new Error('chromium is not installed');
   const profile = mkdtempSync(join(tmpdir(), 'cnib-chromium-'));
@@ -55,28 +55,41 @@ export async function visit(url: string, expression: string, timeoutMs = 60_000)
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  // Every wait below also ends when the browser does (killed at the timeout, or crashed), never hangs.
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const died = new Promise<never>((_, reject) =>
+    child.on('exit', (code, sig) =>
+      reject(new Error(`chromium exited (${code ?? sig}) within ${timeoutMs} ms: ${stderr.slice(-2000)}`)),
+    ),
+  );
+  died.catch(() => undefined);
+  const alive = <T>(p: Promise<T>): Promise<T> => Promise.race([p, died]);
   try {
-    const browserWs = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      child.stderr?.on('data', (d: Buffer) => {
-        err += d.toString();
-        const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
-        if (m) resolve(m[1] as string);
-      });
-      child.on('exit', (code) => reject(new Error(`chromium exited ${code}: ${err.slice(-2000)}`)));
-    });
+    const browserWs = await alive(
+      new Promise<string>((resolve) => {
+        child.stderr?.on('data', () => {
+          const m = /DevTools listening on (ws:\/\/\S+)/.exec(stderr);
+          if (m) resolve(m[1] as string);
+        });
+      }),
+    );
     const port = new URL(browserWs).port;
-    const list = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
+    const list = (await alive(fetch(`http://127.0.0.1:${port}/json/list`).then((r) => r.json()))) as {
       type: string;
       webSocketDebuggerUrl: string;
     }[];
     const target = list.find((t) => t.type === 'page');
     if (!target) throw new Error('chromium has no page target');
     const ws = new WebSocket(target.webSocketDebuggerUrl);
-    await new Promise((resolve, reject) => {
-      ws.onopen = resolve;
-      ws.onerror = reject;
-    });
+    await alive(
+      new Promise((resolve, reject) => {
+        ws.onopen = resolve;
+        ws.onerror = reject;
+      }),
+    );
     let next = 0;
     const pending = new Map<number, (m: Msg) => void>();
     const errors: string[] = [];
@@ -102,16 +115,18 @@ export async function visit(url: string, expression: string, timeoutMs = 60_000)
       else if (m.method === 'Network.requestWillBeSent') requests.push(String(m.params?.request?.url));
     };
     const call = (method: string, params: Record<string, unknown> = {}): Promise<any> =>
-      new Promise((resolve, reject) => {
-        const id = ++next;
-        pending.set(id, (m) =>
-          m.error ? reject(new Error(`${method}: ${JSON.stringify(m.error)}`)) : resolve(m.result),
-        );
-        ws.send(JSON.stringify({ id, method, params }));
-      });
+      alive(
+        new Promise((resolve, reject) => {
+          const id = ++next;
+          pending.set(id, (m) =>
+            m.error ? reject(new Error(`${method}: ${JSON.stringify(m.error)}`)) : resolve(m.result),
+          );
+          ws.send(JSON.stringify({ id, method, params }));
+        }),
+      );
     for (const d of ['Page', 'Runtime', 'Log', 'Network']) await call(`${d}.enable`);
     await call('Page.navigate', { url });
-    await load;
+    await alive(load);
     const evaluated = await call('Runtime.evaluate', { expression, returnByValue: true });
     const shot = await call('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true });
     await call('Browser.close').catch(() => undefined);
