@@ -154,7 +154,7 @@ test('the remote CLI runs, follows, reports, cancels and gates on a regression a
       ['html', 'text/html; charset=utf-8', html.stdout],
       ['csv', 'text/csv; charset=utf-8', csv.stdout],
     ]) {
-      const r = await fetch(`${collector.httpUrl}/v1/runs/${id}/report?format=${format}`, {
+      const r: Response = await fetch(`${collector.httpUrl}/v1/runs/${id}/report?format=${format}`, {
         headers: { authorization: 'Bearer remote-cli-operator-token' },
       });
       assert.equal(r.status, 200);
