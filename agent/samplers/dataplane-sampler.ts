@@ -29,6 +29,7 @@ import { CiliumReader } from './cilium-reader.js';
 import { parseNfConntrackStat, parseSysctlNumber } from './conntrack.js';
 import { type BackendChoice, chooseIptablesBackend } from './iptables-backend.js';
 import { parseIptablesSave } from './iptables-save.js';
+import { KernelCpuReader } from './kernel-cpu.js';
 import { NetnsProcView } from './netns-proc.js';
 import { type NftSetCount, parseNftRuleset, parseServiceIpsListing } from './nft.js';
 import { ProcessSampler } from './process-sampler.js';
@@ -122,6 +123,7 @@ export class DataplaneSampler {
   private readonly netns: NetnsProcView;
   private readonly cilium: CiliumReader;
   private lastRules: RulesRead | undefined;
+  private readonly kernel: KernelCpuReader;
 
   constructor(private readonly opts: DataplaneSamplerOptions) {
     this.processes = new ProcessSampler({
@@ -130,6 +132,7 @@ export class DataplaneSampler {
       netns: opts.hostNetns,
     });
     this.netns = new NetnsProcView(opts.hostNetns);
+    this.kernel = new KernelCpuReader(this.processes, opts.procRoot ? { procRoot: opts.procRoot } : {});
     this.cilium = new CiliumReader({
       hostNetns: opts.hostNetns,
       ...(opts.procRoot ? { procRoot: opts.procRoot } : {}),
@@ -247,6 +250,11 @@ export class DataplaneSampler {
       })),
     );
     return read.filter((r): r is NetnsTcpCounters => r.counters !== undefined);
+  }
+
+  /** The node's kernel CPU and the agent's and dataplane processes' (kernel-cpu.ts); measurement brackets only. */
+  async kernelCpu(errors: string[]): Promise<SampleBody['kernelCpu']> {
+    return this.kernel.read(errors);
   }
 
   /** Rules and maps through the tools; the part of a sample that costs. */
