@@ -245,6 +245,12 @@ export async function ensureLbMapFits(
     );
   }
   const expectNodes = nodes.map((n) => n.node);
+  if (!expectNodes.length)
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `serviceScale.steps: bpf-lb-map-max ${check.max} is too small for ${check.needed} LB entries, and no agent sampled Cilium's LB maps on its node, so a raised size could not be verified; nothing was changed. Run: ${check.fix}`,
+      { details: { field: 'serviceScale.steps', needed: check.needed, max: check.max, fix: check.fix } },
+    );
   const from = config[LB_MAP_MAX_KEY] ?? '';
   const began = Date.now();
   deps.log.warn('raising cilium bpf-lb-map-max for the sweep: Cilium restarts', {

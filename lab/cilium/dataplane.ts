@@ -381,6 +381,12 @@ export class CiliumLab {
    */
   async destroy(): Promise<void> {
     await this.inventory?.stop().catch(() => undefined);
+    // An agent that died on its own took its node's datapath with it: say so beside the report.
+    for (const a of this.agents) {
+      const code = a.exitCode();
+      if (code !== undefined)
+        this.log.error(`cilium-agent on ${a.nodeName} exited (code ${code}) while the lab ran`, { tail: a.tail(5) });
+    }
     for (const call of this.wired.splice(0)) {
       await cniDel(call).catch((err: Error) =>
         this.log.warn('cilium-cni DEL failed', { pod: call.podName, error: err.message }),
