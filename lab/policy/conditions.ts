@@ -77,7 +77,7 @@ export class LabConditions implements ConditionDriver {
     try {
       const open = await waitForPolicy(
         'open',
-        { denied: ends.denied, allowed: ends.clients[0] as ProbeEnd, serverIp: ends.server.ip, port: PROBE_PORT },
+        { denied: ends.denied, allowed: ends.clients, serverIp: ends.server.ip, port: PROBE_PORT },
         began,
         deadlineFor(deleted),
       );
@@ -118,7 +118,7 @@ export class LabConditions implements ConditionDriver {
     try {
       const probeEnds = {
         denied: ends.denied,
-        allowed: ends.clients[0] as ProbeEnd,
+        allowed: ends.clients,
         serverIp: ends.server.ip,
         port: PROBE_PORT,
       };
@@ -138,10 +138,10 @@ export class LabConditions implements ConditionDriver {
       const apiMs = Date.now() - began;
       const on = await waitForPolicy('enforced', probeEnds, began, deadlineFor(n), signal);
       return {
-        how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the client ${probeEnds.allowed.name} connects; enforced by ${this.o.enforcer}`,
+        how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}`,
         enforcementMs: on.ms,
         apiMs,
-        facts: { policies: n, denied: ends.denied.name, allowed: probeEnds.allowed.name, polls: on.polls },
+        facts: { policies: n, denied: ends.denied.name, allowed: ends.clients.map((c) => c.name).join(','), polls: on.polls },
       };
     } finally {
       await listener.stop();
@@ -190,7 +190,9 @@ export class LabConditions implements ConditionDriver {
     );
     const server = all.find((p) => p.ip === target.serverPodIp);
     if (!server) throw new CniBenchError(ErrorCodes.LAB, `no lab pod has the server's address ${target.serverPodIp}`);
-    const clients = all.filter((p) => target.clientPodIps.includes(p.ip) && p !== server);
+    const clients = target.clientPodIps
+      .map((ip) => all.find((p) => p.ip === ip && p !== server))
+      .filter((p): p is (typeof all)[number] => p !== undefined);
     if (!clients.length) throw new CniBenchError(ErrorCodes.LAB, 'no lab pod has a client address');
     const denied = all.find((p) => p !== server && !clients.includes(p));
     if (!denied)
