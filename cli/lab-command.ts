@@ -4,7 +4,6 @@
  * down: on success, on failure, and on SIGINT/SIGTERM.
  */
 import { parseScenario } from '../collector/index.js';
-import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { type FlagValues, numberFlag, oneOfFlag, stringFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';

@@ -141,7 +141,12 @@ export class LabConditions implements ConditionDriver {
         how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}`,
         enforcementMs: on.ms,
         apiMs,
-        facts: { policies: n, denied: ends.denied.name, allowed: ends.clients.map((c) => c.name).join(','), polls: on.polls },
+        facts: {
+          policies: n,
+          denied: ends.denied.name,
+          allowed: ends.clients.map((c) => c.name).join(','),
+          polls: on.polls,
+        },
       };
     } finally {
       await listener.stop();

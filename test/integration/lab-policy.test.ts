@@ -75,7 +75,9 @@ async function labRun(
 
 function diagnostics(t: { diagnostic: (s: string) => void }, r: ReportModel): void {
   for (const s of r.conditions?.steps ?? [])
-    t.diagnostic(`${s.action} ${s.condition}: ${s.status}; enforcement ${s.enforcementMs} ms, API ${s.apiMs} ms; ${s.how}`);
+    t.diagnostic(
+      `${s.action} ${s.condition}: ${s.status}; enforcement ${s.enforcementMs} ms, API ${s.apiMs} ms; ${s.how}`,
+    );
   for (const row of r.conditions?.rows ?? [])
     t.diagnostic(
       `${row.measurement} [${row.condition}]: baseline ${row.baseline?.toFixed(0)} ${row.unit}, under it ${row.value?.toFixed(0) ?? '—'}, change ${row.change === null ? '—' : `${(row.change * 100).toFixed(1)}%`}, ${row.verdict ?? row.error}`,
