@@ -1,7 +1,7 @@
 /** Renders a report model as the Markdown the CLI prints. */
 import { BUILTIN_TOOLS } from '../core/tools.js';
-import { renderCpuCost } from './cpu-cost-render.js';
 import { renderConditions } from './conditions-render.js';
+import { renderCpuCost } from './cpu-cost-render.js';
 import { mdText } from './escape.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';

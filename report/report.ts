@@ -9,8 +9,8 @@
 import type { ClusterDescription } from '../core/cluster.js';
 import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
-import { type PhaseCpuDetail, phaseCpuCost } from './cpu-cost.js';
 import { buildConditions, type ConditionsTable } from './conditions.js';
+import { type PhaseCpuDetail, phaseCpuCost } from './cpu-cost.js';
 import {
   type CounterPair,
   dispersionGuard,
