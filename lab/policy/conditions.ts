@@ -158,11 +158,12 @@ export class LabConditions implements ConditionDriver {
       const apiMs = Date.now() - began;
       const on = await waitForPolicy('enforced', probeEnds, began, deadlineFor(n), signal);
       return {
-        how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}`,
+        how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
         enforcementMs: on.ms,
         apiMs,
         facts: {
           policies: n,
+          afterLastCreateMs: Math.max(0, on.ms - apiMs),
           denied: ends.denied.name,
           allowed: ends.clients.map((c) => c.name).join(','),
           polls: on.polls,
