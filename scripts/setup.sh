@@ -8,9 +8,9 @@
 #            (scripts/build-control-plane.sh; cold about 25 min on 2 cores, warm
 #            seconds), hadolint for the Dockerfile, real Cilium v1.20.2
 #            (scripts/build-cilium.sh; the lab's `--dataplane cilium|cilium-vxlan`
-#            and the Cilium suites use it), the lab's NetworkPolicy enforcers
-#            (scripts/build-kube-network-policies.sh: kube-router v2.1.0 and
-#            kube-network-policies v0.8.0), and for the image suite
+#            and the Cilium suites use it), the lab's NetworkPolicy enforcer
+#            (scripts/build-kube-network-policies.sh kube-router: kube-router
+#            v2.1.0's policy controller), and for the image suite
 #            (test/integration/image.test.ts) buildah and debootstrap (to build the
 #            Dockerfile without a daemon or registry) and cdxgen (its SBOM), and
 #            Debian's chromium (the HTML reports are loaded in it headless:
@@ -81,8 +81,8 @@ if "$with_cilium"; then
   bash scripts/build-cilium.sh
 fi
 # The iptables/nftables labs' NetworkPolicy enforcers (`cni-bench lab --policy-enforcer`, the policy suites):
-# kube-router's policy controller (needs ipset, installed above with --cilium/--test) and kube-network-policies.
-if "$with_test_tools"; then bash scripts/build-kube-network-policies.sh; fi
+# kube-router's policy controller, the lab's NetworkPolicy enforcer (needs ipset, installed above with --cilium/--test).
+if "$with_test_tools"; then bash scripts/build-kube-network-policies.sh kube-router; fi
 
 # npm 11 blocks dependency install scripts unless allowed; the project runs none it needs.
 npm ci --no-audit --no-fund --loglevel=error
