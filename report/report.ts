@@ -9,6 +9,7 @@
 import type { ClusterDescription } from '../core/cluster.js';
 import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
+import { type PhaseCpuDetail, phaseCpuCost } from './cpu-cost.js';
 import {
   type CounterPair,
   dispersionGuard,
@@ -194,6 +195,8 @@ export function buildReport(
     const invalid = invalidating
       ? { code: invalidating.code, reason: invalidating.message, counters: invalidating.counters ?? {} }
       : undefined;
+    const cost = phaseCpuCost(p.detail as PhaseCpuDetail, res, byJob);
+    if (cost.metric && !invalid) metrics.push(cost.metric);
     const head = invalid ? undefined : metrics[0];
     return {
       id: m.id ?? `phase-${p.index}`,
@@ -214,6 +217,7 @@ export function buildReport(
       ...(invalid ? { invalid } : {}),
       ...(detail.step !== undefined ? { step: detail.step } : {}),
       dataplane: p.startedMs && p.endedMs ? summarisePhase(samples, p.startedMs, p.endedMs) : [],
+      ...(cost.cpu ? { cpu: cost.cpu } : cost.missing && res.length ? { cpuMissing: cost.missing } : {}),
     };
   });
   const sweep = buildSweep(phases, rows);

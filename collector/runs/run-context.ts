@@ -28,6 +28,8 @@ export interface RunContext {
   warmed: Set<string>;
   /** Each node's service-proxy counts before the sweep's first step (frontends with relative targets). */
   scaleBaseline?: Map<string, SyncTarget>;
+  /** Idle CPU baseline sample ids per agent, taken before the first phase (cpu-baseline.ts). */
+  cpuBaseline?: Record<string, { before: string; after: string }>;
 }
 
 export class JobSender {

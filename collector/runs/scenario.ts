@@ -120,6 +120,8 @@ export const scenarioSchema = z
      * would share).
      */
     sampleIntervalMs: z.union([z.literal(0), z.number().int().min(100).max(600_000)]).default(5000),
+    /** Idle window before the first phase whose CPU per second is subtracted from each round's (CPU per unit of work); 0 = none. */
+    cpuBaselineSeconds: z.number().min(0).max(60).default(2),
     measurements: z.array(measurement).min(1).max(500).optional(),
     /** A Service scale sweep: the measurements (default: keep-alive and short-connection RPS and TCP_CRR via Service) run at every step. */
     serviceScale: serviceScale.optional(),
