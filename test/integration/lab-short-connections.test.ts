@@ -30,6 +30,7 @@ import { run, spawnLongRunning } from '../../core/process.js';
 import { SERVER_PORTS } from '../../core/tools.js';
 import { runInLab } from '../../lab/session.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
+import { iptablesLab } from '../support/helpers/lab-options.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sc-'));
@@ -66,10 +67,7 @@ test('short connections through a Service read like pod to pod after a pod-to-po
   try {
     const report = await runInLab(
       {
-        nodes: 2,
-        proxy: { mode: 'iptables', iptablesBackend: 'legacy' },
-        dbPath: join(tmp, 'lab.db'),
-        agentWaitMs: 30_000,
+        ...iptablesLab(join(tmp, 'lab.db')),
         beforeAgents: async (lab) => {
           labId = lab.plan.id;
           const [server, client] = lab.plan.nodes;
