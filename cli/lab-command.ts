@@ -4,7 +4,7 @@
  * down: on success, on failure, and on SIGINT/SIGTERM.
  */
 import { parseScenario } from '../collector/index.js';
-import { type FlagValues, numberFlag, oneOfFlag, stringFlag } from '../core/flags.js';
+import { type FlagValues, numberFlag, oneOfFlag, stringFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
 import { CILIUM_DATAPLANES, type LabProxyOptions, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
@@ -40,6 +40,8 @@ export interface LabCommandOptions {
   /** Report format (md unless --format or --json says otherwise) and the progress style on stderr. */
   format?: ReportFormat;
   log?: LogStyle;
+  /** iptables/nftables: run a real NetworkPolicy enforcer (kube-router) for the scenario's policy conditions. */
+  policyEnforcer?: boolean;
 }
 
 /**
@@ -156,6 +158,9 @@ const flags = {
     min: 1,
   }),
   'share-cpus': shareCpusFlag,
+  'policy-enforcer': switchFlag({
+    help: "iptables/nftables dataplanes: run a real NetworkPolicy enforcer (kube-router's policy controller, built by scripts/build-kube-network-policies.sh) on the lab's own apiserver, for the scenario's networkPolicy and policyCount conditions (Cilium enforces policy itself)",
+  }),
   'agent-wait': agentWaitFlag,
 };
 
@@ -171,6 +176,7 @@ function options(v: FlagValues<typeof flags>): LabCommandOptions {
     dbPath: v.db,
     agentWaitMs: v['agent-wait'] * 1000,
     shareCpus: v['share-cpus'],
+    policyEnforcer: v['policy-enforcer'],
     ...(v['link-mbit'] !== undefined ? { linkMbit: v['link-mbit'] } : {}),
     proxy: dataplaneOf(v),
   };

@@ -28,6 +28,8 @@ export interface LabSessionOptions {
   linkMbit?: number;
   /** Every node may use every CPU (default: each node its own share when there are enough; lab/cpu-sets.ts). */
   shareCpus?: boolean;
+  /** iptables/nftables labs: start a real NetworkPolicy enforcer (lab/policy/enforcer.ts). */
+  policyEnforcer?: boolean;
   /** Runs once the lab exists, before agents start (tests use it to set up conditions in the namespaces). */
   beforeAgents?: (lab: Lab) => Promise<void>;
   /** Called once the run exists with a reader of its record (for progress); stopped when the run ends. */
@@ -83,6 +85,7 @@ export async function runScenariosInLab(
       log,
       proxy: opts.proxy,
       shareCpus: opts.shareCpus ?? false,
+      policyEnforcer: opts.policyEnforcer ?? false,
       signal,
       ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}),
     });

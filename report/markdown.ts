@@ -1,5 +1,6 @@
 /** Renders a report model as the Markdown the CLI prints. */
 import { BUILTIN_TOOLS } from '../core/tools.js';
+import { renderConditions } from './conditions-render.js';
 import { renderCpuCost } from './cpu-cost-render.js';
 import { mdText } from './escape.js';
 import type { ReportModel, ReportRow } from './report.js';
@@ -80,6 +81,7 @@ export function renderMarkdown(report: ReportModel): string {
       : []),
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),
+    ...(report.conditions ? ['', ...renderConditions(report.conditions)] : []),
     '',
     ...renderCpuCost(report.rows),
     ...renderDataplane(report.rows),

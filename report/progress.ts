@@ -100,7 +100,11 @@ function stepOf(run: ProgressRun, at: number): Progress['step'] {
   let k = 0;
   for (const p of run.phases.slice(0, at + 1)) if ((p.detail as MeasureDetail | null)?.scale) k++;
   const cur = scale[Math.max(0, k - 1)];
-  return { k: Math.max(1, k), n: scale.length, services: (cur?.detail as MeasureDetail | undefined)?.scale?.services ?? 0 };
+  return {
+    k: Math.max(1, k),
+    n: scale.length,
+    services: (cur?.detail as MeasureDetail | undefined)?.scale?.services ?? 0,
+  };
 }
 
 /** Round and wait of a running phase: a scale phase programs then syncs; a measure phase by the clock from its spec. */

@@ -12,6 +12,7 @@ import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
 import { describeCluster } from './cluster-description.js';
+import { ConditionRunner } from './condition-runner.js';
 import { takeCpuBaseline } from './cpu-baseline.js';
 import type { JobTracker } from './job-tracker.js';
 import { MeasurePhase, placementOf, serviceName } from './measure-phase.js';
@@ -128,6 +129,7 @@ export class Orchestrator {
       jobSeq: 0,
       scaled: false,
       warmed: new Set(),
+      conditions: new ConditionRunner(runId, plan, this.deps.services?.conditions, log),
     };
     const phases = phasesOf(
       scenario,
@@ -242,6 +244,17 @@ export class Orchestrator {
     };
     store.upsertPhase(base);
     try {
+      if (spec.kind === 'condition') {
+        const evidence = await (ctx.conditions as ConditionRunner).run(spec, ctx.signal);
+        store.upsertPhase({
+          ...base,
+          detail: { ...specDetail(spec), evidence },
+          state: 'succeeded',
+          endedMs: Date.now(),
+        });
+        return true;
+      }
+      if (spec.kind === 'measure' && spec.condition) ctx.conditions?.check(spec);
       if (spec.kind === 'scale') {
         const detail = await this.scale(ctx, spec, (d) => store.upsertPhase({ ...base, detail: d }));
         store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
@@ -262,7 +275,7 @@ export class Orchestrator {
         ...(ctx.cpuBaseline ? { cpuBaseline: ctx.cpuBaseline } : {}),
       };
       store.upsertPhase({ ...base, detail });
-      detail.rounds = await this.measure.rounds(ctx, index, m, place, target, spec.step);
+      detail.rounds = await this.measure.rounds(ctx, index, m, place, target, spec.condition ? undefined : spec.step);
       detail.endSamples = await this.boundarySample(ctx);
       // Ended after its end samples, so the phase's window holds both boundaries.
       store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
@@ -388,6 +401,7 @@ export class Orchestrator {
 
   /** Cancels every job of the run on its agents and removes its Services. Never throws. */
   private async cleanup(ctx: RunContext): Promise<void> {
+    await ctx.conditions?.cleanup();
     for (const a of runAgents(ctx.plan)) {
       try {
         this.deps.registry.send(a.id, {
@@ -421,9 +435,13 @@ export class Orchestrator {
 
 /** What a phase record says about its spec before it runs. */
 function specDetail(p: PhaseSpec): Record<string, unknown> {
-  return p.kind === 'scale'
-    ? { scale: { services: p.services, endpointsPerService: p.endpointsPerService } }
-    : { measurement: p.measurement, ...(p.step !== undefined ? { step: p.step } : {}) };
+  if (p.kind === 'condition') return { condition: { action: p.action, group: p.group, request: p.request } };
+  if (p.kind === 'scale') return { scale: { services: p.services, endpointsPerService: p.endpointsPerService } };
+  return {
+    measurement: p.measurement,
+    ...(p.condition ? { condition: p.condition } : {}),
+    ...(p.step !== undefined ? { step: p.step } : {}),
+  };
 }
 
 /** Resolves with `p`, or with undefined as soon as `signal` aborts (the caller then sees the abort). */

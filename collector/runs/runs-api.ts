@@ -78,6 +78,20 @@ export class RunsApi {
     return this.store.listRuns(n).map((r) => this.view(r));
   }
 
+  /**
+   * One page of runs, newest first; `after` is the position of the previous
+   * page's last run (createdMs, id), as a page token carries it.
+   */
+  page(
+    limit: number,
+    after?: { createdMs: number; id: string },
+  ): { runs: RunView[]; next?: { createdMs: number; id: string } } {
+    const rows = this.store.listRuns(limit + 1, after);
+    const runs = rows.slice(0, limit).map((r) => this.view(r));
+    const last = runs[runs.length - 1];
+    return rows.length > limit && last ? { runs, next: { createdMs: last.createdMs, id: last.id } } : { runs };
+  }
+
   get(id: string): RunView {
     if (!id) throw new CniBenchError(ErrorCodes.VALIDATION, 'id: required', { details: { field: 'id' } });
     if (id.length > 128)
