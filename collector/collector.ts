@@ -17,6 +17,7 @@ import { Authenticator, type TokenReviewer } from './auth/principal.js';
 import { type CollectorConfig, readConfigFile } from './config.js';
 import { AgentServiceImpl } from './grpc/agent-service.js';
 import { MonitorServiceImpl } from './grpc/monitor-service.js';
+import { addReflection } from './grpc/reflection.js';
 import { RunServiceImpl } from './grpc/run-service.js';
 import { type ServerTransport, serverCredentials } from './grpc/server-credentials.js';
 import { CollectorMetrics } from './metrics.js';
@@ -147,6 +148,8 @@ export function assembleCollector(
       }).addToServer(server);
       new RunServiceImpl(api, authn).addToServer(server);
       new MonitorServiceImpl(() => monitor.snapshot(), authn).addToServer(server);
+      // Schemas only, no data: open like the health service, so grpcurl can list and describe before it has a token.
+      addReflection(server);
     },
     createHttpServer: () =>
       createRestServer(

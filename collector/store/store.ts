@@ -248,10 +248,16 @@ export class Store {
     return r ? runFromRow(r) : undefined;
   }
 
-  listRuns(limit: number): RunRecord[] {
-    return (this.db.prepare('SELECT * FROM runs ORDER BY created_ms DESC, id DESC LIMIT ?').all(limit) as Row[]).map(
-      (r) => this.unsaved.get(String(r.id)) ?? runFromRow(r),
-    );
+  /** Newest first; `before` (a page token's position) continues after the last run of the previous page. */
+  listRuns(limit: number, before?: { createdMs: number; id: string }): RunRecord[] {
+    const rows = before
+      ? this.db
+          .prepare(
+            'SELECT * FROM runs WHERE created_ms < ? OR (created_ms = ? AND id < ?) ORDER BY created_ms DESC, id DESC LIMIT ?',
+          )
+          .all(before.createdMs, before.createdMs, before.id, limit)
+      : this.db.prepare('SELECT * FROM runs ORDER BY created_ms DESC, id DESC LIMIT ?').all(limit);
+    return (rows as Row[]).map((r) => this.unsaved.get(String(r.id)) ?? runFromRow(r));
   }
 
   /**
