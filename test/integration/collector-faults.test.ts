@@ -1,14 +1,17 @@
 /**
  * Faults during a run, each with the real collector and real agents (real
  * gRPC, real iperf3 on 127.0.0.1): an agent SIGKILLed mid-phase; the collector
- * SIGKILLed mid-run and restarted on the same database; the collector
- * unreachable for 30 s mid-run (SIGSTOP, then SIGCONT: the agents' streams
- * stall as behind a dead link, though the collector's clock stops too); the
- * store's filesystem full (a 4 MiB tmpfs). Each ends in a clear state, keeps
- * what was acknowledged, and leaves no process, mount or file behind.
+ * SIGKILLed mid-run and restarted on the same database; the agents' link to
+ * the collector down for 30 s mid-run (the agents in a network namespace of
+ * their own, joined to the collector by a veth pair whose host end is set
+ * down); the collector unreachable for 30 s mid-run (SIGSTOP, then SIGCONT:
+ * the agents' streams stall as behind a dead link, though the collector's
+ * clock stops too); the store's filesystem full (a 4 MiB tmpfs). Each ends in
+ * a clear state, keeps what was acknowledged, and leaves no process,
+ * namespace, mount or file behind.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,9 +34,17 @@ import {
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-faults-'));
 const procs: Proc[] = [];
 const mounts: string[] = [];
+const netnses: string[] = [];
 
 after(async () => {
   await Promise.all(procs.map((p) => stop(p, 'SIGKILL')));
+  for (const ns of netnses) {
+    try {
+      execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
+    } catch {
+      // Deleted by its test.
+    }
+  }
   for (const m of mounts) {
     try {
       execFileSync('umount', [m], { stdio: 'ignore' });
@@ -366,4 +377,159 @@ test('the store\u2019s filesystem full: runs are refused or end failed with one 
   execFileSync('umount', [disk]);
   mounts.splice(mounts.indexOf(disk), 1);
   process.stdout.write(`# disk full: ${outcomes.join(', ')}; e.g. ${storeLines[0]?.slice(0, 300)}\n`);
+});
+
+/** `node <script> args` inside network namespace `ns` (ip netns exec execs it: the pid is node's). */
+function startInNs(ns: string, script: string, args: string[]): Proc {
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--enable-source-maps', script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (d: string) => (out += d));
+  child.stderr?.on('data', (d: string) => (out += d));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code, sig) => resolve(code ?? (sig ? 128 : null))),
+  );
+  return { child, output: () => out, stdout: () => out, exited };
+}
+
+test('the agents\u2019 link to the collector down for 30 s mid-run: they hold their samples, resend them, the run succeeds', async () => {
+  const ns = `cnibf-${process.pid}`;
+  const hostIf = `cnibf${process.pid}h`.slice(0, 15);
+  const nsIf = `cnibf${process.pid}n`.slice(0, 15);
+  // A /30 of 198.19.253.0/24 chosen by pid: only these two ends use it, and nothing routes it anywhere else.
+  const base = 4 * (process.pid % 63) + 4;
+  const hostIp = `198.19.253.${base + 1}`;
+  const nsIp = `198.19.253.${base + 2}`;
+  const ip = (...a: string[]) => execFileSync('ip', a, { stdio: ['ignore', 'ignore', 'pipe'] });
+  ip('netns', 'add', ns);
+  netnses.push(ns);
+  ip('link', 'add', hostIf, 'type', 'veth', 'peer', 'name', nsIf, 'netns', ns);
+  ip('addr', 'add', `${hostIp}/30`, 'dev', hostIf);
+  ip('link', 'set', hostIf, 'up');
+  ip('-n', ns, 'addr', 'add', `${nsIp}/30`, 'dev', nsIf);
+  ip('-n', ns, 'link', 'set', nsIf, 'up');
+  ip('-n', ns, 'link', 'set', 'lo', 'up');
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const db = join(tmp, 'link.db');
+  // A liveness timeout above the outage: the run is meant to ride it out (with the default 10 s the agents are
+  // declared lost and the run fails naming them, as the first test shows for a killed agent).
+  const collector = startNode(COLLECTOR_MAIN, [
+    '--grpc-listen',
+    `${hostIp}:${grpcPort}`,
+    '--insecure',
+    'true',
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    String(httpPort),
+    '--db',
+    db,
+    '--heartbeat-interval-ms',
+    '500',
+    '--liveness-timeout-ms',
+    '45000',
+    '--kubernetes',
+    'off',
+  ]);
+  procs.push(collector);
+  const rest = `http://127.0.0.1:${httpPort}`;
+  const agents: { proc: Proc; health: number }[] = [];
+  for (const node of ['fl-a', 'fl-b']) {
+    const health = await freePort();
+    const proc = startInNs(ns, AGENT_MAIN, [
+      '--collector',
+      `${hostIp}:${grpcPort}`,
+      '--node-name',
+      node,
+      '--pod-ip',
+      '127.0.0.1',
+      '--health-port',
+      String(health),
+    ]);
+    procs.push(proc);
+    agents.push({ proc, health });
+  }
+  const connectedAll = async () =>
+    (await getJson(`${rest}/v1/agents`)).body.agents.filter((a: any) => a.connected).length === 2;
+  await waitFor('agents connected across the veth', connectedAll, 60_000);
+  const pids = agents.map((a) => a.proc.child.pid!);
+  const own = async (pattern: RegExp) => (await pidsOf(pattern, pids)).length > 0;
+  const run = (
+    await getJson(`${rest}/v1/runs`, {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'faults-link',
+        serverNode: 'fl-a',
+        clientNode: 'fl-b',
+        warmupSeconds: 0,
+        durationSeconds: 55,
+        rounds: 1,
+        sampleIntervalMs: 1000,
+        measurements: [{ kind: 'throughput', path: 'pod-to-pod' }],
+      }),
+    })
+  ).body;
+  await waitFor('iperf3 client running', () => own(/iperf3 -c 127\.0\.0\.1/), 30_000);
+  await sleep(3000);
+  ip('link', 'set', hostIf, 'down');
+  const downAt = Date.now();
+  await sleep(30_000);
+  ip('link', 'set', hostIf, 'up');
+  const upAt = Date.now();
+  // The collector's registry may still call them connected (nothing told it the link died): the proof is the
+  // outage's samples arriving.
+  const outageSamples = (): number => {
+    const d = new DatabaseSync(db, { readOnly: true });
+    try {
+      return Number(
+        (
+          d
+            .prepare('SELECT count(*) AS n FROM samples WHERE run_id = ? AND time_ms > ? AND time_ms < ?')
+            .get(run.id, downAt + 2000, upAt - 2000) as { n: number }
+        ).n,
+      );
+    } finally {
+      d.close();
+    }
+  };
+  await waitFor('the outage\u2019s samples stored', () => outageSamples() >= 20, 60_000, 100);
+  const backMs = Date.now() - upAt;
+  const r = await waitFor(
+    'run ended',
+    async () => {
+      const x = (await getJson(`${rest}/v1/runs/${run.id}`)).body;
+      return ['succeeded', 'failed', 'cancelled', 'interrupted'].includes(x.state) ? x : undefined;
+    },
+    120_000,
+    200,
+  );
+  const d = new DatabaseSync(db, { readOnly: true });
+  const times = (
+    d.prepare('SELECT time_ms AS t FROM samples WHERE run_id = ? ORDER BY time_ms').all(run.id) as { t: number }[]
+  ).map((x) => x.t);
+  const results = Number((d.prepare('SELECT count(*) AS n FROM results WHERE run_id = ?').get(run.id) as any).n);
+  d.close();
+  const during = times.filter((t) => t > downAt + 2000 && t < upAt - 2000).length;
+  assert.equal(r.state, 'succeeded', `${r.state}: ${r.reason}`);
+  assert.ok(results >= 1, 'the iperf3 result, sent after the outage, is stored');
+  assert.ok(during >= 20, `samples taken while the link was down, stored after it came back: ${during}`);
+  for (const a of agents)
+    await waitFor(
+      'agent idle',
+      async () => (await getJson(`http://${nsIp}:${a.health}/healthz`)).body.runningJobs === 0,
+      20_000,
+    );
+  await waitFor('no iperf3 left', async () => !(await own(/\biperf3 -[cs]\b/)), 20_000);
+  for (const a of agents) await stop(a.proc);
+  await stop(collector);
+  ip('netns', 'del', ns);
+  netnses.splice(netnses.indexOf(ns), 1);
+  assert.throws(() => ip('link', 'show', hostIf), 'the veth pair went with the namespace');
+  process.stdout.write(
+    `# link down 30 s: run ${r.state}; the outage's samples stored ${backMs} ms after link up; ${during} samples from the outage stored after it (of ${times.length})\n`,
+  );
 });
