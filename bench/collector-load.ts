@@ -80,6 +80,8 @@ interface StepResult {
   errors: number;
   batches: number;
   paused: number;
+  /** Collector CPU per stored sample, µs (window and backlog): robust to the CPU the machine's load withholds. */
+  cpuPerSampleUs: number;
 }
 
 async function step(agents: number, seconds: number, workers: number, rate: number): Promise<StepResult> {
@@ -160,6 +162,8 @@ async function step(agents: number, seconds: number, workers: number, rate: numb
       startAt - Date.now() + seconds * 1000,
     );
     const results = await Promise.all(outcomes);
+    // CPU from the window's start to the last ack: what storing and acknowledging every sample cost, backlog included.
+    const total = process.cpuUsage(cpu0);
     clearInterval(rssTimer);
     clearTimeout(cpuStart);
     clearTimeout(cpuEnd);
@@ -187,6 +191,7 @@ async function step(agents: number, seconds: number, workers: number, rate: numb
       stored: c.store.sampleCount(runId),
       errors: results.reduce((s, r) => s + r.errors, 0),
       batches: c.queue.stats.batches,
+      cpuPerSampleUs: ((total.user + total.system) / Math.max(1, c.store.sampleCount(runId))) | 0,
       paused: c.queue.stats.fullEvents,
     };
   } finally {
@@ -196,10 +201,10 @@ async function step(agents: number, seconds: number, workers: number, rate: numb
 }
 
 const HEADER =
-  '| agents | samples/s each | offered samples/s | acked within 2 s /s | collector CPU (cores) | collector RSS peak (MiB) | ack p50 (ms) | ack p99 (ms) | ack max (ms) | produced | stored | acked | unacked, held by agents | lost | transactions | queue full | stream errors |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n';
+  '| agents | samples/s each | offered samples/s | acked within 2 s /s | collector CPU (cores) | collector RSS peak (MiB) | ack p50 (ms) | ack p99 (ms) | ack max (ms) | produced | stored | acked | unacked, held by agents | lost | transactions | queue full | stream errors | collector CPU per sample (µs) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n';
 
 function row(r: StepResult): string {
-  return `| ${r.agents} | ${r.rate} | ${r.offered.toFixed(0)} | ${r.ackedRate.toFixed(0)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.sent} | ${r.stored} | ${r.acked} | ${r.sent - r.acked} | ${r.lost} | ${r.batches} | ${r.paused} | ${r.errors} |\n`;
+  return `| ${r.agents} | ${r.rate} | ${r.offered.toFixed(0)} | ${r.ackedRate.toFixed(0)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.sent} | ${r.stored} | ${r.acked} | ${r.sent - r.acked} | ${r.lost} | ${r.batches} | ${r.paused} | ${r.errors} | ${r.cpuPerSampleUs} |\n`;
 }
 
 const seconds = Number(values.seconds);
@@ -211,8 +216,10 @@ process.stdout.write(HEADER);
 if (values.ramp) {
   const agents = Number(values.ramp);
   let best: StepResult | undefined;
+  const steps: StepResult[] = [];
   for (const rate of values.rates.split(',').map(Number)) {
     const r = await step(agents, seconds, workers, rate);
+    steps.push(r);
     process.stdout.write(row(r));
     const keptUp = r.lost === 0 && r.p99 <= 2000 && r.errors === 0 && r.acked === r.sent && r.stored === r.acked;
     if (!keptUp) break;
@@ -222,6 +229,9 @@ if (values.ramp) {
     best
       ? `\nhighest sustained: ${best.offered.toFixed(0)} samples/s (${best.agents} agents x ${best.rate}/s) at ${best.cpu.toFixed(2)} cores of collector CPU, ack p99 ${best.p99} ms\n`
       : '\nno step kept up\n',
+  );
+  process.stdout.write(
+    `one core's worth at the CPU cost measured per sample: ${Math.round(1e6 / Math.max(1, ...steps.map((x) => x.cpuPerSampleUs)))} to ${Math.round(1e6 / Math.max(1, Math.min(...steps.map((x) => x.cpuPerSampleUs))))} samples/s (derived from CPU, not sustained)\n`,
   );
 } else {
   for (const a of values.agents.split(',').map(Number))

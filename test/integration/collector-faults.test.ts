@@ -399,10 +399,10 @@ test('the agents\u2019 link to the collector down for 30 s mid-run: they hold th
   const ns = `cnibf-${process.pid}`;
   const hostIf = `cnibf${process.pid}h`.slice(0, 15);
   const nsIf = `cnibf${process.pid}n`.slice(0, 15);
-  // A /30 of 198.19.253.0/24 chosen by pid: only these two ends use it, and nothing routes it anywhere else.
+  // A /30 of 198.18.126.0/24 (no lab or harness range) chosen by pid: only these two ends use it.
   const base = 4 * (process.pid % 63) + 4;
-  const hostIp = `198.19.253.${base + 1}`;
-  const nsIp = `198.19.253.${base + 2}`;
+  const hostIp = `198.18.126.${base + 1}`;
+  const nsIp = `198.18.126.${base + 2}`;
   const ip = (...a: string[]) => execFileSync('ip', a, { stdio: ['ignore', 'ignore', 'pipe'] });
   ip('netns', 'add', ns);
   netnses.push(ns);
