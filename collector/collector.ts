@@ -96,7 +96,15 @@ export function assembleCollector(
   const metrics = new CollectorMetrics();
   const registry = new AgentRegistry(metrics, config.livenessTimeoutMs);
   const queue = new WriteQueue(store);
-  queue.on('failed', (err) => log.error('store write failed', { error: err.message }));
+  // One line when writes start failing, then at most one every 10 s while they go on failing.
+  let lastStoreLog = 0;
+  let storeFailures = 0;
+  store.onWriteError = (message) => {
+    storeFailures++;
+    if (Date.now() - lastStoreLog < 10_000) return;
+    lastStoreLog = Date.now();
+    log.error('store write failed', { error: message, failures: storeFailures });
+  };
   const tracker = new JobTracker(queue);
   const orchestrator = new Orchestrator({ store, registry, tracker, metrics, log, ...(services ? { services } : {}) });
   const api = new RunsApi(store, orchestrator, registry, services);
@@ -153,7 +161,18 @@ export function assembleCollector(
         restTls,
       ),
     start() {
-      sweeper = setInterval(() => registry.sweep(), Math.max(250, Math.floor(config.livenessTimeoutMs / 4)));
+      const every = Math.max(250, Math.floor(config.livenessTimeoutMs / 4));
+      let lastTick = Date.now();
+      sweeper = setInterval(() => {
+        const now = Date.now();
+        // A tick this late means the collector stood still (SIGSTOP, CPU starvation): its own silence, not the agents'.
+        if (now - lastTick > every + config.livenessTimeoutMs / 2) {
+          log.warn('the collector stood still; agents get a fresh liveness timeout', { stalledMs: now - lastTick });
+          registry.collectorStalled(now);
+        }
+        lastTick = now;
+        registry.sweep(now);
+      }, every);
       sweeper.unref();
       monitor.start();
       for (const s of GRPC_SERVICES) health.setStatus(s, 'SERVING');
