@@ -6,10 +6,16 @@
  *   one Service programmed, within 20% of pod to pod and the guard is silent:
  *   the Service's backend listens on its own port, so no SYN meets the first
  *   phase's TIME_WAIT sockets;
- * - the rejections provoked on purpose (before the run, the same client loads
- *   the Service backend's port at the pod IP directly for 3 s, as another
- *   workload on a real cluster might) make that row invalid, with no number
- *   and the kernel's counters.
+ * - the rejections provoked on purpose make that row invalid, with no number
+ *   and the kernel's counters. Two provocations: before the run the same
+ *   client loads the Service backend's port at the pod IP directly, as another
+ *   workload on a real cluster might (whether those TIME_WAIT sockets refuse
+ *   the Service's SYNs as PAWS depends on the sign of the difference of two
+ *   TCP timestamp offsets the kernel hashes from the address pairs, a coin
+ *   flip per lab: docs/findings/2026-12-06-short-connection-ratio.md); and,
+ *   so that the test does not depend on that coin, a quarter of the SYNs to
+ *   that port dropped in the server's namespace (iptables statistic), which
+ *   the client retries after a second as it does a refused one.
  * Ratios within one run only, and interleaved: the two paths alternate in
  * ABBA order (pod, Service, Service, pod, ...), two rounds a phase, so load
  * from other work on the machine that drifts during the run weighs on both
@@ -132,6 +138,33 @@ test('short connections through a Service read like pod to pod after a pod-to-po
           const tw = timeWait();
           t.diagnostic(`server TIME_WAIT sockets on :${provokedPort} before the run: ${tw}`);
           assert.ok(tw > 1000, `the provocation left ${tw} TIME_WAIT sockets`);
+          // The provocation that does not depend on the timestamp offsets' sign: SYNs to that port only, so no
+          // other row meets it; the rule goes with the namespace.
+          await run(
+            'ip',
+            [
+              'netns',
+              'exec',
+              sp.ns,
+              'iptables',
+              '-I',
+              'INPUT',
+              '-p',
+              'tcp',
+              '--syn',
+              '--dport',
+              String(provokedPort),
+              '-m',
+              'statistic',
+              '--mode',
+              'random',
+              '--probability',
+              '0.25',
+              '-j',
+              'DROP',
+            ],
+            { tool: 'iptables', timeoutMs: 10_000 },
+          );
         },
       },
       scenario,
@@ -176,10 +209,8 @@ test('short connections through a Service read like pod to pod after a pod-to-po
     assert.equal(provoked.value, null);
     assert.deepEqual(provoked.metrics, []);
     assert.equal(provoked.invalid.code, 'connections-refused');
-    assert.ok(
-      (provoked.invalid.counters['server.TcpExtPAWSTimewait'] ?? 0) > 0,
-      JSON.stringify(provoked.invalid.counters),
-    );
+    // PAWS refusals show only when this lab's coin fell that way; when they happened, the row carries them.
+    t.diagnostic(`provoked row's counters: ${JSON.stringify(provoked.invalid.counters)}`);
     assert.ok(
       (provoked.invalid.counters['client.TcpExtTCPSynRetrans'] ?? 0) > 0,
       JSON.stringify(provoked.invalid.counters),
