@@ -72,6 +72,8 @@ COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY assets ./assets
+# The .proto files gen/ is generated from: the collector serves them over gRPC reflection.
+COPY proto ./proto
 COPY --from=fortio /out/fortio /usr/local/bin/fortio
 COPY --from=netperf /out/usr/bin/netperf /out/usr/bin/netserver /usr/local/bin/
 COPY --from=netperf /out/usr/share/doc/netperf/copyright /usr/share/doc/netperf/copyright

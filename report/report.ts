@@ -9,6 +9,7 @@
 import type { ClusterDescription } from '../core/cluster.js';
 import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
+import { buildConditions, type ConditionsTable } from './conditions.js';
 import { type PhaseCpuDetail, phaseCpuCost } from './cpu-cost.js';
 import {
   type CounterPair,
@@ -41,6 +42,8 @@ export interface ReportModel {
   rows: ReportRow[];
   /** Present for a Service scale sweep. */
   sweep?: SweepTable;
+  /** Present for a run with overhead conditions (report/conditions.ts). */
+  conditions?: ConditionsTable;
 }
 
 function sumSep(s: DataplaneSample): number {
@@ -221,6 +224,7 @@ export function buildReport(
     };
   });
   const sweep = buildSweep(phases, rows);
+  const conditions = buildConditions(phases, rows);
   return {
     run: {
       id: run.id,
@@ -234,6 +238,7 @@ export function buildReport(
     cluster: { ...cluster, description: cluster.description ?? UNKNOWN_CLUSTER },
     rows,
     ...(sweep ? { sweep } : {}),
+    ...(conditions ? { conditions } : {}),
   };
 }
 

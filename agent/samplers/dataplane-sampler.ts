@@ -16,7 +16,12 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { asCniBenchError, parseError } from '../../core/errors.js';
 import { netnsAt, runInNetns } from '../../core/netns.js';
-import { type BpfMapTotals, DataplaneSample, type NetnsTcpCounters } from '../../gen/cnibench/v1/agent.js';
+import {
+  type BpfMapTotals,
+  type CiliumAgentStatus,
+  DataplaneSample,
+  type NetnsTcpCounters,
+} from '../../gen/cnibench/v1/agent.js';
 import { readTcpCounters } from '../observe/tcp-counters.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
@@ -147,6 +152,11 @@ export class DataplaneSampler {
         ...(okExitCodes ? { okExitCodes } : {}),
       })
     ).stdout;
+  }
+
+  /** The node's cilium-agent as its API reports itself; undefined without one (why goes in `notes`). */
+  ciliumAgent(notes: string[]): Promise<CiliumAgentStatus | undefined> {
+    return this.cilium.agentStatus(notes);
   }
 
   /** Which iptables backend kube-proxy on this node uses; cached for a minute. */

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CniBenchError, ErrorCodes, toWireStatus } from '../../core/errors.js';
 import { Authenticator, bearerOf } from '../auth/principal.js';
 import { readConfigFile } from '../config.js';
+import { PROBLEM_CONTENT_TYPE, problem } from './problem.js';
 
 /** Decides whether a request may proceed; answers 401/403 itself when not. */
 export type RestAuth = (req: IncomingMessage, res: ServerResponse, pathname: string) => boolean;
@@ -43,12 +44,13 @@ export function operatorAuth(auth: Authenticator, tokenConfigured: boolean): Res
           : bearer
             ? 'bearer token not accepted'
             : 'missing Authorization: Bearer <token>';
+      const body = { ...problem(w.http, w.code, message, { field: 'authorization' }), instance: pathname };
       res
         .writeHead(w.http, {
-          'content-type': 'application/json',
+          'content-type': PROBLEM_CONTENT_TYPE,
           'www-authenticate': bearer ? 'Bearer error="invalid_token"' : 'Bearer',
         })
-        .end(`${JSON.stringify({ code: w.code, message, field: 'authorization' })}\n`);
+        .end(`${JSON.stringify(body)}\n`);
       return false;
     }
   };

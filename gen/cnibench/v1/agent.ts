@@ -108,6 +108,31 @@ export interface Dataplane {
   notes: string[];
   /** kube-proxy's nftables mode: the node has its `ip kube-proxy` table. */
   kubeProxyNftables: boolean;
+  /**
+   * The node's cilium-agent as its own API reports it (absent: no cilium-agent
+   * in the node's network namespace, or its API did not answer: see notes).
+   */
+  cilium: CiliumAgentStatus | undefined;
+}
+
+/**
+ * What a node's cilium-agent says of itself through its API socket
+ * (GET /v1/debuginfo, the call `cilium-dbg version` makes; agent/samplers/cilium-api.ts).
+ */
+export interface CiliumAgentStatus {
+  /** "1.20.2", the first field of cilium-version; and cilium-version in full. */
+  version: string;
+  versionFull: string;
+  /**
+   * cilium-status: kube-proxy-replacement.mode ("True", "False") and
+   * routing.inter-host-routing-mode ("Native", "Tunnel") with tunnel-protocol.
+   */
+  kubeProxyReplacement: string;
+  routing: string;
+  tunnelProtocol: string;
+  /** The socket asked, as the agent's node sees it, and the cilium-agent's pid. */
+  socket: string;
+  agentPid: number;
 }
 
 export interface RegisterRequest {
@@ -498,6 +523,12 @@ export interface CiliumState {
   pinnedMaps: number;
   pinnedBytesMemlock: number;
   topMaps: BpfMapMemory[];
+  /**
+   * max_entries of the loaded cilium_lb4_services_v2 and cilium_lb4_backends_v3
+   * (Cilium's bpf-lb-map-max as the kernel holds it; 0: map not found).
+   */
+  lbServicesMaxEntries: number;
+  lbBackendsMaxEntries: number;
 }
 
 export interface LbFrontend {
@@ -862,6 +893,7 @@ function createBaseDataplane(): Dataplane {
     bpfMapCount: 0,
     notes: [],
     kubeProxyNftables: false,
+    cilium: undefined,
   };
 }
 
@@ -890,6 +922,9 @@ export const Dataplane: MessageFns<Dataplane> = {
     }
     if (message.kubeProxyNftables !== false) {
       writer.uint32(64).bool(message.kubeProxyNftables);
+    }
+    if (message.cilium !== undefined) {
+      CiliumAgentStatus.encode(message.cilium, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -971,6 +1006,14 @@ export const Dataplane: MessageFns<Dataplane> = {
             message.kubeProxyNftables = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.cilium = CiliumAgentStatus.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1019,6 +1062,7 @@ export const Dataplane: MessageFns<Dataplane> = {
         : isSet(object.kube_proxy_nftables)
         ? globalThis.Boolean(object.kube_proxy_nftables)
         : false,
+      cilium: isSet(object.cilium) ? CiliumAgentStatus.fromJSON(object.cilium) : undefined,
     };
   },
 
@@ -1048,6 +1092,9 @@ export const Dataplane: MessageFns<Dataplane> = {
     if (message.kubeProxyNftables !== false) {
       obj.kubeProxyNftables = message.kubeProxyNftables;
     }
+    if (message.cilium !== undefined) {
+      obj.cilium = CiliumAgentStatus.toJSON(message.cilium);
+    }
     return obj;
   },
 
@@ -1064,6 +1111,198 @@ export const Dataplane: MessageFns<Dataplane> = {
     message.bpfMapCount = object.bpfMapCount ?? 0;
     message.notes = object.notes?.map((e) => e) || [];
     message.kubeProxyNftables = object.kubeProxyNftables ?? false;
+    message.cilium = (object.cilium !== undefined && object.cilium !== null)
+      ? CiliumAgentStatus.fromPartial(object.cilium)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCiliumAgentStatus(): CiliumAgentStatus {
+  return {
+    version: "",
+    versionFull: "",
+    kubeProxyReplacement: "",
+    routing: "",
+    tunnelProtocol: "",
+    socket: "",
+    agentPid: 0,
+  };
+}
+
+export const CiliumAgentStatus: MessageFns<CiliumAgentStatus> = {
+  encode(message: CiliumAgentStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== "") {
+      writer.uint32(10).string(message.version);
+    }
+    if (message.versionFull !== "") {
+      writer.uint32(18).string(message.versionFull);
+    }
+    if (message.kubeProxyReplacement !== "") {
+      writer.uint32(26).string(message.kubeProxyReplacement);
+    }
+    if (message.routing !== "") {
+      writer.uint32(34).string(message.routing);
+    }
+    if (message.tunnelProtocol !== "") {
+      writer.uint32(42).string(message.tunnelProtocol);
+    }
+    if (message.socket !== "") {
+      writer.uint32(50).string(message.socket);
+    }
+    if (message.agentPid !== 0) {
+      writer.uint32(56).uint32(message.agentPid);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CiliumAgentStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCiliumAgentStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.versionFull = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kubeProxyReplacement = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.routing = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.tunnelProtocol = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.socket = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.agentPid = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CiliumAgentStatus {
+    return {
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      versionFull: isSet(object.versionFull)
+        ? globalThis.String(object.versionFull)
+        : isSet(object.version_full)
+        ? globalThis.String(object.version_full)
+        : "",
+      kubeProxyReplacement: isSet(object.kubeProxyReplacement)
+        ? globalThis.String(object.kubeProxyReplacement)
+        : isSet(object.kube_proxy_replacement)
+        ? globalThis.String(object.kube_proxy_replacement)
+        : "",
+      routing: isSet(object.routing) ? globalThis.String(object.routing) : "",
+      tunnelProtocol: isSet(object.tunnelProtocol)
+        ? globalThis.String(object.tunnelProtocol)
+        : isSet(object.tunnel_protocol)
+        ? globalThis.String(object.tunnel_protocol)
+        : "",
+      socket: isSet(object.socket) ? globalThis.String(object.socket) : "",
+      agentPid: isSet(object.agentPid)
+        ? globalThis.Number(object.agentPid)
+        : isSet(object.agent_pid)
+        ? globalThis.Number(object.agent_pid)
+        : 0,
+    };
+  },
+
+  toJSON(message: CiliumAgentStatus): unknown {
+    const obj: any = {};
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.versionFull !== "") {
+      obj.versionFull = message.versionFull;
+    }
+    if (message.kubeProxyReplacement !== "") {
+      obj.kubeProxyReplacement = message.kubeProxyReplacement;
+    }
+    if (message.routing !== "") {
+      obj.routing = message.routing;
+    }
+    if (message.tunnelProtocol !== "") {
+      obj.tunnelProtocol = message.tunnelProtocol;
+    }
+    if (message.socket !== "") {
+      obj.socket = message.socket;
+    }
+    if (message.agentPid !== 0) {
+      obj.agentPid = Math.round(message.agentPid);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CiliumAgentStatus>, I>>(base?: I): CiliumAgentStatus {
+    return CiliumAgentStatus.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CiliumAgentStatus>, I>>(object: I): CiliumAgentStatus {
+    const message = createBaseCiliumAgentStatus();
+    message.version = object.version ?? "";
+    message.versionFull = object.versionFull ?? "";
+    message.kubeProxyReplacement = object.kubeProxyReplacement ?? "";
+    message.routing = object.routing ?? "";
+    message.tunnelProtocol = object.tunnelProtocol ?? "";
+    message.socket = object.socket ?? "";
+    message.agentPid = object.agentPid ?? 0;
     return message;
   },
 };
@@ -5504,6 +5743,8 @@ function createBaseCiliumState(): CiliumState {
     pinnedMaps: 0,
     pinnedBytesMemlock: 0,
     topMaps: [],
+    lbServicesMaxEntries: 0,
+    lbBackendsMaxEntries: 0,
   };
 }
 
@@ -5547,6 +5788,12 @@ export const CiliumState: MessageFns<CiliumState> = {
     }
     for (const v of message.topMaps) {
       BpfMapMemory.encode(v!, writer.uint32(106).fork()).join();
+    }
+    if (message.lbServicesMaxEntries !== 0) {
+      writer.uint32(112).uint32(message.lbServicesMaxEntries);
+    }
+    if (message.lbBackendsMaxEntries !== 0) {
+      writer.uint32(120).uint32(message.lbBackendsMaxEntries);
     }
     return writer;
   },
@@ -5668,6 +5915,22 @@ export const CiliumState: MessageFns<CiliumState> = {
             message.topMaps.push(BpfMapMemory.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.lbServicesMaxEntries = reader.uint32();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.lbBackendsMaxEntries = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5739,6 +6002,16 @@ export const CiliumState: MessageFns<CiliumState> = {
         : globalThis.Array.isArray(object?.top_maps)
         ? object.top_maps.map((e: any) => BpfMapMemory.fromJSON(e))
         : [],
+      lbServicesMaxEntries: isSet(object.lbServicesMaxEntries)
+        ? globalThis.Number(object.lbServicesMaxEntries)
+        : isSet(object.lb_services_max_entries)
+        ? globalThis.Number(object.lb_services_max_entries)
+        : 0,
+      lbBackendsMaxEntries: isSet(object.lbBackendsMaxEntries)
+        ? globalThis.Number(object.lbBackendsMaxEntries)
+        : isSet(object.lb_backends_max_entries)
+        ? globalThis.Number(object.lb_backends_max_entries)
+        : 0,
     };
   },
 
@@ -5783,6 +6056,12 @@ export const CiliumState: MessageFns<CiliumState> = {
     if (message.topMaps?.length) {
       obj.topMaps = message.topMaps.map((e) => BpfMapMemory.toJSON(e));
     }
+    if (message.lbServicesMaxEntries !== 0) {
+      obj.lbServicesMaxEntries = Math.round(message.lbServicesMaxEntries);
+    }
+    if (message.lbBackendsMaxEntries !== 0) {
+      obj.lbBackendsMaxEntries = Math.round(message.lbBackendsMaxEntries);
+    }
     return obj;
   },
 
@@ -5804,6 +6083,8 @@ export const CiliumState: MessageFns<CiliumState> = {
     message.pinnedMaps = object.pinnedMaps ?? 0;
     message.pinnedBytesMemlock = object.pinnedBytesMemlock ?? 0;
     message.topMaps = object.topMaps?.map((e) => BpfMapMemory.fromPartial(e)) || [];
+    message.lbServicesMaxEntries = object.lbServicesMaxEntries ?? 0;
+    message.lbBackendsMaxEntries = object.lbBackendsMaxEntries ?? 0;
     return message;
   },
 };
