@@ -15,7 +15,7 @@
  * bins (errors after the event, recovery not before the last bad bin).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,31 +64,49 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-function probe(ns: string, host: string, seconds: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'ip',
-      [
-        'netns',
-        'exec',
-        ns,
-        process.execPath,
-        `${DIST}agent/builtins/probe-stream.js`,
-        '--host',
-        host,
-        '--port',
-        String(SERVICE_PORT),
-        '--duration',
-        String(seconds),
-        '--rate',
-        String(RATE),
-        '--timeout-ms',
-        '1000',
-      ],
-      { maxBuffer: 64 * 1024 * 1024 },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    );
+/** The probe stream in `ns`: its output, and its start (wall clock) once its first attempt went out. */
+function probe(ns: string, host: string, seconds: number): { out: Promise<string>; started: Promise<number> } {
+  const child = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      ns,
+      process.execPath,
+      `${DIST}agent/builtins/probe-stream.js`,
+      '--host',
+      host,
+      '--port',
+      String(SERVICE_PORT),
+      '--duration',
+      String(seconds),
+      '--rate',
+      String(RATE),
+      '--timeout-ms',
+      '1000',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c;
   });
+  const started = new Promise<number>((resolve, reject) => {
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c;
+      const m = /"event":"started","startMs":(\d+)/.exec(stderr);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', () => reject(new Error(`probe-stream ended before it started: ${stderr}`)));
+  });
+  started.catch(() => undefined);
+  const out = new Promise<string>((resolve, reject) =>
+    child.on('exit', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`probe-stream exit ${code}: ${stderr}`)),
+    ),
+  );
+  return { out, started };
 }
 
 /** Runs the probe stream and `event` EVENT_AT_MS into it; returns the timeline, the event's offset and the summary. */
@@ -99,9 +117,9 @@ async function around(
   host: string,
   event: () => Promise<void>,
 ): Promise<{ timeline: Timeline; summary: DisruptionSummary }> {
-  const began = Date.now();
-  const out = probe(ns, host, SECONDS);
-  await sleep(EVENT_AT_MS);
+  const { out, started } = probe(ns, host, SECONDS);
+  const began = await started;
+  await sleep(Math.max(0, began + EVENT_AT_MS - Date.now()));
   const eventWall = Date.now();
   await event();
   const eventDoneMs = Date.now() - eventWall;
@@ -177,7 +195,7 @@ test('disruption timelines on the real kube-proxy: agent restart, an endpoint re
     await waitFor(
       `Service ${svc.ip} reachable from ${client.ns}`,
       async () => {
-        const tl = parseTimeline(await probe(client.ns, svc.ip, 0.3));
+        const tl = parseTimeline(await probe(client.ns, svc.ip, 0.3).out);
         return tl.bins.every((b) => Object.keys(b.new.errors).length === 0 && b.new.attempts > 0);
       },
       60_000,
