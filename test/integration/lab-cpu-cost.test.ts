@@ -1,6 +1,6 @@
 /**
- * CPU per unit of work in a real lab: the same UDP rate (20 Mbit/s, iperf3)
- * from node 1's pod to node 0's pod in two labs, the second with 8,000 iptables
+ * CPU per unit of work in a real lab: the same UDP rate (15 Mbit/s, iperf3)
+ * from node 1's pod to node 0's pod in two labs, the second with 6,000 iptables
  * rules that never match walked for every packet in the server pod's INPUT
  * chain (a deliberately added cost, as a long rule list would be). The rate is
  * the same in both; the CPU per Gbit must come out significantly higher with
@@ -23,8 +23,8 @@ import { notRoot } from '../support/helpers/root.js';
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-cpu-cost-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const RULES = 8000;
-const MBPS = 20;
+const RULES = 6000;
+const MBPS = 15;
 
 const scenario = {
   name: 'cpu cost',
@@ -97,13 +97,14 @@ test('CPU per Gbit: the same rate costs significantly more with thousands of rul
     assert.equal(c.perRound.length, 12);
     assert.ok(r.cpu?.clientCpus.length && r.cpu.serverCpus.length, 'the nodes CPUs are named');
   }
-  // The same work: both rates within 15% of the target (a sender on a shared core slows when its CPU is taken).
-  for (const r of [plain, costly]) assert.ok(Math.abs((r.value ?? 0) * 1000 - MBPS) < MBPS * 0.15, `${r.value} Gbit/s`);
   const verdict = compareRounds(cpu(plain)?.perRound ?? [], cpu(costly)?.perRound ?? [], {
     higherIsBetter: false,
     noiseFloor: 0.1,
   });
   t.diagnostic(`costly vs plain: ${verdict.verdict} (${verdict.reason}), ${(100 * verdict.relDiff).toFixed(0)}%`);
+  // The same work: both rates within 15% of the target (a sender on a shared core slows when its CPU is taken).
+  for (const r of [plain, costly])
+    assert.ok(Math.abs((r.value ?? 0) * 1000 - MBPS) < MBPS * 0.15, `not the same work: ${r.value} Gbit/s`);
   assert.equal(verdict.verdict, 'worse', verdict.reason);
   // Only this test's labs: others may run beside it on a shared machine.
   for (const id of labIds) assert.deepEqual(labNamespaces(id), []);
