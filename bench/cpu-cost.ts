@@ -60,9 +60,11 @@ try {
     const load = loadavg()[0]?.toFixed(1) ?? '?';
     for (const r of report?.rows ?? []) {
       const c = r.metrics.find((m) => m.name === 'cpu-per-gbit' || m.name === 'cpu-per-1k');
+      // The work's rate (throughput, requests or transactions per second), not a latency headline.
+      const rate = r.metrics.find((m) => m.higherIsBetter);
       const m = (x: number | undefined) => Math.round((x ?? 0) * 1000);
       lines.push(
-        `| ${d} | ${r.measurement} | ${r.value?.toFixed(2) ?? '—'} ${r.unit} | ${c ? `${c.value.toFixed(3)} ${c.unit}` : `— (${r.cpuMissing ?? r.error})`} | ${c?.summary?.ci95 ? c.summary.ci95.map((v) => v.toFixed(3)).join(' … ') : '—'} | ${m(r.cpu?.client.system)} / ${m(r.cpu?.client.softirq)} | ${m(r.cpu?.server.system)} / ${m(r.cpu?.server.softirq)} | ${load} |`,
+        `| ${d} | ${r.measurement} | ${rate ? `${rate.value.toFixed(2)} ${rate.unit}` : '—'} | ${c ? `${c.value.toFixed(3)} ${c.unit}` : `— (${r.cpuMissing ?? r.error})`} | ${c?.summary?.ci95 ? c.summary.ci95.map((v) => v.toFixed(3)).join(' … ') : '—'} | ${m(r.cpu?.client.system)} / ${m(r.cpu?.client.softirq)} | ${m(r.cpu?.server.system)} / ${m(r.cpu?.server.softirq)} | ${load} |`,
       );
     }
     process.stdout.write(`${lines.at(-1)}\n`);
