@@ -7,9 +7,10 @@
 import { z } from 'zod';
 import { COMPARISON_FORMATS, MAX_COMPARE_RUNS } from '../../report/compare.js';
 import type { RunState } from '../../report/records.js';
+import { REPORT_FORMATS } from '../../report/report-formats.js';
 
-/** Formats of GET /v1/runs/{id}/report (RunsApi.report). */
-export const REPORT_FORMATS = ['json', 'md'] as const;
+/** Formats of GET /v1/runs/{id}/report (RunsApi.report, report/report-formats.ts). */
+export { REPORT_FORMATS };
 
 const LIMIT = 'must be an integer from 1 to 1000';
 
@@ -19,7 +20,12 @@ export const listQuery = z.strictObject({
 });
 
 export const reportQuery = z.strictObject({
-  format: z.enum(REPORT_FORMATS).default('json').describe('json: the report model; md: Markdown'),
+  format: z
+    .enum(REPORT_FORMATS)
+    .default('json')
+    .describe(
+      'json: the report model; md: Markdown; html: one self-contained page with SVG charts; csv: one line per metric',
+    ),
 });
 
 export const compareQuery = z.strictObject({

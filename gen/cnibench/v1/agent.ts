@@ -302,6 +302,12 @@ export interface HttpLoadResult {
    */
   targetQps: number;
   latencyFromIntendedStart: boolean;
+  /**
+   * How late requests left against their schedule, on average (the built-in
+   * open-loop client's timer and event loop; inside every latency counted from
+   * the intended start). 0 where the tool does not say.
+   */
+  sendLagMeanUs: number;
 }
 
 /**
@@ -3370,6 +3376,7 @@ function createBaseHttpLoadResult(): HttpLoadResult {
     histogram: undefined,
     targetQps: 0,
     latencyFromIntendedStart: false,
+    sendLagMeanUs: 0,
   };
 }
 
@@ -3407,6 +3414,9 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
     }
     if (message.latencyFromIntendedStart !== false) {
       writer.uint32(88).bool(message.latencyFromIntendedStart);
+    }
+    if (message.sendLagMeanUs !== 0) {
+      writer.uint32(97).double(message.sendLagMeanUs);
     }
     return writer;
   },
@@ -3512,6 +3522,14 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
             message.latencyFromIntendedStart = reader.bool();
             continue;
           }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.sendLagMeanUs = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3557,6 +3575,11 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
         : isSet(object.latency_from_intended_start)
         ? globalThis.Boolean(object.latency_from_intended_start)
         : false,
+      sendLagMeanUs: isSet(object.sendLagMeanUs)
+        ? globalThis.Number(object.sendLagMeanUs)
+        : isSet(object.send_lag_mean_us)
+        ? globalThis.Number(object.send_lag_mean_us)
+        : 0,
     };
   },
 
@@ -3595,6 +3618,9 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
     if (message.latencyFromIntendedStart !== false) {
       obj.latencyFromIntendedStart = message.latencyFromIntendedStart;
     }
+    if (message.sendLagMeanUs !== 0) {
+      obj.sendLagMeanUs = floatToJson(message.sendLagMeanUs);
+    }
     return obj;
   },
 
@@ -3620,6 +3646,7 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
       : undefined;
     message.targetQps = object.targetQps ?? 0;
     message.latencyFromIntendedStart = object.latencyFromIntendedStart ?? false;
+    message.sendLagMeanUs = object.sendLagMeanUs ?? 0;
     return message;
   },
 };
