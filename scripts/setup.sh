@@ -14,7 +14,8 @@
 #            (test/integration/image.test.ts) buildah and debootstrap (to build the
 #            Dockerfile without a daemon or registry) and cdxgen (its SBOM), and
 #            Debian's chromium (the HTML reports are loaded in it headless:
-#            test/integration/html-reports-chromium.test.ts).
+#            test/integration/html-reports-chromium.test.ts), and ping (the
+#            path-MTU probes: test/integration/lab-pmtu.test.ts).
 #   --cilium also real Cilium (scripts/build-cilium.sh) without the other test
 #            tools; the Cilium lab also needs the control plane, so this builds
 #            etcd, kube-apiserver and kube-controller-manager too.
@@ -65,7 +66,7 @@ if "$with_test_tools"; then
   bash scripts/build-control-plane.sh
   bash scripts/install-hadolint.sh
   test_packages=()
-  for p in buildah debootstrap chromium; do
+  for p in buildah debootstrap chromium iputils-ping; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || test_packages+=("$p")
   done
   if [ "${#test_packages[@]}" -gt 0 ]; then
