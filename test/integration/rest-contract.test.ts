@@ -261,7 +261,9 @@ describe('gRPC server reflection', () => {
     }
   });
 
-  test('grpcurl lists, describes and calls through reflection', { skip: !existsSync(GRPCURL) && 'grpcurl not built' }, () => {
+  test('grpcurl lists, describes and calls through reflection', {
+    skip: !existsSync(GRPCURL) && 'grpcurl not built',
+  }, () => {
     const grpcurl = (...args: string[]): string =>
       execFileSync(GRPCURL, ['-plaintext', ...args], { encoding: 'utf8', timeout: 60_000 });
     const list = grpcurl(c.grpc, 'list');
