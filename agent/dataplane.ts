@@ -1,8 +1,8 @@
 /**
  * Detects what dataplane the node runs, for Register: the iptables backend (as
  * kube-proxy's image chooses it: kubelet's hint chain, else the fuller backend), whether nftables
- * works, whether kube-proxy's KUBE-SERVICES chain exists, and whether BPF maps
- * are present. What cannot be read is said in `notes`, not guessed.
+ * works, whether kube-proxy's KUBE-SERVICES chain exists, whether BPF maps
+ * are present, and the node's cilium-agent as its API reports itself (version). What cannot be read is said in `notes`, not guessed.
  */
 import { asCniBenchError } from '../core/errors.js';
 import { netnsAt, runInNetns } from '../core/netns.js';
@@ -23,10 +23,11 @@ export async function detectDataplane(hostNetns: string, sampler: DataplaneSampl
     };
   const choice = await sampler.iptablesBackend();
   const backend = choice.backend;
-  const [nat, nft, maps] = await Promise.all([
+  const [nat, nft, maps, cilium] = await Promise.all([
     exec(`iptables-${backend}-save`, ['-t', 'nat']).then(parseIptablesSave, note(`iptables-${backend}-save`)),
     exec('nft', ['list', 'tables']).then((out) => ({ kubeProxy: /^table ip kube-proxy$/m.test(out) }), note('nft')),
     exec('bpftool', ['map', 'show', '-j']).then(parseBpftoolMapShow, note('bpftool')),
+    sampler.ciliumAgent(notes).catch(note('cilium-agent API')),
   ]);
   return {
     iptablesBackend: backend,
@@ -38,5 +39,6 @@ export async function detectDataplane(hostNetns: string, sampler: DataplaneSampl
     bpfMaps: (maps?.length ?? 0) > 0,
     bpfMapCount: maps?.length ?? 0,
     notes,
+    cilium,
   };
 }

@@ -4,8 +4,10 @@
  * stream. The buffer is bounded in messages and in bytes: on overflow the
  * oldest message goes and the loss is counted (and reported in heartbeats),
  * never silent. Sending honours flow control: when the stream's write()
- * says stop, the outbox waits for resume() (the stream's 'drain'), so a
- * reconnect replays its backlog only as fast as the collector reads it.
+ * says stop, the outbox waits for resume() (the stream's 'drain'), and it never
+ * has more than `maxInFlight` messages sent but unacknowledged, so a reconnect
+ * replays its backlog in bounded batches, each released by the collector's
+ * acknowledgements (which follow its commits).
  */
 import { AgentMessage } from '../gen/cnibench/v1/agent.js';
 
@@ -16,6 +18,9 @@ export type OutboxSend = (m: AgentMessage) => boolean | undefined;
 
 /** Default byte bound: a few thousand samples of a busy node, well inside the agent's memory budget. */
 export const DEFAULT_OUTBOX_BYTES = 16 * 1024 * 1024;
+
+/** Default most messages sent and not yet acknowledged (below the collector's per-session window). */
+export const DEFAULT_OUTBOX_IN_FLIGHT = 256;
 
 export class Outbox {
   private nextSeq = 1;
@@ -31,7 +36,10 @@ export class Outbox {
   constructor(
     private readonly limit: number,
     private readonly maxBytes = DEFAULT_OUTBOX_BYTES,
+    private readonly maxInFlight = DEFAULT_OUTBOX_IN_FLIGHT,
   ) {
+    if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+      throw new RangeError('outbox in-flight limit must be a positive integer');
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('outbox limit must be a positive integer');
     if (!Number.isInteger(maxBytes) || maxBytes < 1024)
       throw new RangeError('outbox byte limit must be an integer of at least 1024');
@@ -64,10 +72,12 @@ export class Outbox {
     if (n > 0) {
       this.pending.splice(0, n);
       for (const s of this.sizes.splice(0, n)) this.pendingBytes -= s;
+      // Acknowledgements open the window for the next batch.
+      this.flush();
     }
   }
 
-  /** Attaches a live stream: replays everything unacknowledged (as fast as it takes them), then forwards new messages. */
+  /** Attaches a live stream: replays what is unacknowledged in batches of maxInFlight, then forwards new messages. */
   attach(send: OutboxSend): void {
     this.listener = send;
     this.sentUpTo = 0;
@@ -87,8 +97,10 @@ export class Outbox {
 
   private flush(): void {
     if (!this.listener || this.paused || this.pending.length === 0) return;
-    // Sequence numbers in the buffer are consecutive, so the next unsent one is found by arithmetic.
+    // Sequence numbers in the buffer are consecutive, so the next unsent one is found by arithmetic,
+    // and its index is how many are in flight (sent, not yet acknowledged).
     for (let i = Math.max(0, this.sentUpTo + 1 - this.pending[0]!.seq); i < this.pending.length; i++) {
+      if (i >= this.maxInFlight) return;
       const m = this.pending[i]!;
       this.sentUpTo = m.seq;
       if (this.listener(m) === false) {
@@ -108,5 +120,11 @@ export class Outbox {
 
   get bytes(): number {
     return this.pendingBytes;
+  }
+
+  /** Messages sent on the current stream and not yet acknowledged. */
+  get inFlight(): number {
+    if (!this.listener || this.pending.length === 0) return 0;
+    return Math.max(0, Math.min(this.pending.length, this.sentUpTo + 1 - this.pending[0]!.seq));
   }
 }

@@ -1,12 +1,18 @@
 /**
  * One process of simulated agents for bench/collector-load.ts: each agent
  * registers over real gRPC (its own channel, so its own TCP connection to
- * 127.0.0.1), opens a Session and sends one dataplane sample a second
- * (jittered start), recording when each sequence number went out and when the
- * collector's cumulative ack covered it. Prints one JSON line at the end:
- * sent, acked, and every ack latency in ms (raw, for the parent to merge).
+ * 127.0.0.1), opens a Session and produces dataplane samples for run `runId`
+ * at `rate` a second (jittered start). Like the real agent's outbox it keeps
+ * every sample until acknowledged, has at most 256 in flight and honours
+ * write()'s flow control; a sample's ack latency runs from when it was
+ * produced to when the collector's cumulative ack covered it. Prints one JSON
+ * line at the end: produced, acked, stream errors, and every ack latency in
+ * ms (raw, for the parent to merge). Forked by the parent: it reports
+ * { ready } once all its agents have registered and opened their sessions, and
+ * produces from the { startAt } the parent sends back (so registration, slow
+ * on a loaded machine, never eats into the measured window).
  *
- *   node collector-load-worker.js <address> <first> <count> <rate per agent> <seconds>
+ *   fork(collector-load-worker.js, [<address>, <first>, <count>, <rate per agent>, <seconds>, <runId>])
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import {
@@ -17,87 +23,128 @@ import {
   RegisterRequest,
 } from '../gen/cnibench/v1/agent.js';
 
-const [address = '', first = '0', count = '1', rate = '1', seconds = '30'] = process.argv.slice(2);
+const [address = '', first = '0', count = '1', rate = '1', seconds = '30', runId = 'load'] = process.argv.slice(2);
 const n = Number(count);
-const periodMs = 1000 / Number(rate);
-const endAt = Date.now() + Number(seconds) * 1000;
+const perSecond = Number(rate);
+const durationMs = Number(seconds) * 1000;
+const IN_FLIGHT = 256;
 const latencies: number[] = [];
 let sent = 0;
 let acked = 0;
 let errors = 0;
 
 /** A sample the size a small node's agent sends (a few dozen chain counters). */
-const SAMPLE = DataplaneSample.fromPartial({
-  runId: 'load',
-  samplingJobId: 'load',
-  iptablesRules: 400,
-  kubeServicesRules: 40,
-  conntrackCount: 1200,
-  conntrackMax: 262_144,
-  chains: Array.from({ length: 40 }, (_, i) => ({
-    chain: `KUBE-SVC-${String(i).padStart(16, 'X')}`,
-    packets: i * 1000,
-    bytes: i * 64_000,
-  })),
-});
+const sampleOf = (agent: string, timeMs: number): DataplaneSample =>
+  DataplaneSample.fromPartial({
+    runId,
+    samplingJobId: `${runId}-sample-${agent}`,
+    timeMs,
+    iptablesRules: 400,
+    kubeServicesRules: 40,
+    conntrackCount: 1200,
+    conntrackMax: 262_144,
+    chains: Array.from({ length: 40 }, (_, i) => ({
+      chain: `KUBE-SVC-${String(i).padStart(16, 'X')}`,
+      packets: i * 1000,
+      bytes: i * 64_000,
+    })),
+  });
 
-async function agent(i: number): Promise<void> {
+async function agent(i: number, ready: () => void, started: Promise<number>): Promise<void> {
   const node = `load-${i}`;
   const client = new AgentServiceClient(address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
   const reg = await new Promise<{ agentId: string } | undefined>((resolve) =>
     client.register(
       RegisterRequest.fromPartial({ nodeName: node, podIp: '127.0.0.1', instanceId: `i-${i}`, agentVersion: 'load' }),
       new Metadata(),
-      { deadline: Date.now() + 60_000 },
+      { deadline: Date.now() + 120_000 },
       (e, r) => resolve(e ? undefined : r),
     ),
   );
   if (!reg) {
     errors++;
+    ready();
     client.close();
     return;
   }
   const stream = client.session(new Metadata());
-  const pending = new Map<number, number>();
+  /** Produced and not yet acknowledged: seq -> produced at. */
+  const produced = new Map<number, number>();
   let seq = 0;
+  let sentUpTo = 0;
   let ackedUpTo = 0;
+  let blocked = false;
+  const pump = (): void => {
+    while (!blocked && sentUpTo < seq && sentUpTo - ackedUpTo < IN_FLIGHT) {
+      sentUpTo++;
+      const at = produced.get(sentUpTo);
+      if (at === undefined) continue;
+      if (
+        !stream.write(AgentMessage.fromPartial({ seq: sentUpTo, body: { $case: 'sample', value: sampleOf(node, at) } }))
+      )
+        blocked = true;
+    }
+  };
+  stream.on('drain', () => {
+    blocked = false;
+    pump();
+  });
   stream.on('data', (m: CollectorMessage) => {
     if (m.body?.$case !== 'ack') return;
     const now = Date.now();
     for (let s = ackedUpTo + 1; s <= m.body.value.seq; s++) {
-      const t = pending.get(s);
+      const t = produced.get(s);
       if (t !== undefined) {
         latencies.push(now - t);
-        pending.delete(s);
+        produced.delete(s);
         acked++;
       }
     }
     ackedUpTo = Math.max(ackedUpTo, m.body.value.seq);
+    pump();
   });
   stream.on('error', () => errors++);
   stream.write(
     AgentMessage.fromPartial({
       seq: 0,
-      body: { $case: 'hello', value: { agentId: reg.agentId, instanceId: `i-${i}`, activeRunIds: [] } },
+      body: { $case: 'hello', value: { agentId: reg.agentId, instanceId: `i-${i}`, activeRunIds: [runId] } },
     }),
   );
-  await new Promise((r) => setTimeout(r, Math.random() * periodMs));
-  while (Date.now() < endAt) {
-    seq++;
-    pending.set(seq, Date.now());
-    sent++;
-    stream.write(
-      AgentMessage.fromPartial({ seq, body: { $case: 'sample', value: { ...SAMPLE, timeMs: Date.now() } } }),
-    );
-    await new Promise((r) => setTimeout(r, periodMs));
+  ready();
+  const startAt = await started;
+  // Production is paced by the clock, not by the stream: a slow collector makes the backlog (and latency) grow.
+  const t0 = Math.max(startAt, Date.now()) + Math.random() * (1000 / perSecond);
+  const tick = Math.max(20, 1000 / perSecond);
+  await new Promise((r) => setTimeout(r, Math.max(0, t0 - Date.now())));
+  while (Date.now() < startAt + durationMs) {
+    const due = Math.floor(((Date.now() - t0) * perSecond) / 1000) + 1;
+    const now = Date.now();
+    while (seq < due) {
+      seq++;
+      produced.set(seq, now);
+      sent++;
+    }
+    pump();
+    await new Promise((r) => setTimeout(r, tick));
   }
-  // Grace for the last acks.
-  const grace = Date.now() + 10_000;
-  while (pending.size && Date.now() < grace) await new Promise((r) => setTimeout(r, 100));
+  // Grace for the backlog and the last acks (what is still unacknowledged after it stays in the outbox).
+  const grace = Date.now() + 60_000;
+  while (produced.size && Date.now() < grace) await new Promise((r) => setTimeout(r, 100));
   stream.end();
   client.close();
 }
 
 const start = Number(first);
-await Promise.all(Array.from({ length: n }, (_, k) => agent(start + k)));
-process.stdout.write(`${JSON.stringify({ sent, acked, errors, latencies })}\n`);
+let waiting = n;
+let onStart: (t: number) => void = () => undefined;
+const started = new Promise<number>((resolve) => (onStart = resolve));
+process.on('message', (m: { startAt?: number }) => {
+  if (typeof m.startAt === 'number') onStart(m.startAt);
+});
+const ready = (): void => {
+  if (--waiting === 0) process.send?.({ ready: n });
+};
+if (n === 0) process.send?.({ ready: 0 });
+await Promise.all(Array.from({ length: n }, (_, k) => agent(start + k, ready, started)));
+process.send?.({ result: { sent, acked, errors, latencies } });
+process.disconnect?.();

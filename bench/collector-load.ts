@@ -1,19 +1,30 @@
 /**
  * The collector under load, measured and printed, never asserted: the real
  * collector (in this process, so its CPU and RSS are this process's) on
- * 127.0.0.1 port 0, and N simulated agents in a few worker processes over real
- * gRPC, each streaming one dataplane sample a second. Printed per step: the
- * collector's CPU (cores), RSS, ack latency p50/p99/max (merged raw samples),
- * and messages lost (sent but never acknowledged). The samples are refused as
- * belonging to no run of theirs (the collector keeps only what an agent's own
- * jobs produce), so this measures decode, identity, sequence window and ack,
- * not the SQLite insert. All traffic stays on 127.0.0.1.
+ * 127.0.0.1 port 0 with its SQLite store in a temporary directory, and N
+ * simulated agents in a few worker processes over real gRPC. A run is live in
+ * the collector (its record in the store, a sampling job per agent in the job
+ * tracker, as the orchestrator registers them), so every sample takes the whole
+ * path an agent's sample takes: decode, identity, sequence window, ownership,
+ * the write queue's batched transaction, and the ack after commit. The
+ * simulated agents run no tools (the orchestrator's phases are not executed).
+ *
+ * Printed per step: offered and acknowledged samples/s, the collector's CPU
+ * (cores, over the production window only) and peak RSS, ack latency
+ * p50/p99/max (merged raw samples, from production to ack), samples stored,
+ * acknowledged, still held by the agents (unacknowledged: a simulated agent,
+ * like the real outbox, keeps it and would resend it), and lost: acknowledged
+ * (so forgotten by its agent) yet not in the store.
  *
  *   npm run bench:collector-load -- [--agents 1000,5000] [--seconds 30] [--workers 4] [--rate 1]
+ *   ... --ramp 200 [--rates 5,10,20,40,80] : the highest sustained rate (acks keep up: p99 at most 2 s,
+ *       nothing lost, the store holds what was acknowledged); run as `taskset -c 0 node dist/bench/collector-load.js
+ *       --ramp 200 --worker-cpus 1` to hold the collector to one core and the agents to the other.
  */
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { collectorConfig, startCollector } from '../collector/index.js';
@@ -25,6 +36,9 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '30' },
     workers: { type: 'string', default: '4' },
     rate: { type: 'string', default: '1' },
+    ramp: { type: 'string' },
+    rates: { type: 'string', default: '5,10,20,40,80,160' },
+    'worker-cpus': { type: 'string' },
   },
 });
 const WORKER = fileURLToPath(new URL('./collector-load-worker.js', import.meta.url));
@@ -37,6 +51,11 @@ function quantile(sorted: number[], q: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN;
 }
 
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
 interface WorkerResult {
   sent: number;
   acked: number;
@@ -44,66 +63,168 @@ interface WorkerResult {
   latencies: number[];
 }
 
-async function step(agents: number, seconds: number, workers: number, rate: number): Promise<void> {
+interface StepResult {
+  agents: number;
+  rate: number;
+  offered: number;
+  ackedRate: number;
+  cpu: number;
+  rss: number;
+  p50: number;
+  p99: number;
+  max: number;
+  lost: number;
+  sent: number;
+  stored: number;
+  acked: number;
+  errors: number;
+  batches: number;
+  paused: number;
+}
+
+async function step(agents: number, seconds: number, workers: number, rate: number): Promise<StepResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'cnib-load-'));
   const c = await startCollector(
     collectorConfig({
       grpcListen: '127.0.0.1:0',
       httpHost: '127.0.0.1',
       httpPort: 0,
-      dbPath: ':memory:',
+      dbPath: join(dir, 'load.db'),
       heartbeatIntervalMs: 5000,
-      livenessTimeoutMs: 60_000,
+      livenessTimeoutMs: 120_000,
     }),
     createLogger({ component: 'bench' }, 'error'),
   );
-  const per = Math.ceil(agents / workers);
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  let peakRss = rssMiB();
-  const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, rssMiB())), 500);
-  const results = await Promise.all(
-    Array.from({ length: workers }, (_, w) => {
+  try {
+    const runId = `load-${agents}-${rate}`;
+    const now = Date.now();
+    c.store.insertRun({
+      id: runId,
+      state: 'running',
+      reason: 'bench:collector-load',
+      createdMs: now,
+      startedMs: now,
+      endedMs: 0,
+      scenario: {},
+      cluster: {},
+    });
+    for (let i = 0; i < agents; i++)
+      c.tracker.expect({
+        jobId: `${runId}-sample-load-${i}`,
+        runId,
+        agentId: `load-${i}`,
+        phaseIndex: 0,
+        warmup: false,
+      });
+    const per = Math.ceil(agents / workers);
+    const children: ChildProcess[] = [];
+    const readies: Promise<void>[] = [];
+    const outcomes = Array.from({ length: workers }, (_, w) => {
       const count = Math.max(0, Math.min(per, agents - w * per));
-      return new Promise<WorkerResult>((resolve, reject) =>
-        execFile(
-          process.execPath,
-          [WORKER, c.grpcAddress, String(w * per), String(count), String(rate), String(seconds)],
-          { maxBuffer: 256 * 1024 * 1024 },
-          (err, stdout, stderr) =>
-            err
-              ? reject(new Error(`worker ${w}: ${err.message} ${stderr.slice(-500)}`))
-              : resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as WorkerResult),
-        ),
-      );
-    }),
-  );
-  clearInterval(rssTimer);
-  const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
-  const used = process.cpuUsage(cpu0);
-  const lat = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  const sent = results.reduce((s, r) => s + r.sent, 0);
-  const acked = results.reduce((s, r) => s + r.acked, 0);
-  const errors = results.reduce((s, r) => s + r.errors, 0);
-  const registered = c.registry.list().length;
-  await c.close();
-  process.stdout.write(
-    `| ${agents} | ${rate} | ${(sent / seconds).toFixed(0)} | ${((used.user + used.system) / 1e6 / wallS).toFixed(2)} | ${peakRss.toFixed(0)} | ${quantile(lat, 0.5)} | ${quantile(lat, 0.99)} | ${lat.at(-1) ?? NaN} | ${sent - acked} of ${sent} | ${registered} | ${errors} |\n`,
-  );
+      const args = [c.grpcAddress, String(w * per), String(count), String(rate), String(seconds), runId];
+      // Under taskset the worker is taskset's child: fork() runs node directly, so pin through execPath's wrapper.
+      const child = values['worker-cpus']
+        ? fork(WORKER, args, {
+            execPath: 'taskset',
+            execArgv: ['-c', values['worker-cpus'], process.execPath],
+            stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+          })
+        : fork(WORKER, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      children.push(child);
+      let markReady: () => void = () => undefined;
+      readies.push(new Promise<void>((r) => (markReady = r)));
+      return new Promise<WorkerResult>((resolve, reject) => {
+        child.on('message', (m: { ready?: number; result?: WorkerResult }) => {
+          if (m.ready !== undefined) markReady();
+          if (m.result) resolve(m.result);
+        });
+        child.on('exit', (code) => reject(new Error(`worker ${w} exited with ${code} before its result`)));
+      });
+    });
+    await Promise.all(readies);
+    // Every agent has registered and opened its session: the measured window starts now.
+    const startAt = Date.now() + 500;
+    for (const child of children) child.send({ startAt });
+    let cpu0 = process.cpuUsage();
+    let rss = 0;
+    let cpuUsed = 0;
+    const rssTimer = setInterval(() => {
+      if (Date.now() >= startAt) rss = Math.max(rss, rssMiB());
+    }, 500);
+    const cpuStart = setTimeout(() => (cpu0 = process.cpuUsage()), Math.max(0, startAt - Date.now()));
+    const cpuEnd = setTimeout(
+      () => {
+        const u = process.cpuUsage(cpu0);
+        cpuUsed = (u.user + u.system) / 1e6 / seconds;
+      },
+      startAt - Date.now() + seconds * 1000,
+    );
+    const results = await Promise.all(outcomes);
+    clearInterval(rssTimer);
+    clearTimeout(cpuStart);
+    clearTimeout(cpuEnd);
+    await c.queue.barrier();
+    const lat = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
+    const sent = results.reduce((s, r) => s + r.sent, 0);
+    const acked = results.reduce((s, r) => s + r.acked, 0);
+    // Acknowledged within 2 s of production (a growing backlog does not count as kept up).
+    const inTime = lat.filter((l) => l <= 2000).length;
+    return {
+      agents,
+      rate,
+      offered: sent / seconds,
+      ackedRate: inTime / seconds,
+      cpu: cpuUsed,
+      rss,
+      p50: quantile(lat, 0.5),
+      p99: quantile(lat, 0.99),
+      max: lat.at(-1) ?? NaN,
+      // An agent forgets a sample only once acknowledged; what is unacknowledged it still holds and resends.
+      // So a sample is lost exactly when acknowledged and not in the store.
+      lost: Math.max(0, acked - c.store.sampleCount(runId)),
+      sent,
+      acked,
+      stored: c.store.sampleCount(runId),
+      errors: results.reduce((s, r) => s + r.errors, 0),
+      batches: c.queue.stats.batches,
+      paused: c.queue.stats.fullEvents,
+    };
+  } finally {
+    await c.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const HEADER =
+  '| agents | samples/s each | offered samples/s | acked within 2 s /s | collector CPU (cores) | collector RSS peak (MiB) | ack p50 (ms) | ack p99 (ms) | ack max (ms) | produced | stored | acked | unacked, held by agents | lost | transactions | queue full | stream errors |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n';
+
+function row(r: StepResult): string {
+  return `| ${r.agents} | ${r.rate} | ${r.offered.toFixed(0)} | ${r.ackedRate.toFixed(0)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.sent} | ${r.stored} | ${r.acked} | ${r.sent - r.acked} | ${r.lost} | ${r.batches} | ${r.paused} | ${r.errors} |\n`;
 }
 
 const seconds = Number(values.seconds);
+const workers = Number(values.workers);
 process.stdout.write(
-  `collector load (load average ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')} at start; CPU is the collector's process, workers excluded)\n\n`,
+  `collector load (load average ${load()} at start; CPU is the collector's process over the production window, agents' workers excluded${values['worker-cpus'] ? `; workers on CPU ${values['worker-cpus']}` : ''})\n\n`,
 );
-process.stdout.write(
-  '| agents | samples/s each | samples/s total | collector CPU (cores) | collector RSS peak (MiB) | ack p50 (ms) | ack p99 (ms) | ack max (ms) | lost | registered | stream errors |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n',
-);
-for (const a of values.agents.split(',').map(Number))
-  await step(a, seconds, Number(values.workers), Number(values.rate));
-process.stdout.write(
-  `\nload average at end ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}\n`,
-);
+process.stdout.write(HEADER);
+if (values.ramp) {
+  const agents = Number(values.ramp);
+  let best: StepResult | undefined;
+  for (const rate of values.rates.split(',').map(Number)) {
+    const r = await step(agents, seconds, workers, rate);
+    process.stdout.write(row(r));
+    const keptUp = r.lost === 0 && r.p99 <= 2000 && r.errors === 0 && r.acked === r.sent && r.stored === r.acked;
+    if (!keptUp) break;
+    best = r;
+  }
+  process.stdout.write(
+    best
+      ? `\nhighest sustained: ${best.offered.toFixed(0)} samples/s (${best.agents} agents x ${best.rate}/s) at ${best.cpu.toFixed(2)} cores of collector CPU, ack p99 ${best.p99} ms\n`
+      : '\nno step kept up\n',
+  );
+} else {
+  for (const a of values.agents.split(',').map(Number))
+    process.stdout.write(row(await step(a, seconds, workers, Number(values.rate))));
+}
+process.stdout.write(`\nload average at end ${load()}\n`);

@@ -8,7 +8,7 @@
  * range of each ratio over the rounds; asserts nothing.
  * `npm run bench:fallback [-- --rounds N --duration S --modes rr,crr]`
  *
- * netperf must be on PATH (scripts/build-netperf.sh). The scenario's tool list
+ * netperf must be on PATH (scripts/install-netperf.sh, run by scripts/setup.sh). The scenario's tool list
  * has no 'netperf' yet, so its rows ask for 'auto', which the plan resolves to
  * netperf where both lab nodes have it; the bench checks that it did.
  */
@@ -66,7 +66,8 @@ const modes = values.modes.split(',').filter((m): m is Mode => m === 'rr' || m =
 if (!(rounds >= 1) || !(duration >= 1) || modes.length === 0)
   throw new Error('usage: --rounds N>=1 --duration S>=1 --modes rr,crr');
 for (const binary of ['netperf', 'netserver']) {
-  if (!(await findOnPath(binary))) throw new Error(`${binary} is not on PATH: build it with scripts/build-netperf.sh`);
+  if (!(await findOnPath(binary)))
+    throw new Error(`${binary} is not on PATH: install it with scripts/install-netperf.sh (scripts/setup.sh runs it)`);
 }
 
 const rowId = (mode: Mode, name: string, round: number): string => `${mode}-${name}-${round}`;

@@ -4,8 +4,9 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { numberFlag, oneOfFlag, stringFlag, switchFlag } from '../core/flags.js';
+import { customFlag, numberFlag, oneOfFlag, stringFlag, switchFlag } from '../core/flags.js';
 import type { IptablesBackend } from '../lab/index.js';
+import { parseReportFormat, REPORT_FORMATS, type ReportFormat } from '../report/report-formats.js';
 
 /** Where lab runs are stored when neither --db nor CNI_BENCH_DB says otherwise. */
 export const DEFAULT_DB = join(homedir(), '.local', 'state', 'cni-bench', 'lab.db');
@@ -42,3 +43,11 @@ export const warmupFlag = (fallback: number) =>
   });
 export const durationFlag = (fallback: number) =>
   numberFlag({ help: 'seconds per measured round', value: 'S', default: fallback, min: 0.1 });
+
+/** A run's report format: Markdown, the JSON model, a self-contained HTML page with charts, or CSV. */
+export const formatFlag = customFlag({
+  help: 'report format: Markdown, the JSON model, a self-contained HTML page with charts, or CSV',
+  value: REPORT_FORMATS.join('|'),
+  default: 'md' as ReportFormat,
+  parse: (t, n) => parseReportFormat(n, t),
+});

@@ -10,10 +10,11 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { Store } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import { customFlag, type FlagValues, parseFlags } from '../core/flags.js';
+import { customFlag, type FlagValues, oneOfFlag, parseFlags } from '../core/flags.js';
 import { parseWith } from '../core/validate.js';
 import {
   COMPARISON_FORMATS,
+  type ComparisonTable,
   compareReports,
   DEFAULT_NOISE_FLOOR,
   parseComparisonFormat,
@@ -24,6 +25,9 @@ import { renderComparison } from '../report/compare-render.js';
 import { buildReport, type ReportModel } from '../report/report.js';
 import { defineCommand } from './command.js';
 import { dbFlag } from './common-flags.js';
+import type { CollectorClient } from './remote/client.js';
+import { connect, remoteFlags } from './remote/connect.js';
+import { checkRunId, fetchReport } from './remote/runs.js';
 
 /** What compare reads of a report file; everything else passes through untouched. */
 const reportFileSchema = z.looseObject({
@@ -69,14 +73,21 @@ async function readReportFile(path: string): Promise<ReportModel> {
   return parseWith(reportFileSchema, json, `report file '${path}'`) as unknown as ReportModel;
 }
 
-/** Resolves each argument to a report; the store is opened only if an argument is a run id, and closed again. */
-async function loadReports(args: string[], dbPath: string): Promise<ReportModel[]> {
+/**
+ * Resolves each argument to a report; the store is opened only if an argument
+ * is a run id, and closed again. With a collector, run ids are its runs.
+ */
+async function loadReports(args: string[], dbPath: string, collector?: CollectorClient): Promise<ReportModel[]> {
   let store: Store | undefined;
   try {
     const out: ReportModel[] = [];
     for (const arg of args) {
       if (existsSync(arg) && statSync(arg).isFile()) {
         out.push(await readReportFile(arg));
+        continue;
+      }
+      if (collector) {
+        out.push(await fetchReport(collector, checkRunId(arg, arg)));
         continue;
       }
       if (!/^[\w-]+$/.test(arg))
@@ -123,8 +134,20 @@ const flags = {
     defaultText: String(DEFAULT_NOISE_FLOOR),
     parse: (t, n) => parseNoiseFloor(n, t),
   }),
+  'fail-on': oneOfFlag<'never' | 'worse'>(['never', 'worse'], {
+    help: 'exit 3 when any measurement of any run is significantly worse than the baseline (a CI gate for a dataplane upgrade)',
+    default: 'never',
+  }),
   db: dbFlag,
+  ...remoteFlags,
 };
+
+/** The rows where a run is significantly worse than the baseline (verdict 'worse': significant and above the noise floor). */
+export function worseRows(t: ComparisonTable): string[] {
+  return t.rows.flatMap((r) =>
+    r.cells.flatMap((c, i) => (c.vsBaseline?.verdict === 'worse' ? [`${r.label}: ${t.runs[i]?.label ?? i}`] : [])),
+  );
+}
 
 async function compare(
   values: FlagValues<typeof flags>,
@@ -136,12 +159,19 @@ async function compare(
     throw invalid('runs', `need at least 2 run ids or report files, got ${positionals.length}`);
   if (labels && labels.length !== positionals.length)
     throw invalid('--label', `${labels.length} label(s) for ${positionals.length} runs; give one per run`);
-  const reports = await loadReports([...positionals], values.db);
+  const reports = await loadReports([...positionals], values.db, values.collector ? connect(values) : undefined);
   const table = compareReports(reports, {
     ...(labels ? { labels } : {}),
     ...(noiseFloor !== undefined ? { noiseFloor } : {}),
   });
   stdout(renderComparison(table, format).body);
+  const worse = values['fail-on'] === 'worse' ? worseRows(table) : [];
+  if (worse.length) {
+    process.stderr.write(
+      `cni-bench compare: ${worse.length} measurement(s) significantly worse than ${table.baseline}:\n${worse.map((w) => `  ${w}\n`).join('')}`,
+    );
+    return 3;
+  }
   return 0;
 }
 
@@ -155,8 +185,13 @@ export const command = defineCommand({
     examples: [
       'cni-bench compare iptables.json nftables.json',
       'cni-bench compare r-1a2b r-3c4d --format csv --label before,after',
+      'cni-bench compare before.json r-3c4d --collector http://127.0.0.1:8080 --token-file ./token --fail-on worse',
+      'cni-bench compare iptables.json nftables.json --format html > comparison.html',
     ],
-    notes: ['Exit codes: 0 compared, 1 a run or file not found, 2 bad flags or arguments.'],
+    notes: [
+      'With --collector, a run id names a run of that collector; report files are read as before.',
+      'Exit codes: 0 compared, 1 a run or file not found, 2 bad flags or arguments, 3 --fail-on worse and a measurement is significantly worse.',
+    ],
   },
   run: (values, positionals, ctx) => compare(values, positionals, ctx.stdout),
 });

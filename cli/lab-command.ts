@@ -3,25 +3,27 @@
  * short durations) in a fresh lab, prints the report, and tears everything
  * down: on success, on failure, and on SIGINT/SIGTERM.
  */
-import { readFile, stat } from 'node:fs/promises';
 import { parseScenario } from '../collector/index.js';
-import { CniBenchError, ErrorCodes } from '../core/errors.js';
-import { type FlagValues, numberFlag, oneOfFlag, stringFlag } from '../core/flags.js';
+import { type FlagValues, numberFlag, oneOfFlag, stringFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
 import { CILIUM_DATAPLANES, type LabProxyOptions, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
 import { renderMarkdown } from '../report/markdown.js';
+import { type ReportFormat, renderReport } from '../report/report-formats.js';
 import { defineCommand } from './command.js';
 import {
   agentWaitFlag,
   dbFlag,
   durationFlag,
+  formatFlag,
   iptablesBackendFlag,
   jsonFlag,
   nodesFlag,
   shareCpusFlag,
   warmupFlag,
 } from './common-flags.js';
+import { followProgress, type LogStyle, logFlag } from './progress.js';
+import { readScenarioFile } from './scenario-file.js';
 
 export interface LabCommandOptions {
   nodes: number;
@@ -35,6 +37,11 @@ export interface LabCommandOptions {
   /** Shape node uplinks (tc tbf) to this rate and declare it as the link speed. */
   linkMbit?: number;
   shareCpus?: boolean;
+  /** Report format (md unless --format or --json says otherwise) and the progress style on stderr. */
+  format?: ReportFormat;
+  log?: LogStyle;
+  /** iptables/nftables: run a real NetworkPolicy enforcer (kube-router) for the scenario's policy conditions. */
+  policyEnforcer?: boolean;
 }
 
 /**
@@ -56,27 +63,6 @@ export const LAB_DEFAULTS = {
   rounds: 3,
   roundSleepSeconds: 0,
 } as const;
-
-const MAX_SCENARIO_BYTES = 1024 * 1024;
-
-/** The scenario file as an object: a regular file of at most 1 MiB holding a JSON object; errors name --scenario and the path. */
-async function readScenarioFile(path: string): Promise<Record<string, unknown>> {
-  const bad = (why: string, cause?: unknown): CniBenchError =>
-    new CniBenchError(ErrorCodes.VALIDATION, `--scenario: '${path}' ${why}`, { cause, details: { field: 'scenario' } });
-  const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
-    throw bad(`cannot be read (${err.code ?? err.message})`, err);
-  });
-  if (!st.isFile()) throw bad('is not a regular file');
-  if (st.size > MAX_SCENARIO_BYTES) throw bad(`is larger than ${MAX_SCENARIO_BYTES} bytes`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(await readFile(path, 'utf8'));
-  } catch (err) {
-    throw bad(`is not valid JSON (${(err as Error).message.slice(0, 200)})`, err);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw bad('must hold a JSON object');
-  return parsed as Record<string, unknown>;
-}
 
 async function loadScenario(opts: LabCommandOptions): Promise<unknown> {
   const base: Record<string, unknown> = opts.scenarioFile
@@ -104,12 +90,19 @@ export async function labCommand(opts: LabCommandOptions, log: Logger): Promise<
   const interrupts = trapInterrupts(log);
   try {
     const scenario = await loadScenario(opts);
-    const model = await runInLab(opts, scenario, log, interrupts.signal);
+    const model = await runInLab(
+      { ...opts, watch: (read) => followProgress(read, { style: opts.log ?? 'auto' }) },
+      scenario,
+      log,
+      interrupts.signal,
+    );
     // The whole command's wall time, lab set-up and teardown included (runInLab has torn the lab down by now).
     const wall = `Wall time of this command: ${process.uptime().toFixed(1)} s (lab set-up, run and teardown).\n`;
-    if (model)
+    if (model && opts.format && opts.format !== 'md' && opts.format !== 'json')
+      process.stdout.write(renderReport(model, opts.format).body);
+    else if (model)
       process.stdout.write(
-        opts.json
+        opts.json || opts.format === 'json'
           ? `${JSON.stringify({ ...model, commandWallSeconds: Number(process.uptime().toFixed(1)) }, null, 2)}\n`
           : `${renderMarkdown(model)}\n${wall}`,
       );
@@ -141,11 +134,13 @@ const flags = {
   duration: durationFlag(LAB_DEFAULTS.durationSeconds),
   warmup: warmupFlag(LAB_DEFAULTS.warmupSeconds),
   scenario: stringFlag({
-    help: 'scenario file (JSON); its fields override the lab defaults',
+    help: 'scenario file (JSON, or YAML when it ends .yaml/.yml; schema: docs/scenario.schema.json); its fields override the lab defaults',
     value: 'FILE',
     default: undefined,
   }),
   json: jsonFlag,
+  format: formatFlag,
+  log: logFlag,
   db: dbFlag,
   dataplane: oneOfFlag<'' | (typeof DATAPLANES)[number]>(DATAPLANES, {
     help: "the lab's dataplane: kube-proxy's iptables or nftables mode (as --proxy-mode), or real Cilium with kube-proxy replacement, native routing (cilium) or its VXLAN tunnel (cilium-vxlan), on the lab's own apiserver (needs 'bash scripts/setup.sh --cilium'); wins over --proxy-mode",
@@ -163,6 +158,9 @@ const flags = {
     min: 1,
   }),
   'share-cpus': shareCpusFlag,
+  'policy-enforcer': switchFlag({
+    help: "iptables/nftables dataplanes: run a real NetworkPolicy enforcer (kube-router's policy controller, built by scripts/build-kube-network-policies.sh) on the lab's own apiserver, for the scenario's networkPolicy and policyCount conditions (Cilium enforces policy itself)",
+  }),
   'agent-wait': agentWaitFlag,
 };
 
@@ -173,9 +171,12 @@ function options(v: FlagValues<typeof flags>): LabCommandOptions {
     warmupSeconds: v.warmup,
     ...(v.scenario ? { scenarioFile: v.scenario } : {}),
     json: v.json,
+    format: v.format,
+    log: v.log,
     dbPath: v.db,
     agentWaitMs: v['agent-wait'] * 1000,
     shareCpus: v['share-cpus'],
+    policyEnforcer: v['policy-enforcer'],
     ...(v['link-mbit'] !== undefined ? { linkMbit: v['link-mbit'] } : {}),
     proxy: dataplaneOf(v),
   };
@@ -188,7 +189,8 @@ export const command = defineCommand({
       "Runs the study's measurements in a network-namespace lab on this machine (one namespace per node, real kube-proxy rules, one agent per node, the collector in this process), prints the report and removes the lab. Needs root.",
     flags,
     subcommands: [
-      { name: 'sweep', summary: 'the Service scale sweep, once per kube-proxy mode' },
+      { name: 'sweep', summary: 'the Service scale sweep, once per dataplane' },
+      { name: 'study', summary: 'the reference study: matrix and Service sweep per dataplane, one comparison' },
       { name: 'monitor', summary: 'monitoring mode: peer probes and dataplane gauges' },
       { name: 'cleanup', summary: 'remove namespaces and processes of labs that were killed' },
     ],

@@ -24,8 +24,12 @@ const COMMANDS: Readonly<Record<string, Entry>> = {
     load: () => import('./lab-command.js'),
   },
   'lab sweep': {
-    summary: 'the Service scale sweep, once per kube-proxy mode',
+    summary: 'the Service scale sweep, once per dataplane',
     load: () => import('./sweep-command.js'),
+  },
+  'lab study': {
+    summary: 'the reference study: matrix and Service sweep per dataplane, one comparison',
+    load: () => import('./study-command.js'),
   },
   'lab monitor': {
     summary: 'monitoring mode in a lab: peer probes and dataplane gauges',
@@ -34,6 +38,20 @@ const COMMANDS: Readonly<Record<string, Entry>> = {
   'lab cleanup': { summary: 'remove what killed labs left behind', load: () => import('./cleanup-command.js') },
   compare: { summary: 'runs side by side with a verdict per measurement', load: () => import('./compare-command.js') },
   doctor: { summary: 'check the tools the agent needs on this PATH', load: () => import('./doctor-command.js') },
+  run: { summary: 'start a run on a collector, follow it, print its report', load: () => import('./run-command.js') },
+  runs: { summary: "list a collector's runs", load: () => import('./runs-command.js') },
+  report: { summary: "a run's report (md, json, html, csv)", load: () => import('./report-command.js') },
+  cancel: { summary: 'cancel a run on a collector', load: () => import('./cancel-command.js') },
+  cluster: { summary: 'what the collector detects of its cluster', load: () => import('./cluster-command.js') },
+  agents: { summary: 'the agents a collector knows', load: () => import('./agents-command.js') },
+  'scenario schema': {
+    summary: 'the JSON Schema of scenario files',
+    load: () => import('./scenario-schema-command.js'),
+  },
+  'scenario check': {
+    summary: 'validate scenario files (JSON or YAML)',
+    load: () => import('./scenario-check-command.js'),
+  },
 };
 
 const ROOT: CommandSpec = {
@@ -44,9 +62,20 @@ const ROOT: CommandSpec = {
   env: [
     { name: 'CNI_BENCH_DB', help: 'the store of lab runs (default ~/.local/state/cni-bench/lab.db)' },
     { name: 'CNI_BENCH_LOG_LEVEL', help: 'debug, info, warn or error (logs go to stderr)' },
+    {
+      name: 'CNI_BENCH_COLLECTOR',
+      help: "the collector's REST address for run, runs, report, cancel, compare, cluster, agents",
+    },
+    { name: 'CNI_BENCH_TOKEN_FILE', help: "file holding the collector's operator token" },
   ],
-  examples: ['cni-bench lab', 'cni-bench lab --help'],
-  notes: ['Exit codes: 0 ok, 1 the run or check failed, 2 bad command or flags, 130/143 interrupted (SIGINT/SIGTERM).'],
+  examples: [
+    'cni-bench lab',
+    'cni-bench lab --help',
+    'cni-bench run --collector http://127.0.0.1:8080 --token-file ./token',
+  ],
+  notes: [
+    'Exit codes: 0 ok, 1 the run or check failed, 2 bad command or flags, 3 compare --fail-on worse found a measurement significantly worse, 130/143 interrupted (SIGINT/SIGTERM).',
+  ],
 };
 
 function versionLine(): string {

@@ -1,32 +1,45 @@
 /**
  * `cni-bench lab sweep`: the Service scale sweep of the reference study, once
- * per kube-proxy mode, each in a fresh lab (so one mode's rules and conntrack
- * state never touch the other's), then the modes side by side with where one
- * overtakes the other.
+ * per dataplane (kube-proxy's iptables and nftables modes, real Cilium), each
+ * in a fresh lab (so one dataplane's rules, maps and conntrack state never
+ * touch the other's), then the dataplanes side by side with where one
+ * overtakes the other and how long each took to program every step.
  */
 import { DEFAULT_SCALE_STEPS } from '../collector/index.js';
 import { type FlagValues, listFlag, numberFlag, oneOfFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
-import { type IptablesBackend, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
+import {
+  dataplaneProxy,
+  type IptablesBackend,
+  LAB_DATAPLANES,
+  type LabDataplane,
+  lbMapMaxFor,
+  runInLab,
+} from '../lab/index.js';
+import { renderSweepCsv } from '../report/csv.js';
+import { renderSweepHtml } from '../report/html-sweep.js';
 import { renderMarkdown, renderSweepComparison } from '../report/markdown.js';
 import type { ReportModel } from '../report/report.js';
+import type { ReportFormat } from '../report/report-formats.js';
 import { compareSweeps } from '../report/sweep.js';
 import { defineCommand } from './command.js';
 import {
   agentWaitFlag,
   dbFlag,
   durationFlag,
+  formatFlag,
   iptablesBackendFlag,
   nodesFlag,
   shareCpusFlag,
   warmupFlag,
 } from './common-flags.js';
 import { LAB_DEFAULTS } from './lab-command.js';
+import { followProgress, type LogStyle, logFlag } from './progress.js';
 
 export interface SweepCommandOptions {
   nodes: number;
-  modes: readonly ProxyMode[];
+  modes: readonly LabDataplane[];
   iptablesBackend: IptablesBackend;
   steps: readonly number[];
   endpointsPerService: number;
@@ -38,10 +51,33 @@ export interface SweepCommandOptions {
   dbPath: string;
   agentWaitMs: number;
   shareCpus?: boolean;
+  /** html or csv: the whole sweep in one page or one table (md and json as --json says). */
+  format?: ReportFormat;
+  log?: LogStyle;
 }
 
-export function modeLabel(mode: ProxyMode, backend: IptablesBackend): string {
+/** The sweep's default dataplanes: the study's kube-proxy iptables against Cilium, and nftables. */
+export const SWEEP_DEFAULT_MODES: readonly LabDataplane[] = ['iptables', 'nftables', 'cilium'];
+
+export function modeLabel(mode: LabDataplane, backend: IptablesBackend): string {
   return mode === 'iptables' ? `iptables (${backend})` : mode;
+}
+
+/** The scenario of one dataplane's sweep (the study runs the same). */
+export function sweepScenario(
+  name: string,
+  o: Pick<SweepCommandOptions, 'durationSeconds' | 'warmupSeconds' | 'rounds' | 'steps' | 'endpointsPerService'>,
+): Record<string, unknown> {
+  return {
+    name,
+    durationSeconds: o.durationSeconds,
+    warmupSeconds: o.warmupSeconds,
+    rounds: o.rounds,
+    roundSleepSeconds: 0.5,
+    serviceScale: { steps: o.steps, endpointsPerService: o.endpointsPerService },
+    // Boundary samples only: a periodic sample of a node with 30,000 Services costs seconds of CPU.
+    sampleIntervalMs: 0,
+  };
 }
 
 export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Promise<number> {
@@ -50,18 +86,14 @@ export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Prom
   try {
     for (const mode of opts.modes) {
       if (interrupts.signal.aborted) break;
-      const scenario = {
-        name: `lab sweep ${modeLabel(mode, opts.iptablesBackend)}`,
-        durationSeconds: opts.durationSeconds,
-        warmupSeconds: opts.warmupSeconds,
-        rounds: opts.rounds,
-        roundSleepSeconds: 0.5,
-        serviceScale: { steps: opts.steps, endpointsPerService: opts.endpointsPerService },
-        // Boundary samples only: a periodic sample of a node with 30,000 Services costs seconds of CPU.
-        sampleIntervalMs: 0,
-      };
+      const scenario = sweepScenario(`lab sweep ${modeLabel(mode, opts.iptablesBackend)}`, opts);
+      const lbMapMax = lbMapMaxFor(Math.max(...opts.steps), opts.endpointsPerService);
       const model = await runInLab(
-        { ...opts, proxy: { mode, iptablesBackend: opts.iptablesBackend } },
+        {
+          ...opts,
+          proxy: dataplaneProxy(mode, { iptablesBackend: opts.iptablesBackend, lbMapMax }),
+          watch: (read) => followProgress(read, { style: opts.log ?? 'auto' }),
+        },
         scenario,
         log,
         interrupts.signal,
@@ -72,7 +104,9 @@ export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Prom
       .filter((d) => d.model.sweep)
       .map((d) => ({ label: d.label, sweep: d.model.sweep as NonNullable<ReportModel['sweep']> }));
     const comparison = withSweep.length ? compareSweeps(withSweep) : undefined;
-    if (opts.json)
+    if (opts.format === 'html') process.stdout.write(renderSweepHtml(done, comparison));
+    else if (opts.format === 'csv') process.stdout.write(renderSweepCsv(done));
+    else if (opts.json || opts.format === 'json')
       process.stdout.write(
         `${JSON.stringify({ runs: done.map((d) => ({ mode: d.label, report: d.model })), comparison }, null, 2)}\n`,
       );
@@ -90,14 +124,14 @@ export async function sweepCommand(opts: SweepCommandOptions, log: Logger): Prom
   }
 }
 
-const mode = oneOfFlag<ProxyMode>(PROXY_MODES, { help: '', default: 'iptables' });
+const mode = oneOfFlag<LabDataplane>(LAB_DATAPLANES, { help: '', default: 'iptables' });
 const step = numberFlag({ help: '', default: 0, min: 0, integer: true });
 
 const flags = {
   modes: listFlag((t, n) => mode.parse(t, n), {
-    help: 'kube-proxy modes to sweep, each in a fresh lab',
-    value: PROXY_MODES.join(','),
-    default: PROXY_MODES,
+    help: `dataplanes to sweep, each in a fresh lab (any of ${LAB_DATAPLANES.join(', ')}; Cilium needs 'bash scripts/setup.sh --cilium')`,
+    value: 'DP,DP,...',
+    default: SWEEP_DEFAULT_MODES,
   }),
   steps: listFlag((t, n) => step.parse(t, n), {
     help: 'dummy Services present at each step',
@@ -117,6 +151,8 @@ const flags = {
   'iptables-backend': iptablesBackendFlag,
   'share-cpus': shareCpusFlag,
   json: switchFlag({ help: 'print every run and the comparison as JSON instead of Markdown' }),
+  format: formatFlag,
+  log: logFlag,
   db: dbFlag,
   'agent-wait': agentWaitFlag,
 };
@@ -132,6 +168,8 @@ function options(v: FlagValues<typeof flags>): SweepCommandOptions {
     warmupSeconds: v.warmup,
     rounds: v.rounds,
     json: v.json,
+    format: v.format,
+    log: v.log,
     dbPath: v.db,
     agentWaitMs: v['agent-wait'] * 1000,
     shareCpus: v['share-cpus'],
@@ -142,11 +180,12 @@ export const command = defineCommand({
   spec: {
     usage: 'cni-bench lab sweep',
     summary:
-      "The reference study's Service scale sweep: at each step the lab holds that many dummy Services, waits until every node's rules show them, and measures again; once per kube-proxy mode, then the modes side by side with where one overtakes the other. Needs root.",
+      "The reference study's Service scale sweep: at each step the lab holds that many dummy Services, waits until every node's dataplane shows them (KUBE-SERVICES, nftables service-ips, Cilium's LB maps; polled, never a sleep), and measures again; once per dataplane in a fresh lab, then the dataplanes side by side with where one overtakes the other and each step's programming latency. A Cilium lab starts with bpf-lb-map-max sized for the largest step. Needs root.",
     flags,
     examples: [
       'cni-bench lab sweep',
       'cni-bench lab sweep --modes nftables --steps 0,1000,5000 --rounds 2 --json > sweep.json',
+      'cni-bench lab sweep --modes iptables,cilium-vxlan --steps 0,5000,10000',
     ],
     notes: ['Exit codes: 0 every mode succeeded, 1 a run failed, 2 bad flags, 130/143 interrupted.'],
   },

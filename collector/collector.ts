@@ -28,6 +28,7 @@ import { JobTracker } from './runs/job-tracker.js';
 import { Orchestrator } from './runs/orchestrator.js';
 import { RunsApi } from './runs/runs-api.js';
 import { Store } from './store/store.js';
+import { WriteQueue } from './store/write-queue.js';
 
 export interface CollectorOptions {
   /** Continuous monitoring: probe Service, window, node status (see collector/monitor/coordinator.ts). */
@@ -42,6 +43,10 @@ export interface AssembledCollector {
   readonly registry: AgentRegistry;
   readonly orchestrator: Orchestrator;
   readonly store: Store;
+  /** Agents' results and samples on their way to the store (batched transactions). */
+  readonly queue: WriteQueue;
+  /** Which agent owns which job of which run (what the orchestrator expects back). */
+  readonly tracker: JobTracker;
   readonly monitor: MonitorCoordinator;
   /** gRPC server credentials, read (with the REST token) before anything else. */
   readonly transport: ServerTransport;
@@ -90,7 +95,9 @@ export function assembleCollector(
   if (interrupted) log.warn('marked unfinished runs as interrupted', { count: interrupted });
   const metrics = new CollectorMetrics();
   const registry = new AgentRegistry(metrics, config.livenessTimeoutMs);
-  const tracker = new JobTracker(store);
+  const queue = new WriteQueue(store);
+  queue.on('failed', (err) => log.error('store write failed', { error: err.message }));
+  const tracker = new JobTracker(queue);
   const orchestrator = new Orchestrator({ store, registry, tracker, metrics, log, ...(services ? { services } : {}) });
   const api = new RunsApi(store, orchestrator, registry, services);
   const activeRun = (): { id: string; cluster: unknown } | undefined => {
@@ -110,6 +117,8 @@ export function assembleCollector(
     registry,
     orchestrator,
     store,
+    queue,
+    tracker,
     monitor,
     transport,
     restAuth: operatorToken !== undefined,
@@ -121,6 +130,7 @@ export function assembleCollector(
       new AgentServiceImpl({
         registry,
         tracker,
+        queue,
         metrics,
         log,
         auth: authn,

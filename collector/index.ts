@@ -16,4 +16,5 @@ export { ClusterInventory } from './kubernetes/inventory.js';
 export { type Collector, listenCollector, startCollector } from './listen.js';
 export { DEFAULT_SCALE_STEPS, measurementLabel, parseScenario } from './runs/scenario.js';
 export { DEFAULT_MEASUREMENTS } from './runs/scenario-defaults.js';
+export { scenarioJsonSchema } from './runs/scenario-json-schema.js';
 export { Store } from './store/store.js';

@@ -14,15 +14,21 @@ import type { AgentRegistry } from './agents/registry.js';
 import { type AssembledCollector, assembleCollector, type CollectorOptions } from './collector.js';
 import type { CollectorConfig } from './config.js';
 import type { MonitorCoordinator } from './monitor/coordinator.js';
+import type { JobTracker } from './runs/job-tracker.js';
 import type { Orchestrator } from './runs/orchestrator.js';
 import type { RunsApi } from './runs/runs-api.js';
 import type { Store } from './store/store.js';
+import type { WriteQueue } from './store/write-queue.js';
 
 export interface Collector {
   readonly api: RunsApi;
   readonly registry: AgentRegistry;
   readonly orchestrator: Orchestrator;
   readonly store: Store;
+  /** Agents' results and samples on their way to the store. */
+  readonly queue: WriteQueue;
+  /** Which agent owns which job of which run. */
+  readonly tracker: JobTracker;
   readonly monitor: MonitorCoordinator;
   /** Bound gRPC address (host:port or unix:path). */
   readonly grpcAddress: string;
@@ -74,6 +80,8 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
     registry: c.registry,
     orchestrator: c.orchestrator,
     store: c.store,
+    queue: c.queue,
+    tracker: c.tracker,
     monitor: c.monitor,
     grpcAddress,
     httpUrl: `${scheme}://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${httpPort}`,
@@ -84,6 +92,7 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
       grpcServer.forceShutdown();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
+      c.queue.close();
       c.store.close();
     },
   };

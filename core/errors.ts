@@ -22,6 +22,8 @@ export const ErrorCodes = {
   KUBERNETES: 'E_KUBERNETES',
   UNAUTHENTICATED: 'E_UNAUTHENTICATED',
   FORBIDDEN: 'E_FORBIDDEN',
+  /** The store cannot write (disk full, a broken file): nothing new is accepted until it can. */
+  STORE: 'E_STORE',
   INTERNAL: 'E_INTERNAL',
 } as const;
 
@@ -111,6 +113,7 @@ const WIRE: Record<ErrorCode, { http: number; grpc: number }> = {
   E_KUBERNETES: { http: 502, grpc: GRPC.UNAVAILABLE },
   E_UNAUTHENTICATED: { http: 401, grpc: GRPC.UNAUTHENTICATED },
   E_FORBIDDEN: { http: 403, grpc: GRPC.PERMISSION_DENIED },
+  E_STORE: { http: 507, grpc: GRPC.UNAVAILABLE },
   E_INTERNAL: { http: 500, grpc: GRPC.INTERNAL },
 };
 

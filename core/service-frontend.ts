@@ -5,6 +5,7 @@
  * EndpointSlices. The orchestrator only sees these interfaces.
  */
 import type { ClusterDescription } from './cluster.js';
+import type { ConditionDriver } from './conditions.js';
 
 export interface ServiceEndpoint {
   ip: string;
@@ -43,6 +44,8 @@ export interface ServiceFrontend {
   remove(name: string): Promise<void>;
   /** Present when the frontend can run a Service scale sweep. */
   readonly scale?: ServiceScaler;
+  /** Present when the frontend can put overhead conditions (policies, Hubble, ...) in place (core/conditions.ts). */
+  conditions?: ConditionDriver;
   /**
    * True where a Service reaches the dataplane some time after expose()
    * returns (a cluster's own service proxy programs it): a measurement through

@@ -11,21 +11,7 @@
  * rules run there too, all nodes at once, as each node's kube-proxy would.
  * With fewer CPUs than nodes the nodes share them all (said in the lab's log).
  */
-import { readFile } from 'node:fs/promises';
-import { parseError } from '../core/errors.js';
-
-/** Pure: a kernel CPU list such as "0-3,6,8-9" as CPU numbers. */
-export function parseCpuList(text: string): number[] {
-  const t = text.trim();
-  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(t))
-    throw parseError('Cpus_allowed_list', text, 'expected a CPU list like 0-3,6');
-  const out: number[] = [];
-  for (const part of t.split(',')) {
-    const [a, b] = part.split('-').map(Number) as [number, number | undefined];
-    for (let c = a; c <= (b ?? a); c++) out.push(c);
-  }
-  return out;
-}
+export { allowedCpus, parseCpuList } from '../core/cpu-list.js';
 
 /** Pure: `nodes` disjoint sets of equal size from `cpus` (the rest unused), or undefined when there are fewer CPUs than nodes. */
 export function nodeCpuSets(nodes: number, cpus: readonly number[]): number[][] | undefined {
@@ -41,12 +27,4 @@ export function onNodeCpus(
   args: readonly string[],
 ): [string, string[]] {
   return cpus?.length ? ['taskset', ['--cpu-list', cpus.join(','), file, ...args]] : [file, [...args]];
-}
-
-/** The CPUs this process may run on (its affinity, which the lab's nodes divide). */
-export async function allowedCpus(): Promise<number[]> {
-  const status = await readFile('/proc/self/status', 'utf8');
-  const line = /^Cpus_allowed_list:\s*(.*)$/m.exec(status);
-  if (!line) throw parseError('/proc/self/status', status, 'no Cpus_allowed_list line');
-  return parseCpuList(line[1] as string);
 }

@@ -14,6 +14,14 @@ export { renderNftBase, renderNftServicesAdd } from './kube-proxy-nftables.js';
 export { Lab, type LabMonitorOptions, type LabOptions } from './lab.js';
 export { type MonitorLab, type MonitorLabOptions, startMonitorLab } from './monitor-session.js';
 export type { LabNode } from './plan.js';
-export { type LabProxyOptions, PROXY_MODES, type ProxyMode } from './proxy.js';
+export {
+  dataplaneProxy,
+  LAB_DATAPLANES,
+  type LabDataplane,
+  type LabProxyOptions,
+  PROXY_MODES,
+  type ProxyMode,
+} from './proxy.js';
 export type { IptablesBackend } from './proxy-iptables.js';
-export { type LabSessionOptions, runInLab } from './session.js';
+export { type LabSessionOptions, runInLab, runScenariosInLab } from './session.js';
+export { lbMapMaxFor } from './sweep-plan.js';

@@ -18,6 +18,8 @@ import { removeLeftovers } from './cleanup.js';
 import { allowedCpus, nodeCpuSets, onNodeCpus } from './cpu-sets.js';
 import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
 import { type LabNode, type LabPlan, type LabPod, labNamespacePrefix, planLab } from './plan.js';
+import { attachConditions } from './policy/attach.js';
+import type { PolicyEnforcer } from './policy/enforcer.js';
 import { createLabProxy, isCiliumMode, type LabProxy, type LabProxyOptions } from './proxy.js';
 import { labRunDir, removeLabState, writeLabState } from './state.js';
 
@@ -35,6 +37,8 @@ export interface LabOptions {
   shareCpus?: boolean;
   /** Aborts the creation (SIGINT while a Cilium lab starts); what exists is removed. */
   signal?: AbortSignal;
+  /** iptables/nftables labs: run a real NetworkPolicy enforcer (lab/policy/enforcer.ts) for policy conditions. */
+  policyEnforcer?: boolean;
 }
 
 /** Monitoring settings for the lab's agents (unset fields keep the agent's defaults). */
@@ -93,6 +97,8 @@ const PODS_PER_NODE = 2;
 export class Lab {
   private readonly agents: LongRunning[] = [];
   private destroyed = false;
+  /** The iptables/nftables lab's NetworkPolicy enforcer, when started (lab/policy/). */
+  policy: PolicyEnforcer | undefined;
 
   private constructor(
     readonly plan: LabPlan,
@@ -122,6 +128,7 @@ export class Lab {
       if (opts.linkMbit !== undefined) await shapeUplinks(plan, opts.linkMbit);
       if (opts.monitor && !cilium) await enableHairpin(plan);
       await lab.services.init(opts.signal);
+      lab.policy = await attachConditions(plan, lab.services, opts.policyEnforcer ?? false, opts.log);
     } catch (err) {
       await lab.destroy();
       throw new CniBenchError(ErrorCodes.LAB, `cannot create lab: ${(err as Error).message}`, { cause: err });
@@ -209,6 +216,7 @@ export class Lab {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.allSettled(this.agents.map((a) => a.stop()));
+    await this.policy?.stop();
     await this.services
       .destroy?.()
       .catch((err: Error) => this.log.error('lab dataplane teardown failed', { error: err.message }));

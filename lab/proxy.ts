@@ -8,7 +8,7 @@
 
 import { createLogger, type Logger } from '../core/log.js';
 import type { ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
-import type { CiliumDataplane } from './cilium/config.js';
+import { CILIUM_DATAPLANES, type CiliumDataplane } from './cilium/config.js';
 import { CiliumLab } from './cilium/dataplane.js';
 import type { LabPlan } from './plan.js';
 import { LabExternalProxy } from './proxy-external.js';
@@ -20,6 +20,20 @@ export const PROXY_MODES = ['iptables', 'nftables'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
 export type LabProxyMode = ProxyMode | 'external' | CiliumDataplane;
 
+/** Every dataplane a lab can be built with (what `--dataplane`, a sweep's `--modes` and a study's `--dataplanes` accept). */
+export const LAB_DATAPLANES = [...PROXY_MODES, ...CILIUM_DATAPLANES] as const;
+export type LabDataplane = (typeof LAB_DATAPLANES)[number];
+
+/** Proxy options of a lab dataplane (the iptables backend applies to iptables mode only). */
+export function dataplaneProxy(
+  dataplane: LabDataplane,
+  o: { iptablesBackend?: IptablesBackend; lbMapMax?: number } = {},
+): LabProxyOptions {
+  if (isCiliumMode(dataplane))
+    return { mode: dataplane, ...(o.lbMapMax !== undefined ? { lbMapMax: o.lbMapMax } : {}) };
+  return { mode: dataplane, ...(dataplane === 'iptables' ? { iptablesBackend: o.iptablesBackend ?? 'legacy' } : {}) };
+}
+
 export type LabProxyOptions =
   | {
       mode: ProxyMode;
@@ -27,8 +41,12 @@ export type LabProxyOptions =
       iptablesBackend?: IptablesBackend;
     }
   | { mode: 'external' }
-  /** No kube-proxy: real Cilium with kube-proxy replacement (lab/cilium/). */
-  | { mode: CiliumDataplane };
+  /**
+   * No kube-proxy: real Cilium with kube-proxy replacement (lab/cilium/).
+   * `lbMapMax`: cilium-config's bpf-lb-map-max from the start (a sweep sizes
+   * its fresh lab's LB maps for its largest step; default Cilium's 65536).
+   */
+  | { mode: CiliumDataplane; lbMapMax?: number };
 
 export interface LabProxy extends ServiceFrontend, ServiceScaler {
   readonly mode: LabProxyMode;
@@ -50,7 +68,7 @@ export function createLabProxy(
   log: Logger = createLogger({ component: 'lab' }),
 ): LabProxy {
   if (opts.mode === 'external') return new LabExternalProxy();
-  if (isCiliumMode(opts.mode)) return new CiliumLab(opts.mode, plan, log);
+  if (isCiliumMode(opts.mode)) return new CiliumLab(opts.mode, plan, log, (opts as { lbMapMax?: number }).lbMapMax);
   const o = opts as { mode: ProxyMode; iptablesBackend?: IptablesBackend };
   return o.mode === 'nftables' ? new LabNftablesProxy(plan) : new LabIptablesProxy(plan, o.iptablesBackend ?? 'legacy');
 }

@@ -6,6 +6,7 @@
 
 import type { ComparisonCell, ComparisonFormat, ComparisonRow, ComparisonTable } from './compare.js';
 import { csvText, mdText } from './escape.js';
+import { renderComparisonHtml } from './html-compare.js';
 
 /** Plain numbers people can read: thousands separators from 1,000 on, four significant digits below. */
 export function formatNumber(v: number): string {
@@ -213,6 +214,7 @@ const CONTENT_TYPES: Record<ComparisonFormat, string> = {
   md: 'text/markdown; charset=utf-8',
   json: 'application/json',
   csv: 'text/csv; charset=utf-8; header=present',
+  html: 'text/html; charset=utf-8',
 };
 
 /** The table in one format with its media type, for the REST route and the CLI alike. */
@@ -222,6 +224,8 @@ export function renderComparison(t: ComparisonTable, format: ComparisonFormat): 
       ? renderComparisonMarkdown(t)
       : format === 'json'
         ? renderComparisonJson(t)
-        : renderComparisonCsv(t);
+        : format === 'html'
+          ? renderComparisonHtml(t)
+          : renderComparisonCsv(t);
   return { contentType: CONTENT_TYPES[format], body };
 }

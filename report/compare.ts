@@ -18,7 +18,7 @@ export const DEFAULT_NOISE_FLOOR = 0.03;
 
 export const COMPARISON_SCHEMA = 'cni-bench.comparison/v1';
 
-export const COMPARISON_FORMATS = ['md', 'json', 'csv'] as const;
+export const COMPARISON_FORMATS = ['md', 'json', 'csv', 'html'] as const;
 export type ComparisonFormat = (typeof COMPARISON_FORMATS)[number];
 
 export interface ComparisonRun {

@@ -28,3 +28,14 @@ export function csvText(v: string): string {
   const inert = /^[=+\-@\t\r]/.test(v) && !/^-?\d/.test(v) ? `'${v}` : v;
   return /[",\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;
 }
+
+/** Text or an attribute value in HTML or SVG: the five characters that can change markup, and control characters. */
+export function htmlText(v: unknown): string {
+  return String(v ?? '')
+    .replace(/[\p{Cc}\u2028\u2029]/gu, (c) => (c === '\n' || c === '\t' ? c : ' '))
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}

@@ -1,8 +1,11 @@
 /** Renders a report model as the Markdown the CLI prints. */
 import { BUILTIN_TOOLS } from '../core/tools.js';
+import { renderConditions } from './conditions-render.js';
+import { renderCpuCost } from './cpu-cost-render.js';
 import { mdText } from './escape.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';
+import { latencyNote, renderLatencyComparison, stepLatency } from './sweep-latency.js';
 
 export function fmt(v: number | null, unit: string): string {
   if (v === null) return '—';
@@ -78,7 +81,9 @@ export function renderMarkdown(report: ReportModel): string {
       : []),
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),
+    ...(report.conditions ? ['', ...renderConditions(report.conditions)] : []),
     '',
+    ...renderCpuCost(report.rows),
     ...renderDataplane(report.rows),
     ...renderBpfMemory(report.rows),
   ];
@@ -187,6 +192,7 @@ export function renderSweep(sweep: SweepTable): string[] {
     ...sweep.series.map((s) => `${s.label} (${s.unit})`),
     'programming s',
     'sync s (last sample s)',
+    'programming latency',
     ...counters.map((c) => c.head),
   ];
   return [
@@ -200,12 +206,16 @@ export function renderSweep(sweep: SweepTable): string[] {
         ...sweep.series.map((s) => `${fmt(s.values[i] ?? null, s.unit)}${i > 0 ? pct(s.change[i] ?? null) : ''}`),
         secs(st.programmingMs),
         `${secs(st.syncMs)}${st.pollMs !== null ? ` (${secs(st.pollMs)})` : ''}`,
+        stepLatency(st),
         ...counters.map((c) => c.cell(st)),
       ];
       return `| ${cells.join(' | ')} |${st.status !== 'succeeded' ? ` ${st.status}` : ''}`;
     }),
     '',
     "Change in parentheses: against the first step. Programming: wall time of the batches that wrote the step into every node. Sync: from the end of programming until every node's sampled dataplane showed the step, including the last round of samples (its duration in parentheses); counters are the fewest of all nodes.",
+    ...(sweep.steps.some((st) => st.programmingLatencyMs !== null)
+      ? ['', latencyNote(sweep.steps.find((st) => st.pollPauseMs !== null)?.pollPauseMs ?? null)]
+      : []),
   ];
 }
 
@@ -226,6 +236,7 @@ export function renderSweepComparison(c: SweepComparison): string {
     });
     lines.push('', ...s.crossovers.map((x) => `- ${mdText(x.text)}.`), '');
   }
+  lines.push(...renderLatencyComparison(c));
   const rounds = c.series
     .flatMap((s) => s.byRun.flatMap((r) => r.rounds.map((x) => x?.length ?? 0)))
     .filter((n) => n > 0);

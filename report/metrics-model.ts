@@ -7,7 +7,19 @@
 import type { Guard } from './guards.js';
 import type { Summary } from './stats.js';
 
-export type MetricName = 'throughput' | 'rps' | 'tps' | 'loss' | 'jitter' | 'p50' | 'p90' | 'p99' | 'p99.9';
+export type MetricName =
+  | 'throughput'
+  | 'rps'
+  | 'tps'
+  | 'loss'
+  | 'jitter'
+  | 'p50'
+  | 'p90'
+  | 'p99'
+  | 'p99.9'
+  // CPU per unit of work (cpu-cost.ts): CPU-seconds per Gbit moved, per 1,000 requests or connections.
+  | 'cpu-per-gbit'
+  | 'cpu-per-1k';
 
 export interface Metric {
   name: MetricName;

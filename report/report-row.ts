@@ -4,6 +4,7 @@
  * tables, built from rows, and the report, which holds a sweep, do not import
  * each other.
  */
+import type { RowCpu } from './cpu-cost.js';
 import type { Guard } from './guards.js';
 import type { Metric } from './metrics-model.js';
 import type { NodePhaseSummary } from './phase-dataplane.js';
@@ -43,4 +44,8 @@ export interface ReportRow {
   step?: number;
   /** Each node's dataplane over the phase, from the samples taken within it. */
   dataplane: NodePhaseSummary[];
+  /** Net cores busy per side over the rounds (report/cpu-cost.ts); the per-unit figure is a metric. */
+  cpu?: RowCpu;
+  /** Why the row has no CPU per unit of work (no baseline, a sample without kernel CPU, a restart). */
+  cpuMissing?: string;
 }

@@ -9,6 +9,8 @@
 import type { ClusterDescription } from '../core/cluster.js';
 import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
+import { buildConditions, type ConditionsTable } from './conditions.js';
+import { type PhaseCpuDetail, phaseCpuCost } from './cpu-cost.js';
 import {
   type CounterPair,
   dispersionGuard,
@@ -40,6 +42,8 @@ export interface ReportModel {
   rows: ReportRow[];
   /** Present for a Service scale sweep. */
   sweep?: SweepTable;
+  /** Present for a run with overhead conditions (report/conditions.ts). */
+  conditions?: ConditionsTable;
 }
 
 function sumSep(s: DataplaneSample): number {
@@ -194,6 +198,8 @@ export function buildReport(
     const invalid = invalidating
       ? { code: invalidating.code, reason: invalidating.message, counters: invalidating.counters ?? {} }
       : undefined;
+    const cost = phaseCpuCost(p.detail as PhaseCpuDetail, res, byJob);
+    if (cost.metric && !invalid) metrics.push(cost.metric);
     const head = invalid ? undefined : metrics[0];
     return {
       id: m.id ?? `phase-${p.index}`,
@@ -214,9 +220,11 @@ export function buildReport(
       ...(invalid ? { invalid } : {}),
       ...(detail.step !== undefined ? { step: detail.step } : {}),
       dataplane: p.startedMs && p.endedMs ? summarisePhase(samples, p.startedMs, p.endedMs) : [],
+      ...(cost.cpu ? { cpu: cost.cpu } : cost.missing && res.length ? { cpuMissing: cost.missing } : {}),
     };
   });
   const sweep = buildSweep(phases, rows);
+  const conditions = buildConditions(phases, rows);
   return {
     run: {
       id: run.id,
@@ -230,6 +238,7 @@ export function buildReport(
     cluster: { ...cluster, description: cluster.description ?? UNKNOWN_CLUSTER },
     rows,
     ...(sweep ? { sweep } : {}),
+    ...(conditions ? { conditions } : {}),
   };
 }
 

@@ -15,6 +15,16 @@ export interface SweepStep {
   syncMs: number | null;
   /** How long the last sync poll (one sample of every node) took; syncMs includes it. */
   pollMs: number | null;
+  /**
+   * Programming latency: from the step's first Service write until the round
+   * of dataplane samples that showed every node holding the step had arrived
+   * (an upper bound; see latencyResolutionMs). Null in runs stored before it was measured.
+   */
+  programmingLatencyMs: number | null;
+  /** How far below programmingLatencyMs the true moment may lie (the polling resolution at this step). */
+  latencyResolutionMs: number | null;
+  /** The pause between rounds of sync samples. */
+  pollPauseMs: number | null;
   /** What the slowest node showed when the step was in sync. */
   kubeServicesRules: number | null;
   nftServiceIps: number | null;
@@ -44,6 +54,9 @@ interface ScaleDetail {
   programmingMs?: number;
   syncMs?: number;
   pollMs?: number;
+  pollPauseMs?: number;
+  programmingLatencyMs?: number;
+  latencyResolutionMs?: number;
   nodes?: Record<string, { kubeServicesRules: number; nftServiceIps: number | null; ciliumFrontends?: number | null }>;
 }
 
@@ -59,6 +72,9 @@ export function buildSweep(phases: PhaseRecord[], rows: ReportRow[]): SweepTable
       programmingMs: d.programmingMs ?? null,
       syncMs: d.syncMs ?? null,
       pollMs: d.pollMs ?? null,
+      programmingLatencyMs: d.programmingLatencyMs ?? null,
+      latencyResolutionMs: d.latencyResolutionMs ?? null,
+      pollPauseMs: d.pollPauseMs ?? null,
       kubeServicesRules: nodes.length ? Math.min(...nodes.map((n) => n.kubeServicesRules)) : null,
       nftServiceIps:
         nodes.length && nodes.every((n) => n.nftServiceIps !== null)
@@ -219,6 +235,8 @@ export interface SweepComparison {
     /** Where the second run overtakes the first (and so on for each later run against the first). */
     crossovers: Crossover[];
   }[];
+  /** Per run (same order as `runs`), per shared step: its programming latency and resolution (null where not measured). */
+  latency: { latencyMs: (number | null)[]; resolutionMs: (number | null)[]; pollPauseMs: number | null }[];
 }
 
 /** Puts the sweeps of several runs (one per proxy mode) side by side on the steps they share. */
@@ -230,9 +248,15 @@ export function compareSweeps(runs: { label: string; sweep: SweepTable }[]): Swe
   const ids =
     runs[0]?.sweep.series.map((s) => s.id).filter((id) => runs.every((r) => r.sweep.series.some((s) => s.id === id))) ??
     [];
+  const stepOf = (r: { sweep: SweepTable }, n: number) => r.sweep.steps.find((st) => st.services === n);
   return {
     steps,
     runs: runs.map((r) => r.label),
+    latency: runs.map((r) => ({
+      latencyMs: steps.map((n) => stepOf(r, n)?.programmingLatencyMs ?? null),
+      resolutionMs: steps.map((n) => stepOf(r, n)?.latencyResolutionMs ?? null),
+      pollPauseMs: r.sweep.steps.find((st) => st.pollPauseMs !== null)?.pollPauseMs ?? null,
+    })),
     series: ids.map((id) => {
       const per = runs.map((r) => {
         const s = r.sweep.series.find((x) => x.id === id) as SweepSeries;

@@ -4,7 +4,8 @@
 # cache outside the repository, and links both into PATH. netperf's code and
 # binaries never enter the repository.
 #
-# Optional on a development machine: scripts/setup.sh does NOT call this. The
+# Optional: scripts/setup.sh installs Debian's netperf package instead
+# (scripts/install-netperf.sh); this builds the same release from source. The
 # agent uses netperf for TCP_RR and TCP_CRR where it is installed (the image
 # has it) and falls back to sockperf/fortio and the built-in tcp-rr otherwise;
 # the lab benchmark `npm run bench:fallback` needs it to validate the TCP_CRR

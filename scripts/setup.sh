@@ -42,6 +42,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# netperf (TCP_RR and TCP_CRR, also through a Service) is in Debian's non-free component only: this
+# fetches that one package with the machine's own apt sources plus non-free in a private copy (the
+# machine's sources stay as they are), as the Dockerfile's netperf stage does, and links it into PATH.
+bash scripts/install-netperf.sh \
+  || echo "setup: netperf was not installed: TCP_RR falls back to sockperf, TCP_CRR to the built-in tcp-rr (labelled in reports)" >&2
+
 # fortio (not packaged by Debian) is built with Go from the module proxy into a cache outside the repo.
 # Without Go the lab still runs: default measurements that need fortio are skipped and listed in the report.
 if command -v go >/dev/null; then

@@ -2,7 +2,7 @@
  * netperf 2.7.0: the reference study's TCP_RR and TCP_CRR client, against
  * netserver. The native tool for TCP_CRR (a new connection per transaction,
  * which sockperf and fortio cannot do) and the preferred one for TCP_RR where
- * a node has it (the image builds it; scripts/build-netperf.sh on a dev box).
+ * a node has it (the image has it; scripts/setup.sh installs it on a dev box).
  *
  * Checked against netperf's source at the pinned commit (src/nettest_omni.c,
  * src/netlib.c):

@@ -1,41 +1,48 @@
 /**
- * Which drivers exist, by tool name. Adding a tool means its catalogue entry
- * (core/tool-catalogue/), its driver file and one line here;
- * test/unit/core/tool-catalogue.test.ts fails while the two lists disagree.
+ * Which drivers exist, by tool name, found by naming: every tool in the
+ * catalogue (core/tool-catalogue/index.ts, TOOLS) that has a client or server
+ * has its driver in agent/drivers/<tool name>.ts, which exports a driver whose
+ * `tool` is that name. So adding a tool is its catalogue file, its driver file
+ * and one line (TOOLS); nothing here changes. A catalogue entry without its
+ * driver fails every import of this module, naming the file it looked for.
  */
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import { TOOLS, type ToolFacts } from '../../core/tool-catalogue/index.js';
 import type { ClientDriver, ServerDriver } from './driver.js';
-import { fortio } from './fortio.js';
-import { fortioTcp } from './fortio-tcp.js';
-import { httpEcho } from './http-echo.js';
-import { httpOpenLoop } from './http-open-loop.js';
-import { iperf3 } from './iperf3.js';
-import { netperf } from './netperf.js';
-import { netserver } from './netserver.js';
-import { sockperf } from './sockperf.js';
-import { tcpEcho } from './tcp-echo.js';
-import { tcpRr } from './tcp-rr.js';
-import { wrk } from './wrk.js';
 
-const drivers: readonly (ClientDriver | ServerDriver | (ClientDriver & ServerDriver))[] = [
-  iperf3,
-  wrk,
-  sockperf,
-  fortio,
-  netperf,
-  netserver,
-  fortioTcp,
-  httpEcho,
-  httpOpenLoop,
-  tcpRr,
-  tcpEcho,
-];
+type AnyDriver = Partial<ClientDriver & ServerDriver> & { tool: string };
 
-const isClient = (d: ClientDriver | ServerDriver): d is ClientDriver => 'buildClientArgs' in d;
-const isServer = (d: ClientDriver | ServerDriver): d is ServerDriver => 'buildServerArgs' in d;
+const isDriver = (v: unknown, name: string): v is AnyDriver =>
+  typeof v === 'object' && v !== null && (v as { tool?: unknown }).tool === name;
+
+/** The driver in agent/drivers/<tool>.js, checked against what the catalogue says the tool is. */
+async function load(t: ToolFacts): Promise<AnyDriver> {
+  const file = `agent/drivers/${t.name}.js`;
+  const mod: Record<string, unknown> = await import(`./${t.name}.js`).catch((err: Error) => {
+    throw new CniBenchError(
+      ErrorCodes.INTERNAL,
+      `tool catalogue: ${t.name} has no driver file ${file}: ${err.message}`,
+    );
+  });
+  const driver = Object.values(mod).find((v) => isDriver(v, t.name));
+  const missing = !driver
+    ? 'no exported driver with that tool name'
+    : t.client && typeof driver.buildClientArgs !== 'function'
+      ? 'a client in the catalogue, but no buildClientArgs'
+      : t.server && typeof driver.buildServerArgs !== 'function'
+        ? 'a server in the catalogue, but no buildServerArgs'
+        : undefined;
+  if (missing || !driver)
+    throw new CniBenchError(ErrorCodes.INTERNAL, `tool catalogue: ${file} for ${t.name}: ${missing}`);
+  return driver;
+}
+
+const withDrivers = TOOLS.filter((t) => t.client !== undefined || t.server !== undefined);
+const loaded = await Promise.all(withDrivers.map(async (t) => [t, await load(t)] as const));
 
 export const clientDrivers: ReadonlyMap<string, ClientDriver> = new Map(
-  drivers.filter(isClient).map((d) => [d.tool, d]),
+  loaded.filter(([t]) => t.client !== undefined).map(([t, d]) => [t.name, d as ClientDriver]),
 );
 export const serverDrivers: ReadonlyMap<string, ServerDriver> = new Map(
-  drivers.filter(isServer).map((d) => [d.tool, d]),
+  loaded.filter(([t]) => t.server !== undefined).map(([t, d]) => [t.name, d as ServerDriver]),
 );

@@ -264,10 +264,11 @@ export class JobRunner {
   /** A sample of only the servers' CPU: cheap enough to bracket every round. */
   private async sampleServers(job: Job): Promise<void> {
     const errors: string[] = [];
-    const [servers, tcpCounters, loadAverage] = await Promise.all([
+    const [servers, tcpCounters, loadAverage, kernelCpu] = await Promise.all([
       this.serverUsage(),
       this.deps.sampler.tcpCounters(errors),
       readLoadAverage().catch(() => 0),
+      this.deps.sampler.kernelCpu(errors),
     ]);
     this.deps.outbox.push({
       $case: 'sample',
@@ -275,6 +276,7 @@ export class JobRunner {
         servers,
         tcpCounters,
         loadAverage,
+        ...(kernelCpu ? { kernelCpu } : {}),
         machineCpus: cpus().length,
         errors,
         serversOnly: true,

@@ -12,9 +12,10 @@ import { access, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { asCniBenchError } from '../../core/errors.js';
 import { run } from '../../core/process.js';
-import type { BpfMapMemory, CiliumState } from '../../gen/cnibench/v1/agent.js';
+import type { BpfMapMemory, CiliumAgentStatus, CiliumState } from '../../gen/cnibench/v1/agent.js';
 import { TOP_MAPS } from './bpf-totals.js';
 import { type BpfMap, parseBpftoolDumpEntries, parseBpftoolMapShow } from './bpftool.js';
+import { ciliumApiGet, parseCiliumDebuginfo, socketCandidates } from './cilium-api.js';
 import {
   CILIUM_MAPS,
   decodeLb4Backends,
@@ -66,6 +67,7 @@ const failed =
 interface Agent {
   pid: number;
   bpfRoot: string;
+  cmdline: string;
 }
 
 export interface CiliumReaderOptions {
@@ -96,7 +98,7 @@ export class CiliumReader {
       if (!/^\d+$/.test(d) || (await this.comm(Number(d))) !== AGENT_COMM) continue;
       if ((await readlink(join(this.procRoot, d, 'ns/net')).catch(() => '')) !== want) continue;
       const cmdline = await readFile(join(this.procRoot, d, 'cmdline'), 'utf8').catch(() => '');
-      this.agent = { pid: Number(d), bpfRoot: bpfRootFromCmdline(cmdline) };
+      this.agent = { pid: Number(d), bpfRoot: bpfRootFromCmdline(cmdline), cmdline };
       return this.agent;
     }
     return undefined;
@@ -118,6 +120,27 @@ export class CiliumReader {
         ...(signal ? { signal } : {}),
       })
     ).stdout;
+  }
+
+  /**
+   * The node's cilium-agent as its API reports itself (version, kube-proxy
+   * replacement, routing), or undefined when the node has no cilium-agent
+   * process; an agent whose API does not answer is a line in `errors`.
+   */
+  async agentStatus(errors: string[]): Promise<CiliumAgentStatus | undefined> {
+    const agent = await this.findAgent();
+    if (!agent) return undefined;
+    const tried: string[] = [];
+    for (const socket of socketCandidates(this.procRoot, agent.pid, agent.cmdline)) {
+      try {
+        const body = await ciliumApiGet(socket, '/v1/debuginfo');
+        return { ...parseCiliumDebuginfo(body), socket, agentPid: agent.pid };
+      } catch (err) {
+        tried.push(asCniBenchError(err).message);
+      }
+    }
+    errors.push(`cilium-agent (pid ${agent.pid}) API not read: ${tried.join('; ')}`);
+    return undefined;
   }
 
   /** Cilium's state, or undefined when the node shows no Cilium (no agent in its namespace and no pinned services map here). */
@@ -148,6 +171,7 @@ export class CiliumReader {
     ]);
     const lb = lbFrontends(decodeLb4Services(services), decodeLb4Backends(backends));
     const pinned = pinnedMapMemory(maps, root);
+    const maxOf = (name: string): number => pinned.find((m) => m.name === name)?.maxEntries ?? 0;
     return {
       bpffs: root,
       agentPid: agent?.pid ?? 0,
@@ -162,6 +186,8 @@ export class CiliumReader {
       pinnedMaps: pinned.length,
       pinnedBytesMemlock: pinned.reduce((n, m) => n + m.bytesMemlock, 0),
       topMaps: pinned.slice(0, TOP_MAPS),
+      lbServicesMaxEntries: maxOf(CILIUM_MAPS.services),
+      lbBackendsMaxEntries: maxOf(CILIUM_MAPS.backends),
     };
   }
 }

@@ -16,7 +16,12 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { asCniBenchError, parseError } from '../../core/errors.js';
 import { netnsAt, runInNetns } from '../../core/netns.js';
-import { type BpfMapTotals, DataplaneSample, type NetnsTcpCounters } from '../../gen/cnibench/v1/agent.js';
+import {
+  type BpfMapTotals,
+  type CiliumAgentStatus,
+  DataplaneSample,
+  type NetnsTcpCounters,
+} from '../../gen/cnibench/v1/agent.js';
 import { readTcpCounters } from '../observe/tcp-counters.js';
 import { lbServiceMap, summariseBpfMaps } from './bpf-totals.js';
 import { parseBpftoolMapDump, parseBpftoolMapShow } from './bpftool.js';
@@ -24,6 +29,7 @@ import { CiliumReader } from './cilium-reader.js';
 import { parseNfConntrackStat, parseSysctlNumber } from './conntrack.js';
 import { type BackendChoice, chooseIptablesBackend } from './iptables-backend.js';
 import { parseIptablesSave } from './iptables-save.js';
+import { KernelCpuReader } from './kernel-cpu.js';
 import { NetnsProcView } from './netns-proc.js';
 import { type NftSetCount, parseNftRuleset, parseServiceIpsListing } from './nft.js';
 import { ProcessSampler } from './process-sampler.js';
@@ -117,6 +123,7 @@ export class DataplaneSampler {
   private readonly netns: NetnsProcView;
   private readonly cilium: CiliumReader;
   private lastRules: RulesRead | undefined;
+  private readonly kernel: KernelCpuReader;
 
   constructor(private readonly opts: DataplaneSamplerOptions) {
     this.processes = new ProcessSampler({
@@ -125,6 +132,7 @@ export class DataplaneSampler {
       netns: opts.hostNetns,
     });
     this.netns = new NetnsProcView(opts.hostNetns);
+    this.kernel = new KernelCpuReader(this.processes, opts.procRoot ? { procRoot: opts.procRoot } : {});
     this.cilium = new CiliumReader({
       hostNetns: opts.hostNetns,
       ...(opts.procRoot ? { procRoot: opts.procRoot } : {}),
@@ -144,6 +152,11 @@ export class DataplaneSampler {
         ...(okExitCodes ? { okExitCodes } : {}),
       })
     ).stdout;
+  }
+
+  /** The node's cilium-agent as its API reports itself; undefined without one (why goes in `notes`). */
+  ciliumAgent(notes: string[]): Promise<CiliumAgentStatus | undefined> {
+    return this.cilium.agentStatus(notes);
   }
 
   /** Which iptables backend kube-proxy on this node uses; cached for a minute. */
@@ -237,6 +250,11 @@ export class DataplaneSampler {
       })),
     );
     return read.filter((r): r is NetnsTcpCounters => r.counters !== undefined);
+  }
+
+  /** The node's kernel CPU and the agent's and dataplane processes' (kernel-cpu.ts); measurement brackets only. */
+  async kernelCpu(errors: string[]): Promise<SampleBody['kernelCpu']> {
+    return this.kernel.read(errors);
   }
 
   /** Rules and maps through the tools; the part of a sample that costs. */

@@ -141,6 +141,28 @@ export class ProcessSampler {
     return { timeMs, intervalMs, processes, errors };
   }
 
+  /**
+   * Cumulative user and system seconds of each watched name (summed over its
+   * pids), for windows two reads bracket; it leaves the rate of `sample()` alone.
+   */
+  async cpuTimes(): Promise<{
+    processes: { name: string; userSeconds: number; systemSeconds: number; pids: number[] }[];
+    errors: string[];
+  }> {
+    const errors: string[] = [];
+    const found = await this.find(performance.now(), errors);
+    const processes = this.names.map((name) => {
+      const mine = found.filter((f) => f.name === name).sort((a, b) => a.stat.pid - b.stat.pid);
+      return {
+        name,
+        userSeconds: mine.reduce((n, f) => n + f.stat.utimeTicks, 0) / this.ticksPerSecond,
+        systemSeconds: mine.reduce((n, f) => n + f.stat.stimeTicks, 0) / this.ticksPerSecond,
+        pids: mine.map((f) => f.stat.pid),
+      };
+    });
+    return { processes, errors };
+  }
+
   /** The watched processes: the known pids when none has gone and no scan is due, else a full scan. */
   private async find(atMs: number, errors: string[]): Promise<Found[]> {
     if (atMs - this.lastScanMs < this.rescanMs) {

@@ -12,7 +12,10 @@ import type { CollectorMetrics } from '../metrics.js';
 export interface AgentEntry {
   id: string;
   info: RegisterRequest;
+  /** Highest sequence number accepted (stored or on its way to the store). */
   lastSeq: number;
+  /** Highest sequence number committed with everything before it: what the agent may forget. */
+  ackedSeq: number;
   lastSeenMs: number;
   connected: boolean;
   lost: boolean;
@@ -109,6 +112,7 @@ export class AgentRegistry extends EventEmitter<{
       id,
       info: req,
       lastSeq: sameInstance && prev ? prev.lastSeq : 0,
+      ackedSeq: sameInstance && prev ? prev.ackedSeq : 0,
       lastSeenMs: now,
       connected: prev?.connected ?? false,
       lost: false,
@@ -169,6 +173,27 @@ export class AgentRegistry extends EventEmitter<{
 
   lastSeq(id: string): number {
     return this.agents.get(id)?.lastSeq ?? 0;
+  }
+
+  /** `seq` and everything before it from instance `instanceId` has committed; returns the acknowledged position. */
+  committed(id: string, instanceId: string, seq: number): number {
+    const a = this.agents.get(id);
+    if (!a || a.info.instanceId !== instanceId) return 0;
+    if (seq > a.ackedSeq) a.ackedSeq = seq;
+    return a.ackedSeq;
+  }
+
+  ackedSeq(id: string): number {
+    return this.agents.get(id)?.ackedSeq ?? 0;
+  }
+
+  /**
+   * A transaction failed: what was accepted but not committed becomes new again,
+   * so the agent's resend is stored rather than taken for a duplicate.
+   */
+  rollback(id: string, instanceId: string): void {
+    const a = this.agents.get(id);
+    if (a && a.info.instanceId === instanceId) a.lastSeq = a.ackedSeq;
   }
 
   send(id: string, m: CollectorMessage): void {

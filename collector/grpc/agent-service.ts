@@ -4,7 +4,12 @@
  * (call-auth.ts): a node is spoken for only by its own identity, a session only
  * by the instance that registered it. Every sequenced message is checked
  * (sequence window, job and run ownership) and stored before it is
- * acknowledged, so an agent only forgets what the collector has kept.
+ * acknowledged, so an agent only forgets what the collector has kept. Inserts
+ * go through the write queue (batched transactions off the message path);
+ * acknowledgements follow commits, in order. A session stops reading its
+ * stream while its own acknowledgements lag SESSION_WINDOW messages behind,
+ * while the store's queue is full, or while the agent does not take our
+ * writes: HTTP/2 flow control then holds the agent's outbox.
  */
 import type { Server, ServerDuplexStream, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
@@ -21,12 +26,15 @@ import type { AgentRegistry } from '../agents/registry.js';
 import type { Authenticator, Principal } from '../auth/principal.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { JobTracker } from '../runs/job-tracker.js';
+import type { WriteQueue } from '../store/write-queue.js';
 import { checkAgentMessage, checkRegistration } from './agent-limits.js';
 import { principalOf, toServiceError } from './call-auth.js';
 
 export interface AgentServiceDeps {
   registry: AgentRegistry;
   tracker: JobTracker;
+  /** The store's write queue: acknowledgements wait for its commits. */
+  queue: WriteQueue;
   metrics: CollectorMetrics;
   log: Logger;
   auth: Authenticator;
@@ -71,6 +79,9 @@ function tolerantService(): typeof AgentServiceService {
 
 const verified = (p: Principal): boolean => p.kind === 'agent' && p.via !== 'open';
 
+/** Messages of one session accepted but not yet acknowledged at which the session stops reading. */
+export const SESSION_WINDOW = 1024;
+
 export class AgentServiceImpl {
   constructor(private readonly deps: AgentServiceDeps) {}
 
@@ -105,7 +116,7 @@ export class AgentServiceImpl {
         cb(null, {
           agentId: entry.id,
           heartbeatIntervalMs: this.deps.heartbeatIntervalMs,
-          lastAckedSeq: entry.lastSeq,
+          lastAckedSeq: entry.ackedSeq,
         });
       })
       .catch((err: unknown) => {
@@ -118,15 +129,29 @@ export class AgentServiceImpl {
   }
 
   private session(call: ServerDuplexStream<AgentMessage, CollectorMessage>): void {
-    const { registry, tracker, metrics, log, auth } = this.deps;
+    const { registry, tracker, queue, metrics, log, auth } = this.deps;
     const principal = principalOf(auth, call);
     let agentId: string | undefined;
+    let instanceId = '';
     let closed = false;
+    /** A transaction of this session's failed: nothing after it may be acknowledged. */
+    let failed = false;
+    let unacked = 0;
+    // Why the stream is not being read; it is read again once no reason is left.
+    const pausedFor = new Set<'write' | 'window' | 'store'>();
+    const pause = (why: 'write' | 'window' | 'store'): void => {
+      if (pausedFor.size === 0) call.pause();
+      pausedFor.add(why);
+    };
+    const resume = (why: 'write' | 'window' | 'store'): void => {
+      if (pausedFor.delete(why) && pausedFor.size === 0 && !closed) call.resume();
+    };
+    const onDrained = (): void => resume('store');
     // A session that cannot take our writes stops being read until it drains (backpressure to the agent).
     const send = (m: CollectorMessage): void => {
-      if (!closed && !call.write(m)) call.pause();
+      if (!closed && !call.write(m)) pause('write');
     };
-    call.on('drain', () => call.resume());
+    call.on('drain', () => resume('write'));
     const refuse = (err: CniBenchError): void => {
       if (closed) return;
       log.warn('session refused', { agent: agentId?.slice(0, 64), error: err.message });
@@ -148,6 +173,7 @@ export class AgentServiceImpl {
         );
       }
       agentId = h.agentId;
+      instanceId = h.instanceId;
       registry.attach(agentId, send);
       for (const runId of h.activeRunIds.slice(0, 64)) {
         if (!this.deps.isRunActive(runId))
@@ -158,6 +184,40 @@ export class AgentServiceImpl {
             },
           });
       }
+    };
+    /** Acknowledges `seq` once `done` (its commit, or the commit of all before it) resolves; in order. */
+    const ackAfter = (id: string, seq: number, done: Promise<void>): void => {
+      unacked++;
+      if (unacked >= SESSION_WINDOW) pause('window');
+      if (queue.full && !pausedFor.has('store')) {
+        pause('store');
+        queue.once('drained', onDrained);
+      }
+      done.then(
+        () => {
+          unacked--;
+          if (unacked < SESSION_WINDOW / 2) resume('window');
+          if (failed) return;
+          send({ body: { $case: 'ack', value: { seq: registry.committed(id, instanceId, seq) } } });
+        },
+        (err: unknown) => {
+          unacked--;
+          if (failed) return;
+          failed = true;
+          // Accepted but not kept: the agent's resend must count as new.
+          registry.rollback(id, instanceId);
+          log.error('cannot store agent messages; the session is closed and the agent resends', {
+            agent: id,
+            seq,
+            error: (err as Error).message,
+          });
+          refuse(
+            err instanceof CniBenchError
+              ? err
+              : new CniBenchError(ErrorCodes.STORE, 'store: cannot keep the message; resend it', { cause: err }),
+          );
+        },
+      );
     };
     const handle = async (msg: AgentMessage): Promise<void> => {
       if (undecodable(msg))
@@ -181,6 +241,7 @@ export class AgentServiceImpl {
         });
       registry.touch(agentId, body.$case === 'heartbeat' ? body.value : undefined);
       if (msg.seq === 0) return;
+      if (failed) return;
       const verdict = registry.accept(agentId, msg.seq);
       if (verdict === 'out-of-window') {
         metrics.agentMessage(body.$case, 'out-of-window');
@@ -191,27 +252,27 @@ export class AgentServiceImpl {
         });
         return;
       }
-      if (verdict === 'new') {
-        let stored: boolean;
-        try {
-          if (body.$case === 'monitorReport') {
-            this.deps.onMonitorReport?.(agentId, body.value);
-            stored = true;
-          } else stored = tracker.onMessage(agentId, msg);
-        } catch (err) {
-          // Not acknowledged: the agent keeps it and resends on its next session.
-          log.error('cannot store agent message', { agent: agentId, seq: msg.seq, error: (err as Error).message });
-          throw new CniBenchError(ErrorCodes.INTERNAL, 'store: cannot keep the message; resend it', { cause: err });
-        }
-        metrics.agentMessage(body.$case, stored ? 'stored' : 'refused');
-        if (!stored)
+      if (verdict === 'duplicate') {
+        // Already held, or on its way to the store: acknowledged once all before it has committed.
+        metrics.agentMessage(body.$case, 'duplicate');
+        ackAfter(agentId, Math.min(msg.seq, registry.lastSeq(agentId)), queue.barrier());
+        return;
+      }
+      let done: Promise<void> | undefined;
+      if (body.$case === 'monitorReport') {
+        this.deps.onMonitorReport?.(agentId, body.value);
+        metrics.agentMessage(body.$case, 'stored');
+      } else {
+        done = tracker.onMessage(agentId, msg);
+        metrics.agentMessage(body.$case, done ? 'stored' : 'refused');
+        if (!done)
           log.debug('message refused: not this agent\u2019s job or run', {
             agent: agentId,
             seq: msg.seq,
             type: body.$case,
           });
-      } else metrics.agentMessage(body.$case, 'duplicate');
-      send({ body: { $case: 'ack', value: { seq: registry.lastSeq(agentId) } } });
+      }
+      ackAfter(agentId, msg.seq, done ?? queue.barrier());
     };
     // One message at a time, in order (identity may need the API server first).
     let chain = Promise.resolve();
@@ -224,6 +285,7 @@ export class AgentServiceImpl {
     });
     const close = (): void => {
       closed = true;
+      queue.off('drained', onDrained);
       if (agentId) registry.detach(agentId, send);
     };
     call.on('end', () => {

@@ -55,8 +55,55 @@ export function reconcileProxyMode(
   };
 }
 
+/**
+ * Pure: the CNI with the Cilium version the agents' nodes report (each node's
+ * cilium-agent through its API socket, at registration). Cilium named by the
+ * API (cilium-config) or by the agents becomes "cilium <version>"; versions
+ * that differ between nodes are all listed, with a note (an upgrade in flight);
+ * the agents' own view of kube-proxy replacement and routing is evidence, and a
+ * note where it disagrees with cilium-config.
+ */
+export function ciliumFromAgents(
+  agents: readonly AgentEntry[],
+  known: Partial<ClusterDescription> | undefined,
+): { cni?: string; notes: string[]; evidence: string[] } {
+  const notes: string[] = [];
+  const evidence: string[] = [];
+  // One line per node: a node's second agent (the peer) sees the same cilium-agent.
+  const node = (a: AgentEntry): string => a.info.nodeName || a.id;
+  const unique = [...new Map([...agents].reverse().map((a) => [node(a), a])).values()].reverse();
+  const seen = unique.filter((a) => a.info.dataplane?.cilium?.version);
+  const knownCni = known?.cni ?? '';
+  if (!seen.length) {
+    if (/\bcilium\b/.test(knownCni))
+      notes.push(
+        `Cilium version not read: no agent reached its node's cilium-agent API (${unique.map(node).join(', ')})`,
+      );
+    return { notes, evidence };
+  }
+  const versions = [...new Set(seen.map((a) => a.info.dataplane!.cilium!.version))];
+  for (const a of seen) {
+    const c = a.info.dataplane!.cilium!;
+    evidence.push(
+      `${node(a)}: cilium-agent (pid ${c.agentPid}) GET /v1/debuginfo on ${c.socket}: cilium-version "${c.versionFull}", kube-proxy-replacement ${c.kubeProxyReplacement || '?'}, routing ${c.routing || '?'}${c.tunnelProtocol && c.routing !== 'Native' ? ` (${c.tunnelProtocol})` : ''}`,
+    );
+    const kpr = c.kubeProxyReplacement.toLowerCase();
+    if (known?.kubeProxyMode?.startsWith('none (Cilium') && kpr && kpr !== 'true')
+      notes.push(
+        `${node(a)}: cilium-config replaces kube-proxy, yet its cilium-agent reports kube-proxy-replacement ${c.kubeProxyReplacement}`,
+      );
+    const routing = c.routing.toLowerCase();
+    if (known?.cniMode && routing && !known.cniMode.toLowerCase().includes(routing === 'native' ? 'native' : 'tunnel'))
+      notes.push(`${node(a)}: cilium-config says ${known.cniMode}, its cilium-agent reports routing ${c.routing}`);
+  }
+  if (versions.length > 1) notes.push(`cilium-agent versions differ between nodes: ${versions.join(', ')}`);
+  const named = `cilium ${versions.join(' / ')}`;
+  const cni = /\bcilium\b/.test(knownCni) ? knownCni.replace(/\bcilium\b/, named) : named;
+  return { cni, notes, evidence };
+}
+
 export function describeCluster(
-  plan: Pick<RunPlan, 'server' | 'client'>,
+  plan: Pick<RunPlan, 'server' | 'client'> & Partial<Pick<RunPlan, 'peer'>>,
   frontend?: Partial<ClusterDescription>,
 ): ClusterDescription {
   const a = plan.server;
@@ -66,10 +113,12 @@ export function describeCluster(
   const cpus = a.info.cpus ? `${a.info.cpus} CPUs` : 'unknown';
   const proxy = reconcileProxyMode(frontend?.kubeProxyMode, [detectedProxyMode(a), detectedProxyMode(plan.client)]);
   const labelledProxy = label('kubeProxyMode');
-  const notes = [...(frontend?.notes ?? []), ...(proxy.note && !labelledProxy ? [proxy.note] : [])];
+  const cilium = ciliumFromAgents(plan.peer ? [a, plan.client, plan.peer] : [a, plan.client], frontend);
+  const notes = [...(frontend?.notes ?? []), ...(proxy.note && !labelledProxy ? [proxy.note] : []), ...cilium.notes];
+  const evidence = [...(frontend?.evidence ?? []), ...cilium.evidence];
   return {
     kubernetesVersion: label('kubernetesVersion') ?? frontend?.kubernetesVersion ?? 'unknown',
-    cni: label('cni') ?? frontend?.cni ?? 'unknown',
+    cni: label('cni') ?? cilium.cni ?? frontend?.cni ?? 'unknown',
     cniMode: label('cniMode') ?? frontend?.cniMode ?? '',
     kubeProxyMode: labelledProxy ?? proxy.mode,
     kernel: kernels.join(' / ') || frontend?.kernel || 'unknown',
@@ -77,6 +126,6 @@ export function describeCluster(
     ...(frontend?.osImage ? { osImage: frontend.osImage } : {}),
     ...(frontend?.containerRuntime ? { containerRuntime: frontend.containerRuntime } : {}),
     ...(notes.length ? { notes } : {}),
-    ...(frontend?.evidence?.length ? { evidence: frontend.evidence } : {}),
+    ...(evidence.length ? { evidence } : {}),
   };
 }

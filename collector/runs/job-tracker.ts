@@ -1,7 +1,8 @@
 /**
  * Connects the jobs the orchestrator sends with what agents report back. It
  * stores every result and sample (tagged with the run and phase the job belongs
- * to) and lets the orchestrator await a job reaching a state or producing a
+ * to) through the write queue, and acts on a message (a result awaited, a job
+ * state) only once it and everything before it has committed; it lets the orchestrator await a job reaching a state or producing a
  * result, failing fast when the job fails, is cancelled, or its agent is lost.
  */
 import { CniBenchError, type ErrorCode, ErrorCodes } from '../../core/errors.js';
@@ -12,7 +13,7 @@ import {
   type JobResult,
   JobState,
 } from '../../gen/cnibench/v1/agent.js';
-import type { Store } from '../store/store.js';
+import type { WriteQueue } from '../store/write-queue.js';
 
 export interface JobMeta {
   jobId: string;
@@ -35,6 +36,8 @@ interface TrackedJob {
   states: Set<JobState>;
   lastEvent: JobEvent | undefined;
   result: JobResult | undefined;
+  /** A result is queued for its transaction (a second one is refused meanwhile). */
+  resultQueued: boolean;
   failure: Error | undefined;
   waiters: Set<Waiter>;
 }
@@ -53,7 +56,19 @@ export class JobTracker {
   /** Sampling job id -> resolver, for one-shot boundary samples. */
   private readonly sampleWaiters = new Map<string, (sample: DataplaneSample) => void>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly queue: WriteQueue) {
+    // The store cannot keep what agents send (a full disk): every job awaited fails now with that one line,
+    // rather than at its timeout.
+    queue.on('failed', (err) => this.failAll(err));
+  }
+
+  private failAll(err: Error): void {
+    for (const job of this.jobs.values()) {
+      if (job.failure) continue;
+      job.failure = err;
+      this.check(job);
+    }
+  }
 
   /** Agents with jobs, by run (for the sample check). */
   private readonly runAgents = new Map<string, Map<string, number>>();
@@ -65,6 +80,7 @@ export class JobTracker {
       states: new Set(),
       lastEvent: undefined,
       result: undefined,
+      resultQueued: false,
       failure: undefined,
       waiters: new Set(),
     });
@@ -102,46 +118,56 @@ export class JobTracker {
    * Handles one new (deduplicated) sequenced message from an authenticated
    * agent. Stores a result only for a job that agent owns in a run still
    * executing, a sample only for a run that agent takes part in; anything else
-   * is refused (false) and never stored.
+   * is refused (undefined) and never stored. Otherwise the promise resolves once
+   * the message has committed and taken effect (rejects when its transaction
+   * fails: the message must not be acknowledged).
    */
-  onMessage(agentId: string, msg: AgentMessage): boolean {
+  onMessage(agentId: string, msg: AgentMessage): Promise<void> | undefined {
     const body = msg.body;
-    if (!body) return false;
+    if (!body) return undefined;
     if (body.$case === 'sample') {
-      if (!this.agentInRun(agentId, body.value.runId)) return false;
-      this.store.addSample({ runId: body.value.runId, agentId, sample: body.value });
-      if (this.ownJob(agentId, body.value.samplingJobId, body.value.runId))
-        this.sampleWaiters.get(body.value.samplingJobId)?.(body.value);
-      return true;
+      const sample = body.value;
+      if (!this.agentInRun(agentId, sample.runId)) return undefined;
+      return this.queue.addSample({ runId: sample.runId, agentId, sample }).then(() => {
+        if (this.ownJob(agentId, sample.samplingJobId, sample.runId))
+          this.sampleWaiters.get(sample.samplingJobId)?.(sample);
+      });
     }
     if (body.$case === 'result') {
-      const job = this.ownJob(agentId, body.value.jobId, body.value.runId);
-      if (!job || job.result) return false;
-      if (job.meta.round !== undefined) body.value.round = job.meta.round;
-      this.store.addResult({
-        runId: body.value.runId,
-        phaseIndex: job.meta.phaseIndex,
-        agentId,
-        warmup: job.meta.warmup,
-        result: body.value,
-      });
-      job.result = body.value;
-      this.check(job);
-      return true;
+      const result = body.value;
+      const job = this.ownJob(agentId, result.jobId, result.runId);
+      if (!job || job.result || job.resultQueued) return undefined;
+      if (job.meta.round !== undefined) result.round = job.meta.round;
+      job.resultQueued = true;
+      return this.queue
+        .addResult({ runId: result.runId, phaseIndex: job.meta.phaseIndex, agentId, warmup: job.meta.warmup, result })
+        .then(
+          () => {
+            job.result = result;
+            this.check(job);
+          },
+          (err: unknown) => {
+            job.resultQueued = false;
+            throw err;
+          },
+        );
     }
     if (body.$case === 'jobEvent') {
-      const job = this.ownJob(agentId, body.value.jobId, body.value.runId);
-      if (!job) return false;
-      job.states.add(body.value.state);
-      job.lastEvent = body.value;
-      if (body.value.state === JobState.JOB_STATE_FAILED) job.failure = failureOf(body.value, job.meta);
-      if (body.value.state === JobState.JOB_STATE_CANCELLED) {
-        job.failure ??= new CniBenchError(ErrorCodes.CANCELLED, `agent ${agentId}: job ${job.meta.jobId} cancelled`);
-      }
-      this.check(job);
-      return true;
+      const ev = body.value;
+      const job = this.ownJob(agentId, ev.jobId, ev.runId);
+      if (!job) return undefined;
+      // After what the agent sent before it (its result) has committed and taken effect.
+      return this.queue.barrier().then(() => {
+        job.states.add(ev.state);
+        job.lastEvent = ev;
+        if (ev.state === JobState.JOB_STATE_FAILED) job.failure = failureOf(ev, job.meta);
+        if (ev.state === JobState.JOB_STATE_CANCELLED) {
+          job.failure ??= new CniBenchError(ErrorCodes.CANCELLED, `agent ${agentId}: job ${job.meta.jobId} cancelled`);
+        }
+        this.check(job);
+      });
     }
-    return false;
+    return undefined;
   }
 
   /** Fails every job of a lost agent. */

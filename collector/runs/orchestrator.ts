@@ -12,13 +12,15 @@ import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
 import { describeCluster } from './cluster-description.js';
+import { ConditionRunner } from './condition-runner.js';
+import { takeCpuBaseline } from './cpu-baseline.js';
 import type { JobTracker } from './job-tracker.js';
 import { MeasurePhase, placementOf, serviceName } from './measure-phase.js';
 import { type PhaseSpec, phasesOf } from './phases.js';
 import { planRun, type RunPlan } from './plan.js';
 import { JobSender, type RunContext, runAgents } from './run-context.js';
 import type { Scenario } from './scenario.js';
-import { aboveBaseline, baselineOf, checkSync, type SyncCheck } from './sync.js';
+import { aboveBaseline, baselineOf, checkSync, programmingLatency, type SyncCheck, type SyncPoll } from './sync.js';
 
 const BOUNDARY_SAMPLE_TIMEOUT_MS = 15_000;
 /** A sample of a node with tens of thousands of rules takes seconds; polls for sync wait this long per sample. */
@@ -57,8 +59,26 @@ export class Orchestrator {
   /** Starts executing a stored, pending run in the background. */
   start(runId: string, scenario: Scenario, plan: RunPlan): void {
     const abort = new AbortController();
-    const done = this.execute(runId, scenario, plan, abort.signal).finally(() => this.active.delete(runId));
+    const done = this.execute(runId, scenario, plan, abort.signal)
+      .catch((err: unknown) => this.endOnStoreFailure(runId, err))
+      .finally(() => this.active.delete(runId));
     this.active.set(runId, { abort, done });
+  }
+
+  /**
+   * The store refused a write the run needed (a full disk): the run ends failed
+   * with that one line. Its state stays in the store's memory (what the APIs
+   * show) until the disk takes it; the collector itself goes on.
+   */
+  private endOnStoreFailure(runId: string, err: unknown): void {
+    const e = asCniBenchError(err);
+    this.deps.log.error('run ended: the store cannot write', { runId, error: e.message });
+    try {
+      this.deps.store.updateRun(runId, { state: 'failed', reason: e.message, endedMs: Date.now() });
+    } catch {
+      // Kept in memory by the store and written once it can.
+    }
+    this.deps.metrics.runEnded('failed', 0);
   }
 
   /** Asks a run to stop without waiting; false when it is not executing here. */
@@ -109,6 +129,7 @@ export class Orchestrator {
       jobSeq: 0,
       scaled: false,
       warmed: new Set(),
+      conditions: new ConditionRunner(runId, plan, this.deps.services?.conditions, log),
     };
     const phases = phasesOf(
       scenario,
@@ -136,6 +157,8 @@ export class Orchestrator {
         for (const a of runAgents(plan))
           this.sender.send(ctx, a, { $case: 'startSampling', value: { intervalMs: scenario.sampleIntervalMs } });
       }
+      if (scenario.cpuBaselineSeconds > 0)
+        ctx.cpuBaseline = await takeCpuBaseline(this.sender, ctx, scenario.cpuBaselineSeconds);
       const scaleSteps = phases.filter((p) => p.kind === 'scale');
       const scaler = this.deps.services?.scale;
       if (scaleSteps.length && scaler?.prepare) {
@@ -150,7 +173,13 @@ export class Orchestrator {
         if (signal.aborted) break;
         const ok = await this.phase(ctx, index, p).catch((err: unknown) => {
           const e = asCniBenchError(err);
-          if (e.code === ErrorCodes.CANCELLED || e.code === ErrorCodes.AGENT_LOST || p.kind === 'scale') throw e;
+          if (
+            e.code === ErrorCodes.CANCELLED ||
+            e.code === ErrorCodes.AGENT_LOST ||
+            e.code === ErrorCodes.STORE ||
+            p.kind === 'scale'
+          )
+            throw e;
           return false;
         });
         if (!ok) failed++;
@@ -215,6 +244,17 @@ export class Orchestrator {
     };
     store.upsertPhase(base);
     try {
+      if (spec.kind === 'condition') {
+        const evidence = await (ctx.conditions as ConditionRunner).run(spec, ctx.signal);
+        store.upsertPhase({
+          ...base,
+          detail: { ...specDetail(spec), evidence },
+          state: 'succeeded',
+          endedMs: Date.now(),
+        });
+        return true;
+      }
+      if (spec.kind === 'measure' && spec.condition) ctx.conditions?.check(spec);
       if (spec.kind === 'scale') {
         const detail = await this.scale(ctx, spec, (d) => store.upsertPhase({ ...base, detail: d }));
         store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
@@ -232,9 +272,10 @@ export class Orchestrator {
         clientNode: place.client.id,
         target,
         startSamples,
+        ...(ctx.cpuBaseline ? { cpuBaseline: ctx.cpuBaseline } : {}),
       };
       store.upsertPhase({ ...base, detail });
-      detail.rounds = await this.measure.rounds(ctx, index, m, place, target, spec.step);
+      detail.rounds = await this.measure.rounds(ctx, index, m, place, target, spec.condition ? undefined : spec.step);
       detail.endSamples = await this.boundarySample(ctx);
       // Ended after its end samples, so the phase's window holds both boundaries.
       store.upsertPhase({ ...base, detail, state: 'succeeded', endedMs: Date.now() });
@@ -245,7 +286,8 @@ export class Orchestrator {
       store.upsertPhase({ ...base, state: cancelled ? 'cancelled' : 'failed', error: e.message, endedMs: Date.now() });
       if (!cancelled) log.warn('phase failed', { runId: ctx.runId, phase: index, error: e.message });
       // A step whose dataplane never caught up ends the sweep: measuring on top of it would be meaningless.
-      if (cancelled || e.code === ErrorCodes.AGENT_LOST || spec.kind === 'scale') throw e;
+      if (cancelled || e.code === ErrorCodes.AGENT_LOST || e.code === ErrorCodes.STORE || spec.kind === 'scale')
+        throw e;
       return false;
     }
   }
@@ -269,7 +311,9 @@ export class Orchestrator {
     const agents = this.deps.registry.available();
     // A frontend that counts from the cluster's own Services needs each node's count before the first step.
     ctx.scaleBaseline ??= await this.baselines(ctx, agents);
+    const beganMs = Date.now();
     const step = await scaler.setDummyServices(spec.services, spec.endpointsPerService, ctx.runId);
+    const writtenMs = Date.now();
     const targetOf = (agentId: string) =>
       step.added === undefined ? step.expect : aboveBaseline(ctx.scaleBaseline?.get(agentId), step.added);
     const detail: Record<string, unknown> = {
@@ -283,6 +327,7 @@ export class Orchestrator {
     let polls = 0;
     let pollMs = 0;
     let last: Record<string, SyncCheck> = {};
+    const rounds: SyncPoll[] = [];
     for (;;) {
       if (ctx.signal.aborted)
         throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while waiting for dataplane sync');
@@ -296,7 +341,8 @@ export class Orchestrator {
       );
       last = Object.fromEntries(checks);
       pollMs = Date.now() - pollBegan;
-      if (checks.every(([, c]) => c.ok)) break;
+      rounds.push({ sentMs: pollBegan, receivedMs: pollBegan + pollMs, ok: checks.every(([, c]) => c.ok) });
+      if (rounds.at(-1)?.ok) break;
       if (Date.now() > deadline) {
         const behind = checks.filter(([, c]) => !c.ok).map(([id, c]) => `${id}: ${c.why}`);
         throw new CniBenchError(
@@ -307,7 +353,18 @@ export class Orchestrator {
       await new Promise((r) => setTimeout(r, SYNC_POLL_PAUSE_MS));
     }
     // syncMs includes the last poll: the time to take and ship one sample of every node (pollMs).
-    return { ...detail, syncMs: Date.now() - syncBegan, syncPolls: polls, pollMs, nodes: last };
+    // Programming latency: from the first write until the round of samples that showed every node caught up.
+    const latency = programmingLatency(beganMs, writtenMs, rounds);
+    return {
+      ...detail,
+      syncMs: Date.now() - syncBegan,
+      syncPolls: polls,
+      pollMs,
+      pollPauseMs: SYNC_POLL_PAUSE_MS,
+      programmingLatencyMs: latency.latencyMs,
+      latencyResolutionMs: latency.resolutionMs,
+      nodes: last,
+    };
   }
 
   /** Each node's service-proxy counts before the sweep's first step. */
@@ -344,6 +401,7 @@ export class Orchestrator {
 
   /** Cancels every job of the run on its agents and removes its Services. Never throws. */
   private async cleanup(ctx: RunContext): Promise<void> {
+    await ctx.conditions?.cleanup();
     for (const a of runAgents(ctx.plan)) {
       try {
         this.deps.registry.send(a.id, {
@@ -377,9 +435,13 @@ export class Orchestrator {
 
 /** What a phase record says about its spec before it runs. */
 function specDetail(p: PhaseSpec): Record<string, unknown> {
-  return p.kind === 'scale'
-    ? { scale: { services: p.services, endpointsPerService: p.endpointsPerService } }
-    : { measurement: p.measurement, ...(p.step !== undefined ? { step: p.step } : {}) };
+  if (p.kind === 'condition') return { condition: { action: p.action, group: p.group, request: p.request } };
+  if (p.kind === 'scale') return { scale: { services: p.services, endpointsPerService: p.endpointsPerService } };
+  return {
+    measurement: p.measurement,
+    ...(p.condition ? { condition: p.condition } : {}),
+    ...(p.step !== undefined ? { step: p.step } : {}),
+  };
 }
 
 /** Resolves with `p`, or with undefined as soon as `signal` aborts (the caller then sees the abort). */

@@ -4,12 +4,15 @@
  * programs the dummy Services and waits for every node's dataplane to show
  * them, followed by every measurement at that step. Pure.
  */
+import { type ConditionMeasureSpec, type ConditionPhaseSpec, conditionPhases } from './condition-phases.js';
 import { measurementLabel, type Scenario } from './scenario.js';
 
 export type ScenarioMeasurement = Scenario['measurements'][number];
 
 export type PhaseSpec =
-  | { kind: 'measure'; name: string; measurement: ScenarioMeasurement; step?: number }
+  | { kind: 'measure'; name: string; measurement: ScenarioMeasurement; step?: number; condition?: undefined }
+  | ConditionMeasureSpec
+  | ConditionPhaseSpec
   | { kind: 'scale'; name: string; services: number; endpointsPerService: number; syncTimeoutMs: number };
 
 function services(n: number): string {
@@ -19,7 +22,11 @@ function services(n: number): string {
 /** `measurements` default to the scenario's; the orchestrator passes the plan's (defaults the nodes cannot run are skipped). */
 export function phasesOf(s: Scenario, measurements: readonly ScenarioMeasurement[] = s.measurements): PhaseSpec[] {
   const sweep = s.serviceScale;
-  if (!sweep) return measurements.map((m) => ({ kind: 'measure', name: measurementLabel(m), measurement: m }));
+  if (!sweep)
+    return [
+      ...measurements.map((m): PhaseSpec => ({ kind: 'measure', name: measurementLabel(m), measurement: m })),
+      ...conditionPhases(s.conditions, measurements),
+    ];
   return sweep.steps.flatMap((step): PhaseSpec[] => [
     {
       kind: 'scale',

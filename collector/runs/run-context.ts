@@ -7,6 +7,7 @@
 import type { SyncTarget } from '../../core/service-frontend.js';
 import type { Job } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
+import type { ConditionRunner } from './condition-runner.js';
 import type { JobMeta, JobTracker } from './job-tracker.js';
 import type { RunPlan } from './plan.js';
 import type { Scenario } from './scenario.js';
@@ -28,6 +29,10 @@ export interface RunContext {
   warmed: Set<string>;
   /** Each node's service-proxy counts before the sweep's first step (frontends with relative targets). */
   scaleBaseline?: Map<string, SyncTarget>;
+  /** Idle CPU baseline sample ids per agent, taken before the first phase (cpu-baseline.ts). */
+  cpuBaseline?: Record<string, { before: string; after: string }>;
+  /** The run's overhead conditions (condition-runner.ts): reverted by cleanup. */
+  conditions?: ConditionRunner;
 }
 
 export class JobSender {

@@ -10,8 +10,8 @@ import type { ServiceFrontend } from '../../core/service-frontend.js';
 import type { AgentStatus } from '../../gen/cnibench/v1/run.js';
 import { type CompareRequest, compareReports } from '../../report/compare.js';
 import { renderComparison } from '../../report/compare-render.js';
-import { renderMarkdown } from '../../report/markdown.js';
 import { buildReport, type ReportModel } from '../../report/report.js';
+import { parseReportFormat, renderReport } from '../../report/report-formats.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import { type PhaseRecord, type RunRecord, type Store, TERMINAL_STATES } from '../store/store.js';
 import type { Orchestrator } from './orchestrator.js';
@@ -123,16 +123,10 @@ export class RunsApi {
     return buildReport(run, this.store.phases(id), this.store.results(id), this.store.samples(id));
   }
 
+  /** The report in md, json, html or csv (report/report-formats.ts); a bad format is a 400 naming `format`. */
   report(id: string, format: string): { contentType: string; body: string } {
-    if (format !== 'json' && format !== 'md') {
-      throw new CniBenchError(ErrorCodes.VALIDATION, `format: must be 'json' or 'md', got '${format.slice(0, 64)}'`, {
-        details: { field: 'format' },
-      });
-    }
-    const model = this.reportModel(id);
-    return format === 'md'
-      ? { contentType: 'text/markdown; charset=utf-8', body: renderMarkdown(model) }
-      : { contentType: 'application/json', body: `${JSON.stringify(model, null, 2)}\n` };
+    const f = parseReportFormat('format', format);
+    return renderReport(this.reportModel(id), f);
   }
 
   /** Runs side by side with a verdict per measurement (the first run is the baseline). */

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
 import { type ClientFacts, clientsOf, findTool, names, orList, serversOf } from '../../core/tool-catalogue/index.js';
 import { parseWith } from '../../core/validate.js';
+import { conditionsSchema } from './conditions-schema.js';
 import {
   DEFAULT_MEASUREMENTS,
   DEFAULT_SCALE_MEASUREMENTS,
@@ -120,9 +121,13 @@ export const scenarioSchema = z
      * would share).
      */
     sampleIntervalMs: z.union([z.literal(0), z.number().int().min(100).max(600_000)]).default(5000),
+    /** Idle window before the first phase whose CPU per second is subtracted from each round's (CPU per unit of work); 0 = none. */
+    cpuBaselineSeconds: z.number().min(0).max(60).default(2),
     measurements: z.array(measurement).min(1).max(500).optional(),
     /** A Service scale sweep: the measurements (default: keep-alive and short-connection RPS and TCP_CRR via Service) run at every step. */
     serviceScale: serviceScale.optional(),
+    /** Overhead conditions (NetworkPolicy, policy count, L7 policy, Hubble, encryption), each measured beside the baseline. */
+    conditions: conditionsSchema.optional(),
   })
   .superRefine((s, ctx) => {
     if (s.serverNode && s.clientNode && s.serverNode === s.clientNode && !s.allowSameNode) {
@@ -132,6 +137,12 @@ export const scenarioSchema = z
         message: 'must differ from serverNode unless allowSameNode is true',
       });
     }
+    if (s.serviceScale && s.conditions)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['conditions'],
+        message: 'cannot be combined with serviceScale in one run',
+      });
     s.serviceScale?.steps.forEach((n, i, all) => {
       if (i > 0 && n <= (all[i - 1] as number))
         ctx.addIssue({ code: 'custom', path: ['serviceScale', 'steps', i], message: 'steps must increase' });

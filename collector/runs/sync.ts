@@ -112,3 +112,34 @@ export function serviceSyncTarget(
   // The frontend itself decides; the count stands in only when the sample's frontend list was cut short.
   return { ...target, ciliumFrontend: { address: svc.ip, port: svc.port, backends } };
 }
+
+/** One round of sync samples: when the collector asked every node, when the last answer arrived, and whether all were caught up. */
+export interface SyncPoll {
+  sentMs: number;
+  receivedMs: number;
+  ok: boolean;
+}
+
+export interface ProgrammingLatency {
+  /** From the first Service's creation until the round of samples that showed every node caught up had arrived: an upper bound. */
+  latencyMs: number;
+  /**
+   * How far below latencyMs the true moment may lie: the catching-up happened
+   * after the previous round (that still saw a node behind) was asked for, or
+   * after the last object was written when the first round already saw it.
+   */
+  resolutionMs: number;
+}
+
+/**
+ * Programming latency of a sweep step measured by polling the dataplane, never
+ * by a sleep: `beganMs` when the first object was written, `writtenMs` when
+ * the last write returned, `polls` in order (the last one ok). Pure.
+ */
+export function programmingLatency(beganMs: number, writtenMs: number, polls: readonly SyncPoll[]): ProgrammingLatency {
+  const okAt = polls.findIndex((p) => p.ok);
+  if (okAt < 0) throw new RangeError('programmingLatency: no poll saw every node caught up');
+  const ok = polls[okAt] as SyncPoll;
+  const before = okAt > 0 ? (polls[okAt - 1] as SyncPoll).sentMs : writtenMs;
+  return { latencyMs: ok.receivedMs - beganMs, resolutionMs: ok.receivedMs - Math.max(before, beganMs) };
+}

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { DataplaneSample, JobResult } from '../../gen/cnibench/v1/agent.js';
 import type { PhaseRecord, ResultRecord, RunRecord, RunState, SampleRecord } from '../../report/records.js';
@@ -86,6 +86,16 @@ function makeParents(path: string): void {
   }
 }
 
+/** A write the store could not make (disk full, read-only, I/O error): one line naming the path and what to do. */
+export function storeWriteError(path: string, err: unknown): CniBenchError {
+  const why = (err as Error).message.split('\n')[0]?.slice(0, 200) ?? 'unknown error';
+  return new CniBenchError(
+    ErrorCodes.STORE,
+    `store: cannot write '${path}' (${why}); free space on its filesystem or point --db at another location`,
+    { cause: err, details: { field: 'dbPath', path } },
+  );
+}
+
 function runFromRow(r: Row): RunRecord {
   return {
     id: String(r.id),
@@ -101,9 +111,19 @@ function runFromRow(r: Row): RunRecord {
 
 export class Store {
   private readonly db: DatabaseSync;
+  private insertSample: StatementSync | undefined;
+  private insertResult: StatementSync | undefined;
+  /**
+   * Run states the disk refused (it was full): shown by getRun/listRuns from
+   * memory so a run never looks alive after it ended, and written with the
+   * next write that succeeds.
+   */
+  private readonly unsaved = new Map<string, RunRecord>();
+  /** The last write failure's one-line message; cleared by a write that succeeds. */
+  lastWriteError: string | undefined;
 
   /** `path` ':memory:' keeps nothing on disk. */
-  constructor(path: string) {
+  constructor(readonly path: string) {
     if (path !== ':memory:') makeParents(path);
     try {
       this.db = new DatabaseSync(path);
@@ -131,21 +151,71 @@ export class Store {
     if (this.db.isOpen) this.db.close();
   }
 
+  /** Runs `fn` in one transaction: all of its writes commit together, or none (the error is rethrown). */
+  transaction(fn: () => void): void {
+    this.write(() => {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        fn();
+        this.db.exec('COMMIT');
+      } catch (err) {
+        try {
+          if (this.db.isTransaction) this.db.exec('ROLLBACK');
+        } catch {
+          // SQLite rolled back already (it does on SQLITE_FULL and I/O errors).
+        }
+        throw err;
+      }
+    });
+  }
+
+  /** Runs one write; a failure becomes E_STORE naming the path (and is remembered until a write succeeds). */
+  private write<T>(fn: () => T): T {
+    let out: T;
+    try {
+      out = fn();
+    } catch (err) {
+      if (err instanceof CniBenchError) throw err;
+      const e = storeWriteError(this.path, err);
+      this.lastWriteError = e.message;
+      throw e;
+    }
+    this.lastWriteError = undefined;
+    if (this.unsaved.size) this.saveUnsaved();
+    return out;
+  }
+
+  /** Writes the run states the disk refused earlier; keeps them in memory while it still refuses. */
+  private saveUnsaved(): void {
+    for (const [id, run] of [...this.unsaved]) {
+      try {
+        this.db
+          .prepare('UPDATE runs SET state = ?, reason = ?, started_ms = ?, ended_ms = ?, cluster_json = ? WHERE id = ?')
+          .run(run.state, run.reason, run.startedMs, run.endedMs, JSON.stringify(run.cluster), id);
+        this.unsaved.delete(id);
+      } catch {
+        return;
+      }
+    }
+  }
+
   insertRun(run: RunRecord): void {
-    this.db
-      .prepare(
-        'INSERT INTO runs (id, state, reason, created_ms, started_ms, ended_ms, scenario_json, cluster_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        run.id,
-        run.state,
-        run.reason,
-        run.createdMs,
-        run.startedMs,
-        run.endedMs,
-        JSON.stringify(run.scenario),
-        JSON.stringify(run.cluster),
-      );
+    this.write(() =>
+      this.db
+        .prepare(
+          'INSERT INTO runs (id, state, reason, created_ms, started_ms, ended_ms, scenario_json, cluster_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          run.id,
+          run.state,
+          run.reason,
+          run.createdMs,
+          run.startedMs,
+          run.endedMs,
+          JSON.stringify(run.scenario),
+          JSON.stringify(run.cluster),
+        ),
+    );
   }
 
   updateRun(
@@ -155,12 +225,22 @@ export class Store {
     const cur = this.getRun(id);
     if (!cur) return;
     const next = { ...cur, ...patch };
-    this.db
-      .prepare('UPDATE runs SET state = ?, reason = ?, started_ms = ?, ended_ms = ?, cluster_json = ? WHERE id = ?')
-      .run(next.state, next.reason, next.startedMs, next.endedMs, JSON.stringify(next.cluster), id);
+    try {
+      this.write(() =>
+        this.db
+          .prepare('UPDATE runs SET state = ?, reason = ?, started_ms = ?, ended_ms = ?, cluster_json = ? WHERE id = ?')
+          .run(next.state, next.reason, next.startedMs, next.endedMs, JSON.stringify(next.cluster), id),
+      );
+      this.unsaved.delete(id);
+    } catch (err) {
+      this.unsaved.set(id, next);
+      throw err;
+    }
   }
 
   getRun(id: string): RunRecord | undefined {
+    const unsaved = this.unsaved.get(id);
+    if (unsaved) return unsaved;
     const r = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
     return r ? runFromRow(r) : undefined;
   }
@@ -174,7 +254,7 @@ export class Store {
           )
           .all(before.createdMs, before.createdMs, before.id, limit)
       : this.db.prepare('SELECT * FROM runs ORDER BY created_ms DESC, id DESC LIMIT ?').all(limit);
-    return (rows as Row[]).map(runFromRow);
+    return (rows as Row[]).map((r) => this.unsaved.get(String(r.id)) ?? runFromRow(r));
   }
 
   /**
@@ -182,23 +262,31 @@ export class Store {
    * start-up: a run cannot survive its collector, and must never look alive.
    */
   interruptUnfinished(reason: string, now = Date.now()): number {
-    const r = this.db
-      .prepare("UPDATE runs SET state = 'interrupted', reason = ?, ended_ms = ? WHERE state IN ('pending', 'running')")
-      .run(reason, now);
-    this.db
-      .prepare("UPDATE phases SET state = 'interrupted', error = ?, ended_ms = ? WHERE state IN ('pending', 'running')")
-      .run(reason, now);
-    return Number(r.changes);
+    return this.write(() => {
+      const r = this.db
+        .prepare(
+          "UPDATE runs SET state = 'interrupted', reason = ?, ended_ms = ? WHERE state IN ('pending', 'running')",
+        )
+        .run(reason, now);
+      this.db
+        .prepare(
+          "UPDATE phases SET state = 'interrupted', error = ?, ended_ms = ? WHERE state IN ('pending', 'running')",
+        )
+        .run(reason, now);
+      return Number(r.changes);
+    });
   }
 
   upsertPhase(p: PhaseRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO phases (run_id, idx, name, state, error, started_ms, ended_ms, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    this.write(() =>
+      this.db
+        .prepare(
+          `INSERT INTO phases (run_id, idx, name, state, error, started_ms, ended_ms, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(run_id, idx) DO UPDATE SET name = excluded.name, state = excluded.state, error = excluded.error,
          started_ms = excluded.started_ms, ended_ms = excluded.ended_ms, detail_json = excluded.detail_json`,
-      )
-      .run(p.runId, p.index, p.name, p.state, p.error, p.startedMs, p.endedMs, JSON.stringify(p.detail));
+        )
+        .run(p.runId, p.index, p.name, p.state, p.error, p.startedMs, p.endedMs, JSON.stringify(p.detail)),
+    );
   }
 
   phases(runId: string): PhaseRecord[] {
@@ -215,9 +303,10 @@ export class Store {
   }
 
   addResult(r: ResultRecord): void {
-    this.db
-      .prepare('INSERT INTO results (run_id, phase_idx, agent_id, warmup, result_json) VALUES (?, ?, ?, ?, ?)')
-      .run(r.runId, r.phaseIndex, r.agentId, r.warmup ? 1 : 0, JSON.stringify(r.result));
+    this.insertResult ??= this.db.prepare(
+      'INSERT INTO results (run_id, phase_idx, agent_id, warmup, result_json) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.insertResult.run(r.runId, r.phaseIndex, r.agentId, r.warmup ? 1 : 0, JSON.stringify(r.result));
   }
 
   results(runId: string): ResultRecord[] {
@@ -231,9 +320,16 @@ export class Store {
   }
 
   addSample(s: SampleRecord): void {
-    this.db
-      .prepare('INSERT INTO samples (run_id, agent_id, time_ms, sample_json) VALUES (?, ?, ?, ?)')
-      .run(s.runId, s.agentId, s.sample.timeMs, JSON.stringify(s.sample));
+    this.insertSample ??= this.db.prepare(
+      'INSERT INTO samples (run_id, agent_id, time_ms, sample_json) VALUES (?, ?, ?, ?)',
+    );
+    this.insertSample.run(s.runId, s.agentId, s.sample.timeMs, JSON.stringify(s.sample));
+  }
+
+  /** How many samples run `runId` holds (without reading them). */
+  sampleCount(runId: string): number {
+    const r = this.db.prepare('SELECT count(*) AS n FROM samples WHERE run_id = ?').get(runId) as Row | undefined;
+    return Number(r?.n ?? 0);
   }
 
   samples(runId: string): SampleRecord[] {

@@ -1,9 +1,9 @@
 /**
  * The tool catalogue: every tool's facts (one file each) and the views the
  * rest of the code derives from them. Adding a tool is its facts file here, its
- * driver file in agent/drivers/, and one line in each list (TOOLS below,
- * agent/drivers/registry.ts), which the compiler and test/unit/core/tool-catalogue.test.ts
- * hold to each other. See docs/adding-a-tool.md.
+ * driver file agent/drivers/<name>.ts (agent/drivers/registry.ts finds it by
+ * that name), and one line in TOOLS below; test/unit/core/tool-catalogue.test.ts
+ * fails while a driver and an entry do not match. See docs/adding-a-tool.md.
  */
 import { parseError } from '../errors.js';
 import { fortio } from './fortio.js';

@@ -11,7 +11,7 @@ export const netserver = toolFacts({
   builtIn: false,
   binary: {
     binary: 'netserver',
-    source: { build: 'scripts/build-netperf.sh', dockerStage: 'netperf' },
+    source: { build: 'scripts/install-netperf.sh', dockerStage: 'netperf' },
     // netserver answers -V with netperf's own line; the plan needs it by name on the server's node.
     probe: NETPERF_PROBE,
     required: false,

@@ -17,8 +17,9 @@ export interface VersionProbe {
 
 /**
  * Where a binary comes from on Debian bookworm: a package (scripts/setup.sh and
- * the Dockerfile install it; a unit test holds both to this), or a build (a
- * script for a dev machine, a stage of the Dockerfile for the image).
+ * the Dockerfile install it; a unit test holds both to this), or a script that
+ * builds or fetches it (scripts/setup.sh runs it; a unit test holds setup to
+ * that) and a stage of the Dockerfile for the image.
  */
 export type BinarySource =
   | { readonly debian: string; readonly build?: undefined }

@@ -25,6 +25,8 @@ export interface CiliumLabConfig {
   clusterCidr: string;
   /** Lab id: the cluster name, so two labs' objects can never be mistaken for each other. */
   labId: string;
+  /** bpf-lb-map-max (Cilium's default 65536 when absent). */
+  lbMapMax?: number;
 }
 
 /** Pure: cilium-config's data for a lab dataplane. */
@@ -61,6 +63,7 @@ export function ciliumConfigData(c: CiliumLabConfig): Record<string, string> {
     'lib-dir': `${AGENT_NODE_DIR}/lib`,
     'k8s-kubeconfig-path': `${AGENT_NODE_DIR}/kubeconfig`,
     'cni-exclusive': 'false',
+    ...(c.lbMapMax !== undefined ? { 'bpf-lb-map-max': String(c.lbMapMax) } : {}),
   };
 }
 

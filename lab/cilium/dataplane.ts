@@ -20,7 +20,7 @@ import { ClusterDescriber, ClusterInventory, KubernetesServiceFrontend } from '.
 import type { ClusterDescription } from '../../core/cluster.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import type { ScaleStep, ServiceAddress, ServiceEndpoint } from '../../core/service-frontend.js';
+import type { ExtraServicePort, ScaleStep, ServiceAddress, ServiceEndpoint } from '../../core/service-frontend.js';
 import { type LabControlPlane, startLabControlPlane } from '../k8s/control-plane.js';
 import { type CiliumBuild, ciliumBuild } from '../k8s/tools.js';
 import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from '../plan.js';
@@ -42,6 +42,8 @@ import { waitFor } from './wait.js';
 
 const AGENT_READY_TIMEOUT_MS = 300_000;
 const POD_CIDR_TIMEOUT_MS = 60_000;
+/** The collector's retries and backoff (collector/kubernetes/pacer.ts), with the lab apiserver's own rate. */
+const LAB_PACER = { qps: 2000, burst: 2000, parallelism: 32, maxRetries: 8, baseDelayMs: 200, maxDelayMs: 10_000 };
 
 /** Pure: the Pod object name of lab pod j on node i (the agent's pod name, as Lab.startAgents names it). */
 export function labPodName(node: number, pod: number): string {
@@ -65,6 +67,8 @@ export class CiliumLab {
     readonly mode: CiliumDataplane,
     private readonly plan: LabPlan,
     private readonly log: Logger,
+    /** bpf-lb-map-max in cilium-config from the start (undefined: Cilium's default). */
+    private readonly lbMapMax?: number,
   ) {}
 
   get description(): string {
@@ -113,7 +117,12 @@ export class CiliumLab {
     const kc = new KubeConfig();
     kc.loadFromFile(this.cp.adminKubeconfig);
     this.kc = kc;
-    const config = ciliumConfigData({ dataplane: this.mode, clusterCidr: CLUSTER_CIDR, labId: this.plan.id });
+    const config = ciliumConfigData({
+      dataplane: this.mode,
+      clusterCidr: CLUSTER_CIDR,
+      labId: this.plan.id,
+      ...(this.lbMapMax !== undefined ? { lbMapMax: this.lbMapMax } : {}),
+    });
     await this.applyBase(config);
     await this.registerNodes();
     step();
@@ -251,6 +260,8 @@ export class CiliumLab {
       ciliumNamespace: CILIUM_NAMESPACE,
       allowCiliumConfigChange: false,
       log: this.log,
+      // The lab's own apiserver: a sweep step's thousands of objects need not be paced for a shared cluster.
+      pacer: LAB_PACER,
     });
     await frontend.init();
     this.inventory = new ClusterInventory(
@@ -275,8 +286,14 @@ export class CiliumLab {
     return this.frontend;
   }
 
-  expose(name: string, port: number, endpoints: ServiceEndpoint[]): Promise<ServiceAddress> {
-    return this.front.expose(name, port, endpoints);
+  expose(
+    name: string,
+    port: number,
+    endpoints: ServiceEndpoint[],
+    extraPorts?: readonly ExtraServicePort[],
+  ): Promise<ServiceAddress> {
+    // netperf's data connection needs the Service's second port.
+    return this.front.expose(name, port, endpoints, extraPorts);
   }
 
   remove(name: string): Promise<void> {

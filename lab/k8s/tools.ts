@@ -13,7 +13,16 @@ export const CILIUM_VERSION = 'v1.20.2';
 /** Debian's clang/LLVM 19: Cilium 1.20 needs >= 18.1 to compile its datapath at run time. */
 export const LLVM_BIN = '/usr/lib/llvm-19/bin';
 
-export type LabTool = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+/** What scripts/build-control-plane.sh puts in the cache's bin/ (the lab runs the first three; the test harness all). */
+export type LabTool =
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kube-proxy'
+  | 'kwok'
+  | 'helm'
+  | 'promtool';
 
 export function labToolPath(name: LabTool): string {
   const path = join(TOOLS_DIR, 'bin', name);

@@ -18,9 +18,15 @@ import { nodeToken } from '../../collector/auth/principal.js';
 import { isCniBenchError } from '../../core/errors.js';
 import { MonitorServiceClient } from '../../gen/cnibench/v1/monitor.js';
 import { RunServiceClient } from '../../gen/cnibench/v1/run.js';
-import { type CollectorMain, rawHttp, rawStatus, startCollectorMain } from '../support/helpers/collector-main.js';
+import {
+  type CollectorMain,
+  rawHttp,
+  rawStatus,
+  spawnCollector,
+  startCollectorMain,
+} from '../support/helpers/collector-main.js';
 import { fixture } from '../support/helpers/fixtures.js';
-import { CLI_MAIN, COLLECTOR_MAIN, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { CLI_MAIN, startNode, stop, waitFor } from '../support/helpers/procs.js';
 import { isServiceError, SimAgent } from '../support/helpers/sim-agent.js';
 import { brokenScenario, hostileJson, hostileString, int, pick, type Rand, rng } from './gen.js';
 
@@ -386,17 +392,7 @@ describe('the real CLI and collector flags', () => {
     await Promise.all(
       bad.map(async (args) => {
         cases++;
-        const p = startNode(COLLECTOR_MAIN, [
-          '--db',
-          ':memory:',
-          '--kubernetes',
-          'off',
-          '--http-port',
-          '0',
-          '--grpc-listen',
-          '127.0.0.1:0',
-          ...args,
-        ]);
+        const p = spawnCollector(args);
         const code = await p.exited;
         assert.equal(code, 2, `${args.join(' ')}: ${p.output()}`);
         const lines = p.output().trim().split('\n');

@@ -8,76 +8,34 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { type ChannelCredentials, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { nodeToken } from '../../collector/auth/principal.js';
-import { collectorConfig } from '../../collector/config.js';
-import { type Collector, startCollector } from '../../collector/listen.js';
+import type { Collector } from '../../collector/listen.js';
 import { createLogger } from '../../core/log.js';
 import { MonitorServiceClient } from '../../gen/cnibench/v1/monitor.js';
 import { RunServiceClient } from '../../gen/cnibench/v1/run.js';
-import { AGENT_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { startLoopbackAgent, startLoopbackCollector } from '../support/helpers/loopback.js';
+import { freePort, getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
 import { isServiceError, SimAgent } from '../support/helpers/sim-agent.js';
+import { TestCerts } from '../support/helpers/test-certs.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'cnib-ident-'));
-const file = (n: string): string => join(dir, n);
+const certs = new TestCerts('cnib-ident-');
+const file = (n: string): string => certs.file(n);
 const OPERATOR = 'operator-token-for-identity-tests';
 const KEY = `${'k'.repeat(16)}identity-test-agent-key-0123456789`;
 const log = createLogger({ test: 'identity' }, 'error');
 const procs: Proc[] = [];
 
-function openssl(args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-}
-const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-function leaf(name: string, subject: string, ext: string): void {
-  openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
-  writeFileSync(file(`${name}.ext`), ext);
-  openssl([
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    `${name}.crt`,
-    '-days',
-    '1',
-    '-extfile',
-    `${name}.ext`,
-  ]);
-}
-
 before(() => {
-  openssl([
-    'req',
-    '-x509',
-    ...EC,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=ca',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
-  leaf('server', '/CN=server', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-  for (const n of ['node-a', 'node-b', 'evil']) leaf(n, `/O=cni-bench-agent/CN=${n}`, 'extendedKeyUsage=clientAuth\n');
-  leaf('operator', '/O=cni-bench-operator/CN=alice', 'extendedKeyUsage=clientAuth\n');
+  certs.ca('ca');
+  certs.leaf('server', 'ca', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  for (const n of ['node-a', 'node-b', 'evil'])
+    certs.leaf(n, 'ca', 'extendedKeyUsage=clientAuth\n', `/O=cni-bench-agent/CN=${n}`);
+  certs.leaf('operator', 'ca', 'extendedKeyUsage=clientAuth\n', '/O=cni-bench-operator/CN=alice');
   // What the chart's generate mode used to hand every agent: signed, but nobody's.
-  leaf('shared', '/CN=cni-bench-agent', 'extendedKeyUsage=clientAuth\n');
+  certs.leaf('shared', 'ca', 'extendedKeyUsage=clientAuth\n', '/CN=cni-bench-agent');
   writeFileSync(file('operator-token'), OPERATOR);
   writeFileSync(file('agent-key'), KEY);
   for (const n of ['node-a', 'node-b', 'evil']) writeFileSync(file(`${n}.token`), nodeToken(Buffer.from(KEY), n));
@@ -85,7 +43,7 @@ before(() => {
 
 after(async () => {
   await Promise.all(procs.map((p) => stop(p)));
-  rmSync(dir, { recursive: true, force: true });
+  certs.remove();
 });
 
 /** How a caller proves who it is in one mode: channel credentials and an optional bearer token. */
@@ -188,31 +146,9 @@ for (const mode of MODES) {
     const podIp = (node: string): string | undefined => c.registry.get(node)?.info.podIp;
 
     before(async () => {
-      c = await startCollector(
-        collectorConfig({
-          grpcListen: '127.0.0.1:0',
-          httpHost: '127.0.0.1',
-          httpPort: 0,
-          dbPath: ':memory:',
-          heartbeatIntervalMs: 500,
-          livenessTimeoutMs: 30_000,
-          kubernetes: 'off',
-          ...mode.config,
-        }),
-        log,
-      );
+      c = await startLoopbackCollector(log, { livenessTimeoutMs: 30_000, kubernetes: 'off', ...mode.config });
       for (const n of ['node-a', 'node-b']) {
-        const p = startNode(AGENT_MAIN, [
-          '--collector',
-          c.grpcAddress,
-          '--node-name',
-          n,
-          '--pod-ip',
-          '127.0.0.1',
-          '--health-port',
-          String(await freePort()),
-          ...mode.agentArgs(n),
-        ]);
+        const p = startLoopbackAgent(c.grpcAddress, n, await freePort(), mode.agentArgs(n));
         procs.push(p);
       }
       await waitFor('both real agents connected', () => c.registry.available().length === 2, 180_000).catch(

@@ -9,8 +9,14 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type CollectorMain, rawHttp, rawStatus, startCollectorMain } from '../support/helpers/collector-main.js';
-import { COLLECTOR_MAIN, getJson, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import {
+  type CollectorMain,
+  rawHttp,
+  rawStatus,
+  spawnCollector,
+  startCollectorMain,
+} from '../support/helpers/collector-main.js';
+import { getJson, stop, waitFor } from '../support/helpers/procs.js';
 import { SimAgent } from '../support/helpers/sim-agent.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-defects-'));
@@ -62,18 +68,7 @@ describe('start-up failures are one line naming the path and what to do', () => 
     ['a directory the kernel will not let anyone write', '/proc/c.db', /cannot open it/],
   ] as const) {
     test(what, async () => {
-      const p = startNode(COLLECTOR_MAIN, [
-        '--db',
-        db,
-        '--grpc-listen',
-        '127.0.0.1:0',
-        '--http-host',
-        '127.0.0.1',
-        '--http-port',
-        '0',
-        '--kubernetes',
-        'off',
-      ]);
+      const p = spawnCollector(['--db', db]);
       const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('hung'), 180_000))]);
       if (code === 'hung') p.child.kill('SIGKILL');
       assert.equal(code, 2, p.output());
@@ -149,17 +144,7 @@ describe('safe defaults: loopback unless told, and never exposed without a token
       ['--grpc-listen', '0.0.0.0:0'],
       ['--http-host', '0.0.0.0'],
     ]) {
-      const p = startNode(COLLECTOR_MAIN, [
-        '--db',
-        ':memory:',
-        '--kubernetes',
-        'off',
-        '--http-port',
-        '0',
-        '--grpc-listen',
-        '127.0.0.1:0',
-        ...args,
-      ]);
+      const p = spawnCollector(args);
       assert.equal(await p.exited, 2, p.output());
       assert.match(p.output(), /(grpcListen|httpHost): listening beyond loopback needs restTokenFile and tlsCertFile/);
       assert.doesNotMatch(p.output(), /\n\s+at /);

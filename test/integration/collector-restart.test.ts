@@ -11,16 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { processTree } from '../../agent/observe/process-tree.js';
-import {
-  AGENT_MAIN,
-  COLLECTOR_MAIN,
-  freePort,
-  getJson,
-  type Proc,
-  startNode,
-  stop,
-  waitFor,
-} from '../support/helpers/procs.js';
+import { startLoopbackAgent } from '../support/helpers/loopback.js';
+import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-restart-'));
 const procs: Proc[] = [];
@@ -64,22 +56,14 @@ test('agents survive a collector crash and the interrupted run is never left run
   for (const node of ['node-a', 'node-b']) {
     const hp = await freePort();
     health.push(hp);
-    const agent = startNode(AGENT_MAIN, [
-      '--collector',
-      `127.0.0.1:${grpcPort}`,
-      '--node-name',
-      node,
-      '--pod-ip',
-      '127.0.0.1',
-      '--health-port',
-      String(hp),
-    ]);
+    const agent = startLoopbackAgent(`127.0.0.1:${grpcPort}`, node, hp);
     procs.push(agent);
     if (agent.child.pid !== undefined) agentPids.push(agent.child.pid);
   }
   const connected = async () =>
     (await getJson(`${base}/v1/agents`)).body.agents.filter((a: any) => a.connected).length === 2;
-  await waitFor('agents connected', connected, 20_000);
+  // Generous: at load 40 the collector and two agents take far longer than 20 s to start.
+  await waitFor('agents connected', connected, 180_000);
 
   const scenario = (seconds: number) =>
     JSON.stringify({

@@ -3,7 +3,8 @@
  * CLI: the lab's control plane, a real cilium-agent per node, pods wired by
  * cilium-cni, the default scenario with short rounds, and the report's Cluster
  * line as the collector detected it from the lab's apiserver (cilium-config,
- * Nodes, /version), never a label the lab typed. While it runs, each node's
+ * Nodes, /version) and the agents from each node's cilium-agent API (its
+ * version), never a label the lab typed. While it runs, each node's
  * agent is asked (cilium-dbg, through its socket) what it really does. Then
  * nothing of Cilium is left (namespaces, processes, mounts, cgroups, run
  * directory, state file, the programs it attached, root links).
@@ -14,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { ciliumBuild } from '../../lab/k8s/tools.js';
+import { CILIUM_VERSION, ciliumBuild } from '../../lab/k8s/tools.js';
 import {
   agentSocket,
   attachedPrograms,
@@ -92,7 +93,15 @@ for (const dataplane of ['cilium', 'cilium-vxlan'] as const) {
     const report = JSON.parse(lab.stdout());
     assert.equal(report.run.state, 'succeeded');
     const d = report.cluster.description;
-    assert.equal(d.cni, 'cilium');
+    // The version as each node's cilium-agent reports it through its API socket (never typed by the lab).
+    assert.equal(d.cni, `cilium ${CILIUM_VERSION.slice(1)}`);
+    assert.equal(
+      d.evidence.filter((e: string) =>
+        /cilium-agent \(pid \d+\) GET \/v1\/debuginfo .*cilium-version "1\.20\.2 /.test(e),
+      ).length,
+      2,
+      d.evidence.join('\n'),
+    );
     assert.equal(d.cniMode, EXPECT[dataplane].cniMode);
     assert.equal(d.kubeProxyMode, 'none (Cilium kube-proxy replacement)');
     assert.equal(d.kubernetesVersion, 'v1.37.2');

@@ -94,7 +94,7 @@ test('cilium: real agents, pods as Cilium endpoints, pod to pod across nodes, a 
         );
         const [net, bits] = node.podCidr.split('/');
         assert.equal(bits, '24');
-        assert.ok(pod.ip.startsWith(net!.split('.').slice(0, 3).join('.') + '.'), `${pod.ip} in ${node.podCidr}`);
+        assert.ok(pod.ip.startsWith(`${net!.split('.').slice(0, 3).join('.')}.`), `${pod.ip} in ${node.podCidr}`);
       }
       const attached = attachedPrograms(id, i);
       assert.ok(

@@ -6,11 +6,8 @@
  * the REST bearer token, with the probe and scrape endpoints left open.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   type ChannelCredentials,
@@ -22,94 +19,37 @@ import {
 } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { linkCredentials } from '../../agent/link-credentials.js';
-import { collectorConfig } from '../../collector/config.js';
-import { type Collector, startCollector } from '../../collector/index.js';
+import type { collectorConfig } from '../../collector/config.js';
+import type { Collector } from '../../collector/index.js';
 import { createLogger } from '../../core/log.js';
-import { AGENT_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { startLoopbackAgent, startLoopbackCollector } from '../support/helpers/loopback.js';
+import { freePort, getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
+import { TestCerts } from '../support/helpers/test-certs.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'cnib-tls-'));
-const file = (name: string): string => join(dir, name);
+const certs = new TestCerts('cnib-tls-');
+const file = (name: string): string => certs.file(name);
 const TOKEN = 's3cret-token-for-tests';
 const log = createLogger({ test: 'tls' }, 'warn');
 const agents: Proc[] = [];
 
-function openssl(args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-
-function makeCa(name: string): void {
-  openssl([
-    'req',
-    '-x509',
-    ...EC,
-    '-keyout',
-    `${name}.key`,
-    '-out',
-    `${name}.crt`,
-    '-days',
-    '1',
-    '-subj',
-    `/CN=${name}`,
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
-}
-
-function makeLeaf(name: string, ca: string, ext: string, subject = `/CN=${name}`): void {
-  openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
-  writeFileSync(file(`${name}.ext`), ext);
-  openssl([
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    `${ca}.crt`,
-    '-CAkey',
-    `${ca}.key`,
-    '-CAcreateserial',
-    '-out',
-    `${name}.crt`,
-    '-days',
-    '1',
-    '-extfile',
-    `${name}.ext`,
-  ]);
-}
-
 before(() => {
-  makeCa('ca');
-  makeCa('other-ca');
-  makeLeaf('server', 'ca', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  makeLeaf('client', 'ca', 'extendedKeyUsage=clientAuth\n');
+  certs.ca('ca');
+  certs.ca('other-ca');
+  certs.leaf('server', 'ca', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  certs.leaf('client', 'ca', 'extendedKeyUsage=clientAuth\n');
   // An agent's own identity: organisation cni-bench-agent, CN its node.
-  makeLeaf('mtls-a', 'ca', 'extendedKeyUsage=clientAuth\n', '/O=cni-bench-agent/CN=mtls-a');
-  makeLeaf('stranger', 'other-ca', 'extendedKeyUsage=clientAuth\n');
+  certs.leaf('mtls-a', 'ca', 'extendedKeyUsage=clientAuth\n', '/O=cni-bench-agent/CN=mtls-a');
+  certs.leaf('stranger', 'other-ca', 'extendedKeyUsage=clientAuth\n');
   writeFileSync(file('token'), `${TOKEN}\n`);
 });
 
 after(async () => {
   await Promise.all(agents.map((a) => stop(a)));
-  rmSync(dir, { recursive: true, force: true });
+  certs.remove();
 });
 
 function collectorWith(extra: Partial<Parameters<typeof collectorConfig>[0]>): Promise<Collector> {
-  return startCollector(
-    collectorConfig({
-      grpcListen: '127.0.0.1:0',
-      httpHost: '127.0.0.1',
-      httpPort: 0,
-      dbPath: ':memory:',
-      heartbeatIntervalMs: 500,
-      livenessTimeoutMs: 3000,
-      ...extra,
-    }),
-    log,
-  );
+  return startLoopbackCollector(log, extra);
 }
 
 /** grpc.health.v1 Check over the given credentials: the status, or the error the channel gave. */
@@ -141,17 +81,7 @@ function assertRefused(r: string | ServiceError, why: string): void {
 
 async function startAgent(c: Collector, node: string, tlsArgs: string[]): Promise<Proc> {
   const port = await freePort();
-  const p = startNode(AGENT_MAIN, [
-    '--collector',
-    c.grpcAddress,
-    '--node-name',
-    node,
-    '--pod-ip',
-    '127.0.0.1',
-    '--health-port',
-    String(port),
-    ...tlsArgs,
-  ]);
+  const p = startLoopbackAgent(c.grpcAddress, node, port, tlsArgs);
   agents.push(p);
   return p;
 }

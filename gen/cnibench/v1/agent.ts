@@ -108,6 +108,31 @@ export interface Dataplane {
   notes: string[];
   /** kube-proxy's nftables mode: the node has its `ip kube-proxy` table. */
   kubeProxyNftables: boolean;
+  /**
+   * The node's cilium-agent as its own API reports it (absent: no cilium-agent
+   * in the node's network namespace, or its API did not answer: see notes).
+   */
+  cilium: CiliumAgentStatus | undefined;
+}
+
+/**
+ * What a node's cilium-agent says of itself through its API socket
+ * (GET /v1/debuginfo, the call `cilium-dbg version` makes; agent/samplers/cilium-api.ts).
+ */
+export interface CiliumAgentStatus {
+  /** "1.20.2", the first field of cilium-version; and cilium-version in full. */
+  version: string;
+  versionFull: string;
+  /**
+   * cilium-status: kube-proxy-replacement.mode ("True", "False") and
+   * routing.inter-host-routing-mode ("Native", "Tunnel") with tunnel-protocol.
+   */
+  kubeProxyReplacement: string;
+  routing: string;
+  tunnelProtocol: string;
+  /** The socket asked, as the agent's node sees it, and the cilium-agent's pid. */
+  socket: string;
+  agentPid: number;
 }
 
 export interface RegisterRequest {
@@ -394,12 +419,51 @@ export interface DataplaneSample {
    * Cilium's state on this node, read from the node's own bpffs (absent where
    * the node has no Cilium LB maps): what the service sync and the reports use.
    */
-  cilium: CiliumState | undefined;
+  cilium:
+    | CiliumState
+    | undefined;
+  /**
+   * The kernel's time on this node's CPUs and the CPU of the agent and the
+   * dataplane processes, cumulative (two samples bracket a window); read on
+   * servers-only samples, which only measurement phases take
+   * (agent/samplers/kernel-cpu.ts).
+   */
+  kernelCpu: KernelCpu | undefined;
 }
 
 export interface DataplaneSample_IptablesTableRulesEntry {
   key: string;
   value: number;
+}
+
+/**
+ * Ticks (USER_HZ) since boot of /proc/stat's per-CPU lines, summed over the
+ * node's CPUs (the agent's affinity: the lab pins each node to its own).
+ */
+export interface KernelCpu {
+  cpus: number[];
+  ticksPerSecond: number;
+  user: number;
+  nice: number;
+  system: number;
+  idle: number;
+  iowait: number;
+  irq: number;
+  softirq: number;
+  steal: number;
+  /** The agent's own CPU (process.cpuUsage()), seconds. */
+  agentUserSeconds: number;
+  agentSystemSeconds: number;
+  /** Named dataplane processes (kube-proxy, cilium-agent), summed per name, seconds. */
+  processes: ProcessCpuTime[];
+}
+
+export interface ProcessCpuTime {
+  name: string;
+  userSeconds: number;
+  systemSeconds: number;
+  /** Pids summed; a changed set between two samples means a restart (window unusable). */
+  pids: number[];
 }
 
 /**
@@ -459,6 +523,12 @@ export interface CiliumState {
   pinnedMaps: number;
   pinnedBytesMemlock: number;
   topMaps: BpfMapMemory[];
+  /**
+   * max_entries of the loaded cilium_lb4_services_v2 and cilium_lb4_backends_v3
+   * (Cilium's bpf-lb-map-max as the kernel holds it; 0: map not found).
+   */
+  lbServicesMaxEntries: number;
+  lbBackendsMaxEntries: number;
 }
 
 export interface LbFrontend {
@@ -823,6 +893,7 @@ function createBaseDataplane(): Dataplane {
     bpfMapCount: 0,
     notes: [],
     kubeProxyNftables: false,
+    cilium: undefined,
   };
 }
 
@@ -851,6 +922,9 @@ export const Dataplane: MessageFns<Dataplane> = {
     }
     if (message.kubeProxyNftables !== false) {
       writer.uint32(64).bool(message.kubeProxyNftables);
+    }
+    if (message.cilium !== undefined) {
+      CiliumAgentStatus.encode(message.cilium, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -932,6 +1006,14 @@ export const Dataplane: MessageFns<Dataplane> = {
             message.kubeProxyNftables = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.cilium = CiliumAgentStatus.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -980,6 +1062,7 @@ export const Dataplane: MessageFns<Dataplane> = {
         : isSet(object.kube_proxy_nftables)
         ? globalThis.Boolean(object.kube_proxy_nftables)
         : false,
+      cilium: isSet(object.cilium) ? CiliumAgentStatus.fromJSON(object.cilium) : undefined,
     };
   },
 
@@ -1009,6 +1092,9 @@ export const Dataplane: MessageFns<Dataplane> = {
     if (message.kubeProxyNftables !== false) {
       obj.kubeProxyNftables = message.kubeProxyNftables;
     }
+    if (message.cilium !== undefined) {
+      obj.cilium = CiliumAgentStatus.toJSON(message.cilium);
+    }
     return obj;
   },
 
@@ -1025,6 +1111,198 @@ export const Dataplane: MessageFns<Dataplane> = {
     message.bpfMapCount = object.bpfMapCount ?? 0;
     message.notes = object.notes?.map((e) => e) || [];
     message.kubeProxyNftables = object.kubeProxyNftables ?? false;
+    message.cilium = (object.cilium !== undefined && object.cilium !== null)
+      ? CiliumAgentStatus.fromPartial(object.cilium)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCiliumAgentStatus(): CiliumAgentStatus {
+  return {
+    version: "",
+    versionFull: "",
+    kubeProxyReplacement: "",
+    routing: "",
+    tunnelProtocol: "",
+    socket: "",
+    agentPid: 0,
+  };
+}
+
+export const CiliumAgentStatus: MessageFns<CiliumAgentStatus> = {
+  encode(message: CiliumAgentStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== "") {
+      writer.uint32(10).string(message.version);
+    }
+    if (message.versionFull !== "") {
+      writer.uint32(18).string(message.versionFull);
+    }
+    if (message.kubeProxyReplacement !== "") {
+      writer.uint32(26).string(message.kubeProxyReplacement);
+    }
+    if (message.routing !== "") {
+      writer.uint32(34).string(message.routing);
+    }
+    if (message.tunnelProtocol !== "") {
+      writer.uint32(42).string(message.tunnelProtocol);
+    }
+    if (message.socket !== "") {
+      writer.uint32(50).string(message.socket);
+    }
+    if (message.agentPid !== 0) {
+      writer.uint32(56).uint32(message.agentPid);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CiliumAgentStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCiliumAgentStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.versionFull = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kubeProxyReplacement = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.routing = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.tunnelProtocol = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.socket = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.agentPid = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CiliumAgentStatus {
+    return {
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      versionFull: isSet(object.versionFull)
+        ? globalThis.String(object.versionFull)
+        : isSet(object.version_full)
+        ? globalThis.String(object.version_full)
+        : "",
+      kubeProxyReplacement: isSet(object.kubeProxyReplacement)
+        ? globalThis.String(object.kubeProxyReplacement)
+        : isSet(object.kube_proxy_replacement)
+        ? globalThis.String(object.kube_proxy_replacement)
+        : "",
+      routing: isSet(object.routing) ? globalThis.String(object.routing) : "",
+      tunnelProtocol: isSet(object.tunnelProtocol)
+        ? globalThis.String(object.tunnelProtocol)
+        : isSet(object.tunnel_protocol)
+        ? globalThis.String(object.tunnel_protocol)
+        : "",
+      socket: isSet(object.socket) ? globalThis.String(object.socket) : "",
+      agentPid: isSet(object.agentPid)
+        ? globalThis.Number(object.agentPid)
+        : isSet(object.agent_pid)
+        ? globalThis.Number(object.agent_pid)
+        : 0,
+    };
+  },
+
+  toJSON(message: CiliumAgentStatus): unknown {
+    const obj: any = {};
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.versionFull !== "") {
+      obj.versionFull = message.versionFull;
+    }
+    if (message.kubeProxyReplacement !== "") {
+      obj.kubeProxyReplacement = message.kubeProxyReplacement;
+    }
+    if (message.routing !== "") {
+      obj.routing = message.routing;
+    }
+    if (message.tunnelProtocol !== "") {
+      obj.tunnelProtocol = message.tunnelProtocol;
+    }
+    if (message.socket !== "") {
+      obj.socket = message.socket;
+    }
+    if (message.agentPid !== 0) {
+      obj.agentPid = Math.round(message.agentPid);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CiliumAgentStatus>, I>>(base?: I): CiliumAgentStatus {
+    return CiliumAgentStatus.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CiliumAgentStatus>, I>>(object: I): CiliumAgentStatus {
+    const message = createBaseCiliumAgentStatus();
+    message.version = object.version ?? "";
+    message.versionFull = object.versionFull ?? "";
+    message.kubeProxyReplacement = object.kubeProxyReplacement ?? "";
+    message.routing = object.routing ?? "";
+    message.tunnelProtocol = object.tunnelProtocol ?? "";
+    message.socket = object.socket ?? "";
+    message.agentPid = object.agentPid ?? 0;
     return message;
   },
 };
@@ -4121,6 +4399,7 @@ function createBaseDataplaneSample(): DataplaneSample {
     loadAverage: 0,
     machineCpus: 0,
     cilium: undefined,
+    kernelCpu: undefined,
   };
 }
 
@@ -4200,6 +4479,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     if (message.cilium !== undefined) {
       CiliumState.encode(message.cilium, writer.uint32(202).fork()).join();
+    }
+    if (message.kernelCpu !== undefined) {
+      KernelCpu.encode(message.kernelCpu, writer.uint32(210).fork()).join();
     }
     return writer;
   },
@@ -4420,6 +4702,14 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.cilium = CiliumState.decode(reader, reader.uint32());
             continue;
           }
+          case 26: {
+            if (tag !== 210) {
+              break;
+            }
+
+            message.kernelCpu = KernelCpu.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4563,6 +4853,11 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
         ? globalThis.Number(object.machine_cpus)
         : 0,
       cilium: isSet(object.cilium) ? CiliumState.fromJSON(object.cilium) : undefined,
+      kernelCpu: isSet(object.kernelCpu)
+        ? KernelCpu.fromJSON(object.kernelCpu)
+        : isSet(object.kernel_cpu)
+        ? KernelCpu.fromJSON(object.kernel_cpu)
+        : undefined,
     };
   },
 
@@ -4649,6 +4944,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.cilium !== undefined) {
       obj.cilium = CiliumState.toJSON(message.cilium);
     }
+    if (message.kernelCpu !== undefined) {
+      obj.kernelCpu = KernelCpu.toJSON(message.kernelCpu);
+    }
     return obj;
   },
 
@@ -4689,6 +4987,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     message.machineCpus = object.machineCpus ?? 0;
     message.cilium = (object.cilium !== undefined && object.cilium !== null)
       ? CiliumState.fromPartial(object.cilium)
+      : undefined;
+    message.kernelCpu = (object.kernelCpu !== undefined && object.kernelCpu !== null)
+      ? KernelCpu.fromPartial(object.kernelCpu)
       : undefined;
     return message;
   },
@@ -4779,6 +5080,448 @@ export const DataplaneSample_IptablesTableRulesEntry: MessageFns<DataplaneSample
     const message = createBaseDataplaneSample_IptablesTableRulesEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseKernelCpu(): KernelCpu {
+  return {
+    cpus: [],
+    ticksPerSecond: 0,
+    user: 0,
+    nice: 0,
+    system: 0,
+    idle: 0,
+    iowait: 0,
+    irq: 0,
+    softirq: 0,
+    steal: 0,
+    agentUserSeconds: 0,
+    agentSystemSeconds: 0,
+    processes: [],
+  };
+}
+
+export const KernelCpu: MessageFns<KernelCpu> = {
+  encode(message: KernelCpu, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cpus.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.cpus) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    if (message.ticksPerSecond !== 0) {
+      writer.uint32(16).uint32(message.ticksPerSecond);
+    }
+    if (message.user !== 0) {
+      writer.uint32(24).uint64(message.user);
+    }
+    if (message.nice !== 0) {
+      writer.uint32(32).uint64(message.nice);
+    }
+    if (message.system !== 0) {
+      writer.uint32(40).uint64(message.system);
+    }
+    if (message.idle !== 0) {
+      writer.uint32(48).uint64(message.idle);
+    }
+    if (message.iowait !== 0) {
+      writer.uint32(56).uint64(message.iowait);
+    }
+    if (message.irq !== 0) {
+      writer.uint32(64).uint64(message.irq);
+    }
+    if (message.softirq !== 0) {
+      writer.uint32(72).uint64(message.softirq);
+    }
+    if (message.steal !== 0) {
+      writer.uint32(80).uint64(message.steal);
+    }
+    if (message.agentUserSeconds !== 0) {
+      writer.uint32(89).double(message.agentUserSeconds);
+    }
+    if (message.agentSystemSeconds !== 0) {
+      writer.uint32(97).double(message.agentSystemSeconds);
+    }
+    for (const v of message.processes) {
+      ProcessCpuTime.encode(v!, writer.uint32(106).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KernelCpu {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKernelCpu();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.cpus.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.cpus.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.ticksPerSecond = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.user = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.nice = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.system = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.idle = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.iowait = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.irq = longToNumber(reader.uint64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.softirq = longToNumber(reader.uint64());
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.steal = longToNumber(reader.uint64());
+            continue;
+          }
+          case 11: {
+            if (tag !== 89) {
+              break;
+            }
+
+            message.agentUserSeconds = reader.double();
+            continue;
+          }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.agentSystemSeconds = reader.double();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.processes.push(ProcessCpuTime.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KernelCpu {
+    return {
+      cpus: globalThis.Array.isArray(object?.cpus) ? object.cpus.map((e: any) => globalThis.Number(e)) : [],
+      ticksPerSecond: isSet(object.ticksPerSecond)
+        ? globalThis.Number(object.ticksPerSecond)
+        : isSet(object.ticks_per_second)
+        ? globalThis.Number(object.ticks_per_second)
+        : 0,
+      user: isSet(object.user) ? globalThis.Number(object.user) : 0,
+      nice: isSet(object.nice) ? globalThis.Number(object.nice) : 0,
+      system: isSet(object.system) ? globalThis.Number(object.system) : 0,
+      idle: isSet(object.idle) ? globalThis.Number(object.idle) : 0,
+      iowait: isSet(object.iowait) ? globalThis.Number(object.iowait) : 0,
+      irq: isSet(object.irq) ? globalThis.Number(object.irq) : 0,
+      softirq: isSet(object.softirq) ? globalThis.Number(object.softirq) : 0,
+      steal: isSet(object.steal) ? globalThis.Number(object.steal) : 0,
+      agentUserSeconds: isSet(object.agentUserSeconds)
+        ? globalThis.Number(object.agentUserSeconds)
+        : isSet(object.agent_user_seconds)
+        ? globalThis.Number(object.agent_user_seconds)
+        : 0,
+      agentSystemSeconds: isSet(object.agentSystemSeconds)
+        ? globalThis.Number(object.agentSystemSeconds)
+        : isSet(object.agent_system_seconds)
+        ? globalThis.Number(object.agent_system_seconds)
+        : 0,
+      processes: globalThis.Array.isArray(object?.processes)
+        ? object.processes.map((e: any) => ProcessCpuTime.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: KernelCpu): unknown {
+    const obj: any = {};
+    if (message.cpus?.length) {
+      obj.cpus = message.cpus.map((e) => Math.round(e));
+    }
+    if (message.ticksPerSecond !== 0) {
+      obj.ticksPerSecond = Math.round(message.ticksPerSecond);
+    }
+    if (message.user !== 0) {
+      obj.user = Math.round(message.user);
+    }
+    if (message.nice !== 0) {
+      obj.nice = Math.round(message.nice);
+    }
+    if (message.system !== 0) {
+      obj.system = Math.round(message.system);
+    }
+    if (message.idle !== 0) {
+      obj.idle = Math.round(message.idle);
+    }
+    if (message.iowait !== 0) {
+      obj.iowait = Math.round(message.iowait);
+    }
+    if (message.irq !== 0) {
+      obj.irq = Math.round(message.irq);
+    }
+    if (message.softirq !== 0) {
+      obj.softirq = Math.round(message.softirq);
+    }
+    if (message.steal !== 0) {
+      obj.steal = Math.round(message.steal);
+    }
+    if (message.agentUserSeconds !== 0) {
+      obj.agentUserSeconds = floatToJson(message.agentUserSeconds);
+    }
+    if (message.agentSystemSeconds !== 0) {
+      obj.agentSystemSeconds = floatToJson(message.agentSystemSeconds);
+    }
+    if (message.processes?.length) {
+      obj.processes = message.processes.map((e) => ProcessCpuTime.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KernelCpu>, I>>(base?: I): KernelCpu {
+    return KernelCpu.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KernelCpu>, I>>(object: I): KernelCpu {
+    const message = createBaseKernelCpu();
+    message.cpus = object.cpus?.map((e) => e) || [];
+    message.ticksPerSecond = object.ticksPerSecond ?? 0;
+    message.user = object.user ?? 0;
+    message.nice = object.nice ?? 0;
+    message.system = object.system ?? 0;
+    message.idle = object.idle ?? 0;
+    message.iowait = object.iowait ?? 0;
+    message.irq = object.irq ?? 0;
+    message.softirq = object.softirq ?? 0;
+    message.steal = object.steal ?? 0;
+    message.agentUserSeconds = object.agentUserSeconds ?? 0;
+    message.agentSystemSeconds = object.agentSystemSeconds ?? 0;
+    message.processes = object.processes?.map((e) => ProcessCpuTime.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseProcessCpuTime(): ProcessCpuTime {
+  return { name: "", userSeconds: 0, systemSeconds: 0, pids: [] };
+}
+
+export const ProcessCpuTime: MessageFns<ProcessCpuTime> = {
+  encode(message: ProcessCpuTime, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.userSeconds !== 0) {
+      writer.uint32(17).double(message.userSeconds);
+    }
+    if (message.systemSeconds !== 0) {
+      writer.uint32(25).double(message.systemSeconds);
+    }
+    if (message.pids.length !== 0) {
+      writer.uint32(34).fork();
+      for (const v of message.pids) {
+        writer.uint32(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProcessCpuTime {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProcessCpuTime();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.userSeconds = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.systemSeconds = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag === 32) {
+              message.pids.push(reader.uint32());
+
+              continue;
+            }
+
+            if (tag === 34) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.pids.push(reader.uint32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProcessCpuTime {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      userSeconds: isSet(object.userSeconds)
+        ? globalThis.Number(object.userSeconds)
+        : isSet(object.user_seconds)
+        ? globalThis.Number(object.user_seconds)
+        : 0,
+      systemSeconds: isSet(object.systemSeconds)
+        ? globalThis.Number(object.systemSeconds)
+        : isSet(object.system_seconds)
+        ? globalThis.Number(object.system_seconds)
+        : 0,
+      pids: globalThis.Array.isArray(object?.pids) ? object.pids.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: ProcessCpuTime): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.userSeconds !== 0) {
+      obj.userSeconds = floatToJson(message.userSeconds);
+    }
+    if (message.systemSeconds !== 0) {
+      obj.systemSeconds = floatToJson(message.systemSeconds);
+    }
+    if (message.pids?.length) {
+      obj.pids = message.pids.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProcessCpuTime>, I>>(base?: I): ProcessCpuTime {
+    return ProcessCpuTime.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProcessCpuTime>, I>>(object: I): ProcessCpuTime {
+    const message = createBaseProcessCpuTime();
+    message.name = object.name ?? "";
+    message.userSeconds = object.userSeconds ?? 0;
+    message.systemSeconds = object.systemSeconds ?? 0;
+    message.pids = object.pids?.map((e) => e) || [];
     return message;
   },
 };
@@ -5000,6 +5743,8 @@ function createBaseCiliumState(): CiliumState {
     pinnedMaps: 0,
     pinnedBytesMemlock: 0,
     topMaps: [],
+    lbServicesMaxEntries: 0,
+    lbBackendsMaxEntries: 0,
   };
 }
 
@@ -5043,6 +5788,12 @@ export const CiliumState: MessageFns<CiliumState> = {
     }
     for (const v of message.topMaps) {
       BpfMapMemory.encode(v!, writer.uint32(106).fork()).join();
+    }
+    if (message.lbServicesMaxEntries !== 0) {
+      writer.uint32(112).uint32(message.lbServicesMaxEntries);
+    }
+    if (message.lbBackendsMaxEntries !== 0) {
+      writer.uint32(120).uint32(message.lbBackendsMaxEntries);
     }
     return writer;
   },
@@ -5164,6 +5915,22 @@ export const CiliumState: MessageFns<CiliumState> = {
             message.topMaps.push(BpfMapMemory.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.lbServicesMaxEntries = reader.uint32();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.lbBackendsMaxEntries = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5235,6 +6002,16 @@ export const CiliumState: MessageFns<CiliumState> = {
         : globalThis.Array.isArray(object?.top_maps)
         ? object.top_maps.map((e: any) => BpfMapMemory.fromJSON(e))
         : [],
+      lbServicesMaxEntries: isSet(object.lbServicesMaxEntries)
+        ? globalThis.Number(object.lbServicesMaxEntries)
+        : isSet(object.lb_services_max_entries)
+        ? globalThis.Number(object.lb_services_max_entries)
+        : 0,
+      lbBackendsMaxEntries: isSet(object.lbBackendsMaxEntries)
+        ? globalThis.Number(object.lbBackendsMaxEntries)
+        : isSet(object.lb_backends_max_entries)
+        ? globalThis.Number(object.lb_backends_max_entries)
+        : 0,
     };
   },
 
@@ -5279,6 +6056,12 @@ export const CiliumState: MessageFns<CiliumState> = {
     if (message.topMaps?.length) {
       obj.topMaps = message.topMaps.map((e) => BpfMapMemory.toJSON(e));
     }
+    if (message.lbServicesMaxEntries !== 0) {
+      obj.lbServicesMaxEntries = Math.round(message.lbServicesMaxEntries);
+    }
+    if (message.lbBackendsMaxEntries !== 0) {
+      obj.lbBackendsMaxEntries = Math.round(message.lbBackendsMaxEntries);
+    }
     return obj;
   },
 
@@ -5300,6 +6083,8 @@ export const CiliumState: MessageFns<CiliumState> = {
     message.pinnedMaps = object.pinnedMaps ?? 0;
     message.pinnedBytesMemlock = object.pinnedBytesMemlock ?? 0;
     message.topMaps = object.topMaps?.map((e) => BpfMapMemory.fromPartial(e)) || [];
+    message.lbServicesMaxEntries = object.lbServicesMaxEntries ?? 0;
+    message.lbBackendsMaxEntries = object.lbBackendsMaxEntries ?? 0;
     return message;
   },
 };

@@ -50,6 +50,8 @@ export interface RealKubeProxy {
    * writes as well); a throwaway namespace is deleted anyway.
    */
   stop(): Promise<void>;
+  /** SIGTERM and start again with the same flags, rules left in place (a pod restart); resolves once it runs again. */
+  restart(): Promise<void>;
 }
 
 /** kube-proxy's flags. Pure, so what it is told is reviewable in one place. */
@@ -111,15 +113,11 @@ export async function startKubeProxy(cp: ControlPlane, opts: KubeProxyOptions): 
   const bridge = await startApiBridge({ dir: cp.dir, apiserver: cp.server, netns: opts.netns });
   const name = `kube-proxy-${opts.mode}-${opts.netns}`;
   let proc: Component;
+  let argv: string[];
   try {
     const kubeconfig = bridgedKubeconfig(cp, bridge.server, opts.netns);
-    proc = startComponent(cp.dir, name, 'ip', [
-      'netns',
-      'exec',
-      opts.netns,
-      binary,
-      ...kubeProxyArgs({ ...opts, kubeconfig }),
-    ]);
+    argv = ['netns', 'exec', opts.netns, binary, ...kubeProxyArgs({ ...opts, kubeconfig })];
+    proc = startComponent(cp.dir, name, 'ip', argv);
   } catch (err) {
     await bridge.stop();
     throw err;
@@ -131,6 +129,10 @@ export async function startKubeProxy(cp: ControlPlane, opts: KubeProxyOptions): 
     bridge,
     exitCode: () => proc.exitCode(),
     tail: (lines) => proc.tail(lines),
+    restart: async () => {
+      await proc.stop();
+      proc = startComponent(cp.dir, name, 'ip', argv);
+    },
     stop: async () => {
       try {
         await proc.stop();

@@ -1,34 +1,17 @@
 /**
  * Where the harness finds the real Kubernetes binaries that
- * scripts/build-control-plane.sh builds into the tools cache. A missing binary
- * is an error that names the script, never a skipped test.
+ * scripts/build-control-plane.sh builds into the tools cache (the lab's lookup,
+ * lab/k8s/tools.ts). A missing binary is an error that names the script, never a skipped test.
  */
-import { accessSync, constants, readdirSync, realpathSync } from 'node:fs';
+import { readdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { type LabTool, labToolPath } from '../../../lab/k8s/tools.js';
 
-export const TOOLS_DIR = process.env.CNI_BENCH_TOOLS_DIR ?? '/var/cache/cni-bench/tools';
+export { TOOLS_DIR } from '../../../lab/k8s/tools.js';
+export type HarnessTool = LabTool;
 
-export type HarnessTool =
-  | 'etcd'
-  | 'kube-apiserver'
-  | 'kube-controller-manager'
-  | 'kube-scheduler'
-  | 'kube-proxy'
-  | 'kwok'
-  | 'helm'
-  | 'promtool';
-
-export function toolPath(name: HarnessTool): string {
-  const path = join(TOOLS_DIR, 'bin', name);
-  try {
-    accessSync(path, constants.X_OK);
-  } catch {
-    throw new Error(
-      `harness: ${path} is missing; build it with 'bash scripts/build-control-plane.sh' (CNI_BENCH_TOOLS_DIR=${TOOLS_DIR})`,
-    );
-  }
-  return path;
-}
+/** The lab's own lookup: a missing binary is an error naming the script that builds it. */
+export const toolPath: (name: HarnessTool) => string = labToolPath;
 
 /** kwok's own Stage files for the built version (scripts/build-control-plane.sh copies them beside the binary). */
 export function kwokStages(): string[] {

@@ -12,8 +12,8 @@ export interface CollectorMain {
   http: string;
 }
 
-/** Starts the collector with `args` (plus port-0 listeners on loopback unless given) and waits for it to listen. */
-export async function startCollectorMain(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CollectorMain> {
+/** `args` with port-0 listeners on loopback, Kubernetes off and an in-memory store, unless `args` gives them. */
+export function collectorArgs(args: string[]): string[] {
   const defaults = [
     '--grpc-listen',
     '127.0.0.1:0',
@@ -29,7 +29,17 @@ export async function startCollectorMain(args: string[], env: NodeJS.ProcessEnv 
   const given = new Set(args.filter((a) => a.startsWith('--')));
   const base: string[] = [];
   for (let i = 0; i < defaults.length; i += 2) if (!given.has(defaults[i]!)) base.push(defaults[i]!, defaults[i + 1]!);
-  const proc = startNode(COLLECTOR_MAIN, [...base, ...args], env);
+  return [...base, ...args];
+}
+
+/** Starts the collector binary with `collectorArgs(args)` and does not wait: for tests of how it refuses to start. */
+export function spawnCollector(args: string[], env: NodeJS.ProcessEnv = {}): Proc {
+  return startNode(COLLECTOR_MAIN, collectorArgs(args), env);
+}
+
+/** Starts the collector with `args` (plus port-0 listeners on loopback unless given) and waits for it to listen. */
+export async function startCollectorMain(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CollectorMain> {
+  const proc = spawnCollector(args, env);
   const line = await waitFor(
     'the collector to listen',
     () => {

@@ -90,3 +90,22 @@ test('replay honours flow control: a full stream pauses it, resume goes on where
   box.attach((m) => void sent.push(m.seq));
   assert.deepEqual(sent, [6, 7, 8, 9, 10, 11, 12], 'a new stream replays what is unacknowledged');
 });
+
+test('a reconnect replays in bounded batches: at most maxInFlight unacknowledged, each ack releases the next', () => {
+  const box = new Outbox(10_000, 16 * 1024 * 1024, 4);
+  for (let i = 0; i < 10; i++) box.push(sample(i));
+  const sent: number[] = [];
+  box.attach((m) => void sent.push(m.seq));
+  assert.deepEqual(sent, [1, 2, 3, 4], 'the first batch');
+  assert.equal(box.inFlight, 4);
+  box.push(sample(11));
+  assert.deepEqual(sent, [1, 2, 3, 4], 'new messages wait behind the window too');
+  box.ack(2);
+  assert.deepEqual(sent, [1, 2, 3, 4, 5, 6], 'two acknowledged, two more sent');
+  box.ack(6);
+  assert.deepEqual(sent, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  box.ack(10);
+  assert.deepEqual(sent.slice(-1), [11]);
+  assert.equal(box.inFlight, 1);
+  assert.throws(() => new Outbox(10, 4096, 0), RangeError);
+});

@@ -9,11 +9,19 @@ import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { AGENT_ENV } from '../../../agent/config.js';
+import { command as agents } from '../../../cli/agents-command.js';
+import { command as cancel } from '../../../cli/cancel-command.js';
 import { command as cleanup } from '../../../cli/cleanup-command.js';
+import { command as cluster } from '../../../cli/cluster-command.js';
 import { command as compare } from '../../../cli/compare-command.js';
 import { command as doctor } from '../../../cli/doctor-command.js';
 import { command as lab } from '../../../cli/lab-command.js';
 import { command as monitor } from '../../../cli/monitor-command.js';
+import { command as report } from '../../../cli/report-command.js';
+import { command as runCmd } from '../../../cli/run-command.js';
+import { command as runs } from '../../../cli/runs-command.js';
+import { checkCommand, schemaCommand } from '../../../cli/scenario-command.js';
+import { command as study } from '../../../cli/study-command.js';
 import { command as sweep } from '../../../cli/sweep-command.js';
 import { COLLECTOR_ENV } from '../../../collector/config.js';
 import { isCniBenchError } from '../../../core/errors.js';
@@ -39,10 +47,19 @@ const COMMANDS: [string[], CommandSpec | undefined][] = [
   [[], undefined],
   [['lab'], lab.spec],
   [['lab', 'sweep'], sweep.spec],
+  [['lab', 'study'], study.spec],
   [['lab', 'monitor'], monitor.spec],
   [['lab', 'cleanup'], cleanup.spec],
   [['compare'], compare.spec],
   [['doctor'], doctor.spec],
+  [['run'], runCmd.spec],
+  [['runs'], runs.spec],
+  [['report'], report.spec],
+  [['cancel'], cancel.spec],
+  [['cluster'], cluster.spec],
+  [['agents'], agents.spec],
+  [['scenario', 'schema'], schemaCommand.spec],
+  [['scenario', 'check'], checkCommand.spec],
 ];
 
 for (const [words, spec] of COMMANDS) {
@@ -81,7 +98,11 @@ test('a bad value or a missing one exits 2 and names the flag; so does an unknow
     [['lab', 'sweep', '--steps', '0,,5'], /^cni-bench: --steps: must be a comma-separated list/],
     [
       ['lab', 'sweep', '--modes', 'iptables,ipvs'],
-      /^cni-bench: --modes: must be one of iptables, nftables, got 'ipvs'/,
+      /^cni-bench: --modes: must be one of iptables, nftables, cilium, cilium-vxlan, got 'ipvs'/,
+    ],
+    [
+      ['lab', 'study', '--dataplanes', 'iptables,calico'],
+      /^cni-bench: --dataplanes: must be one of iptables, nftables, cilium, cilium-vxlan, got 'calico'/,
     ],
     [['lab', 'monitor', '--interval', '0.1'], /^cni-bench: --interval: must be a number >= 0.5/],
     [['compare', 'a.json', 'b.json', '--noise-floor', 'lots'], /^cni-bench: --noise-floor: /],

@@ -6,7 +6,7 @@
  * other and with the drivers.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { clientDrivers, serverDrivers } from '../../../agent/drivers/registry.js';
 import { run } from '../../../core/process.js';
@@ -57,6 +57,18 @@ test("scripts/setup.sh installs the catalogue's Debian packages, and no others b
   assert.deepEqual(drifted, { missing: ['sockperf'], extra: ['apache2-utils'] });
 });
 
+test('scripts/setup.sh runs the script of every catalogue binary that is not a plain Debian package', () => {
+  const script = readFileSync(`${repoRoot}scripts/setup.sh`, 'utf8');
+  const runs = (s: string, path: string): boolean =>
+    new RegExp(`^\\s*bash ${path.replaceAll('.', '\\.')}\\b`, 'm').test(s);
+  for (const { binary, source } of BINARIES) {
+    if (source.build === undefined) continue;
+    assert.ok(runs(script, source.build), `${binary}: scripts/setup.sh never runs ${source.build}`);
+  }
+  // It fails when setup stops running one (as it once did with netperf, so TCP_CRR fell back to the built-in).
+  assert.equal(runs(script.replace('bash scripts/install-netperf.sh', ''), 'scripts/install-netperf.sh'), false);
+});
+
 test("the Dockerfile's final stage installs the catalogue's Debian packages and copies every built binary from its stage", async () => {
   const stages = parseDockerfile(readFileSync(`${repoRoot}Dockerfile`, 'utf8'));
   const final = stages.at(-1)!;
@@ -78,9 +90,20 @@ test("the Dockerfile's final stage installs the catalogue's Debian packages and 
   }
 });
 
-test('every client and server has a driver, every driver a catalogue entry', () => {
+test('every client and server has a driver, every driver a catalogue entry', async () => {
   assert.deepEqual([...clientDrivers.keys()].sort(), CLIENTS.map((t) => t.name).sort());
   assert.deepEqual([...serverDrivers.keys()].sort(), SERVERS.map((t) => t.name).sort());
+  // The registry finds drivers by file name: a driver file the catalogue does not list would never run.
+  const dir = new URL('../../../agent/drivers/', import.meta.url);
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
+    const mod: Record<string, unknown> = await import(new URL(f, dir).href);
+    for (const v of Object.values(mod)) {
+      if (typeof v !== 'object' || v === null || !('buildClientArgs' in v || 'buildServerArgs' in v)) continue;
+      const tool = String((v as { tool?: unknown }).tool);
+      assert.equal(`${tool}.js`, f, `driver ${tool} lives in agent/drivers/${f}, not agent/drivers/${tool}.ts`);
+      assert.ok(findTool(tool), `driver ${tool} (agent/drivers/${f}) has no catalogue entry in TOOLS`);
+    }
+  }
 });
 
 test('the facts agree with each other', () => {

@@ -119,6 +119,7 @@ const sample = (s: Partial<DataplaneSample> = {}): DataplaneSample => ({
   loadAverage: 0,
   machineCpus: 0,
   cilium: undefined,
+  kernelCpu: undefined,
   ...s,
 });
 

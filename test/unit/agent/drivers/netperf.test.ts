@@ -233,7 +233,17 @@ function agent(id: string, tools: string[]): AgentEntry {
     cpus: 2,
     tools: tools.map((name) => ({ name, version: '1', path: `/usr/bin/${name}` })),
   });
-  return { id, info, lastSeq: 0, lastSeenMs: 0, connected: true, lost: false, outboxDropped: 0, send: undefined };
+  return {
+    id,
+    info,
+    lastSeq: 0,
+    ackedSeq: 0,
+    lastSeenMs: 0,
+    connected: true,
+    lost: false,
+    outboxDropped: 0,
+    send: undefined,
+  };
 }
 
 const RR = [

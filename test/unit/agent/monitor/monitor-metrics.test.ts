@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
 import { AgentMetrics } from '../../../../agent/monitor/metrics.js';
-import { collectorConfig } from '../../../../collector/config.js';
-import { type Collector, startCollector } from '../../../../collector/index.js';
+import type { Collector } from '../../../../collector/index.js';
 import { createLogger } from '../../../../core/log.js';
 import { MonitorServiceClient, type MonitorSnapshot } from '../../../../gen/cnibench/v1/monitor.js';
+import { startLoopbackAgent, startLoopbackCollector } from '../../../support/helpers/loopback.js';
 import { assertValidExposition, requirePromtool } from '../../../support/helpers/monitor-support.js';
-import { AGENT_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../../../support/helpers/procs.js';
+import { freePort, getJson, type Proc, stop, waitFor } from '../../../support/helpers/procs.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-monitor-'));
 let collector: Collector;
@@ -25,22 +25,11 @@ const agents = new Map<string, { proc: Proc; health: number }>();
 
 async function startAgent(node: string): Promise<void> {
   const [health, probe] = [await freePort(), await freePort()];
-  const args = [
-    '--collector',
-    collector.grpcAddress,
-    '--node-name',
-    node,
-    '--pod-ip',
-    '127.0.0.1',
-    '--health-port',
-    String(health),
-    '--monitor',
-    '--monitor-interval-s',
-    '1',
-    '--monitor-port',
-    String(probe),
-  ];
-  agents.set(node, { proc: startNode(AGENT_MAIN, args, { CNI_BENCH_LOG_LEVEL: 'warn' }), health });
+  const args = ['--monitor', '--monitor-interval-s', '1', '--monitor-port', String(probe)];
+  agents.set(node, {
+    proc: startLoopbackAgent(collector.grpcAddress, node, health, args, { CNI_BENCH_LOG_LEVEL: 'warn' }),
+    health,
+  });
 }
 
 async function agentMetrics(node: string): Promise<string> {
@@ -59,17 +48,7 @@ const monitor = async (): Promise<MonitorSnapshot> =>
   (await getJson(`${collector.httpUrl}/v1/monitor`)).body as MonitorSnapshot;
 
 before(async () => {
-  collector = await startCollector(
-    collectorConfig({
-      grpcListen: '127.0.0.1:0',
-      httpHost: '127.0.0.1',
-      httpPort: 0,
-      dbPath: join(tmp, 'c.db'),
-      heartbeatIntervalMs: 500,
-      livenessTimeoutMs: 3000,
-    }),
-    createLogger({ test: 'monitor' }, 'warn'),
-  );
+  collector = await startLoopbackCollector(createLogger({ test: 'monitor' }, 'warn'), { dbPath: join(tmp, 'c.db') });
   await startAgent('node-a');
   await startAgent('node-b');
 });

@@ -4,6 +4,7 @@ import { AgentRegistry, SEQ_WINDOW } from '../../../../collector/agents/registry
 import { CollectorMetrics } from '../../../../collector/metrics.js';
 import { JobTracker } from '../../../../collector/runs/job-tracker.js';
 import { Store } from '../../../../collector/store/store.js';
+import { WriteQueue } from '../../../../collector/store/write-queue.js';
 import { isCniBenchError } from '../../../../core/errors.js';
 import { JobState, type RegisterRequest } from '../../../../gen/cnibench/v1/agent.js';
 
@@ -43,7 +44,7 @@ test('silent agents are declared lost once, and their waiting jobs fail with E_A
   const metrics = new CollectorMetrics(false);
   const reg = new AgentRegistry(metrics, 1000);
   const store = new Store(':memory:');
-  const tracker = new JobTracker(store);
+  const tracker = new JobTracker(new WriteQueue(store));
   reg.on('lost', (id) => tracker.agentLost(id));
   const t0 = Date.now();
   reg.register(req('a', 'i1'), true, t0);
@@ -64,7 +65,7 @@ test('silent agents are declared lost once, and their waiting jobs fail with E_A
 
 test('a failed job rejects its waiter with the agent-reported code', async () => {
   const store = new Store(':memory:');
-  const tracker = new JobTracker(store);
+  const tracker = new JobTracker(new WriteQueue(store));
   tracker.expect({ jobId: 'j', runId: 'r', agentId: 'a', phaseIndex: 0, warmup: false });
   const ready = tracker.waitForState('j', JobState.JOB_STATE_READY, 5000);
   tracker.onMessage('a', {
@@ -116,9 +117,9 @@ test('without identities a live agent cannot be displaced, an agent id stays wit
   assert.doesNotThrow(() => reg.register(req('d', 'x'), false, t0 + 8000));
 });
 
-test('results and samples are kept only from the agent that owns the job, for its run', () => {
+test('results and samples are kept only from the agent that owns the job, for its run', async () => {
   const store = new Store(':memory:');
-  const tracker = new JobTracker(store);
+  const tracker = new JobTracker(new WriteQueue(store));
   store.insertRun({
     id: 'r',
     state: 'running',
@@ -150,17 +151,20 @@ test('results and samples are kept only from the agent that owns the job, for it
     seq: 1,
     body: { $case: 'sample' as const, value: { runId, samplingJobId: '', timeMs: 1, chains: [], errors: [] } as any },
   });
-  assert.equal(tracker.onMessage('b', result('r-j1', 'r')), false, 'another agent\u2019s job');
-  assert.equal(tracker.onMessage('a', result('r-j1', 'other')), false, 'the right job under another run id');
-  assert.equal(tracker.onMessage('a', result('r-j9', 'r')), false, 'a job never sent');
-  assert.equal(tracker.onMessage('b', sample('r')), false, 'an agent not in the run');
-  assert.equal(tracker.onMessage('a', sample('gone')), false, 'a run not live');
+  assert.equal(tracker.onMessage('b', result('r-j1', 'r')), undefined, 'another agent\u2019s job');
+  assert.equal(tracker.onMessage('a', result('r-j1', 'other')), undefined, 'the right job under another run id');
+  assert.equal(tracker.onMessage('a', result('r-j9', 'r')), undefined, 'a job never sent');
+  assert.equal(tracker.onMessage('b', sample('r')), undefined, 'an agent not in the run');
+  assert.equal(tracker.onMessage('a', sample('gone')), undefined, 'a run not live');
   assert.equal(store.results('r').length + store.samples('r').length, 0);
-  assert.equal(tracker.onMessage('a', result('r-j1', 'r')), true);
-  assert.equal(tracker.onMessage('a', result('r-j1', 'r')), false, 'one result per job');
-  assert.equal(tracker.onMessage('a', sample('r')), true);
+  const kept = tracker.onMessage('a', result('r-j1', 'r'));
+  assert.ok(kept instanceof Promise);
+  assert.equal(tracker.onMessage('a', result('r-j1', 'r')), undefined, 'one result per job, even while queued');
+  const keptSample = tracker.onMessage('a', sample('r'));
+  assert.ok(keptSample instanceof Promise);
+  await Promise.all([kept, keptSample]);
   tracker.forget('r-j1');
-  assert.equal(tracker.onMessage('a', sample('r')), false, 'after the run\u2019s cleanup');
+  assert.equal(tracker.onMessage('a', sample('r')), undefined, 'after the run\u2019s cleanup');
   assert.equal(store.results('r').length, 1);
   assert.equal(store.samples('r').length, 1);
   store.close();

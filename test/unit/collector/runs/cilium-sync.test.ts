@@ -195,7 +195,7 @@ test("a sweep on Cilium shows the fewest frontends of all nodes per step, and th
   );
   assert.match(
     renderSweep(t!).join('\n'),
-    /\| dummy Services \| programming s \| sync s \(last sample s\) \| Cilium LB frontends \|[\s\S]*\| 3,000 \| — \| — \| 3,003 \|/,
+    /\| dummy Services \| programming s \| sync s \(last sample s\) \| programming latency \| Cilium LB frontends \|[\s\S]*\| 3,000 \| — \| — \| — \| 3,003 \|/,
   );
   const mixed = buildSweep([phase(0, { scale: { services: 0 }, nodes: nodes(3, null) })], []);
   assert.equal(mixed?.steps[0]?.ciliumFrontends, null);

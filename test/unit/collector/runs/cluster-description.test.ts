@@ -94,3 +94,55 @@ test("OS image and runtime come from the API; the kernel from the run's agents, 
   } as unknown as AgentEntry;
   assert.equal(describeCluster({ server: noKernel, client: noKernel }, frontend).kernel, frontend.kernel);
 });
+
+test("Cilium's version comes from the nodes' cilium-agents; differing versions and a disagreeing agent are notes", () => {
+  const cilium = (version: string, routing = 'Native', kpr = 'True') => ({
+    cilium: {
+      version,
+      versionFull: `${version} go-module-proxy 2026-09-15T20:03:11Z`,
+      kubeProxyReplacement: kpr,
+      routing,
+      tunnelProtocol: routing === 'Native' ? '' : 'vxlan',
+      socket: '/proc/7/root/run/cilium/cilium.sock',
+      agentPid: 7,
+    },
+  });
+  const named = (id: string, d: Partial<Dataplane>) => ({ ...agent(d), id }) as AgentEntry;
+  const api = {
+    cni: 'cilium',
+    cniMode: 'native routing',
+    kubeProxyMode: 'none (Cilium kube-proxy replacement)',
+    evidence: ['kube-system/cilium-config routing-mode=native'],
+  };
+  const same = describeCluster({ server: named('n0', cilium('1.20.2')), client: named('n1', cilium('1.20.2')) }, api);
+  assert.equal(same.cni, 'cilium 1.20.2');
+  assert.equal(same.kubeProxyMode, 'none (Cilium kube-proxy replacement)');
+  assert.equal(same.notes, undefined);
+  assert.equal(same.evidence?.length, 3);
+  assert.match(same.evidence?.[1] ?? '', /^n0: cilium-agent \(pid 7\) GET \/v1\/debuginfo .*cilium-version "1\.20\.2 /);
+  const mixed = describeCluster(
+    { server: named('n0', cilium('1.20.2')), client: named('n1', cilium('1.19.4', 'Tunnel', 'False')) },
+    api,
+  );
+  assert.equal(mixed.cni, 'cilium 1.20.2 / 1.19.4');
+  assert.deepEqual(mixed.notes, [
+    'n1: cilium-config replaces kube-proxy, yet its cilium-agent reports kube-proxy-replacement False',
+    'n1: cilium-config says native routing, its cilium-agent reports routing Tunnel',
+    'cilium-agent versions differ between nodes: 1.20.2, 1.19.4',
+  ]);
+  // cilium-config read, no agent reached its cilium-agent: no version, and a note saying so.
+  const unread = describeCluster({ server: named('n0', {}), client: named('n1', {}) }, api);
+  assert.equal(unread.cni, 'cilium');
+  assert.deepEqual(unread.notes, ["Cilium version not read: no agent reached its node's cilium-agent API (n0, n1)"]);
+  // No cilium-config (or not readable), agents that see a cilium-agent: Cilium with its version.
+  assert.equal(
+    describeCluster({ server: named('n0', cilium('1.20.2')), client: named('n1', {}) }).cni,
+    'cilium 1.20.2',
+  );
+  // An operator label still wins.
+  const labelled = {
+    ...agent({ ...cilium('1.20.2') }, { 'cni-bench.io/cni': 'cilium (labelled)' }),
+    id: 'n0',
+  } as AgentEntry;
+  assert.equal(describeCluster({ server: labelled, client: labelled }, api).cni, 'cilium (labelled)');
+});

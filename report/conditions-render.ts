@@ -1,0 +1,35 @@
+/** The overhead table as Markdown: how each condition was verified, then every measurement beside its baseline. Pure. */
+import type { ConditionsTable } from './conditions.js';
+import { mdText } from './escape.js';
+
+function num(v: number | null, unit: string): string {
+  if (v === null) return '—';
+  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
+  return `${v.toFixed(digits)} ${unit}`.trim();
+}
+
+function change(c: number | null): string {
+  return c === null ? '—' : `${c >= 0 ? '+' : ''}${(c * 100).toFixed(1)}%`;
+}
+
+export function renderConditions(t: ConditionsTable): string[] {
+  return [
+    '## Overhead conditions',
+    '',
+    'Each condition was applied, verified in the dataplane and reverted (revert verified too); a condition that could not be verified has no numbers, only the reason.',
+    '',
+    '| step | status | enforcement | API | how verified (or why not) |',
+    '|---|---|---:|---:|---|',
+    ...t.steps.map(
+      (s) =>
+        `| ${s.action} ${mdText(s.condition)} | ${mdText(s.status)} | ${s.enforcementMs === null ? '—' : `${s.enforcementMs} ms`} | ${s.apiMs === null ? '—' : `${s.apiMs} ms`} | ${mdText(s.how)} |`,
+    ),
+    '',
+    '| measurement | condition | baseline | under condition | change | verdict |',
+    '|---|---|---:|---:|---:|---|',
+    ...t.rows.map(
+      (r) =>
+        `| ${mdText(r.measurement)} | ${mdText(r.condition)} | ${num(r.baseline, r.unit)} | ${r.error ? `— (${mdText(r.error)})` : num(r.value, r.unit)} | ${change(r.change)} | ${r.verdict ? `${r.verdict}${r.reason ? ` (${mdText(r.reason)})` : ''}` : '—'} |`,
+    ),
+  ];
+}
