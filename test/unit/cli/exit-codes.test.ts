@@ -40,7 +40,7 @@ test('every command and daemon documents its exit codes in --help and in docs/ex
   ];
   for (const [name, main, words] of programs) {
     const codes = exitLine(await help(main, words), name);
-    assert.match(codes, /\b0\b.*\b2\b/, `${name}: ${codes}`);
+    assert.match(codes, /^0 /, `${name}: ${codes}`);
     const want = `- \`${name}\`: ${codes}`;
     assert.ok(DOC.includes(want), `docs/exit-codes.md lacks the line:\n${want}`);
   }
