@@ -126,3 +126,29 @@ test('the dashboard shows conntrack drops, and reads the standard process_* name
   const ids = d.panels.map((p: any) => p.id);
   assert.equal(new Set(ids).size, ids.length, 'panel ids are unique');
 });
+
+test('helm test: a hook Pod runs files/check-agents.mjs with every variable it reads, under its own narrow Role', () => {
+  const docs = render();
+  const hooks = docs.filter((d) => d.metadata.annotations?.['helm.sh/hook'] === 'test');
+  assert.deepEqual(hooks.map((d) => d.kind).sort(), ['ConfigMap', 'Pod', 'Role', 'RoleBinding', 'ServiceAccount']);
+  const pod = hooks.find((d) => d.kind === 'Pod');
+  const c = pod.spec.containers[0];
+  assert.deepEqual(c.args, ['/opt/cni-bench/tests/check-agents.mjs']);
+  const script = readFileSync(join(chart, 'files/check-agents.mjs'), 'utf8');
+  const cm = hooks.find((d) => d.kind === 'ConfigMap');
+  assert.equal(cm.data['check-agents.mjs'], script.replace(/\n$/, ''));
+  const read = [...script.matchAll(/env\('(CHECK_\w+)'/g)].map((m) => m[1]);
+  const set = c.env.map((e: { name: string }) => e.name);
+  for (const v of read) assert.ok(set.includes(v), `${v} is read by the script and not set on the Pod`);
+  assert.equal(c.env.find((e: { name: string }) => e.name === 'CHECK_DAEMONSET').value, 'cni-bench-agent');
+  assert.equal(pod.spec.securityContext.runAsNonRoot, true);
+  assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
+  const role = hooks.find((d) => d.kind === 'Role');
+  assert.deepEqual(
+    role.rules.map(
+      (r: any) => `${r.apiGroups[0]}/${r.resources[0]}${r.resourceNames ? `[${r.resourceNames}]` : ''} ${r.verbs}`,
+    ),
+    ['apps/daemonsets[cni-bench-agent] get', '/pods list'],
+  );
+  assert.equal(render(['tests.enabled=false']).filter((d) => d.metadata.annotations?.['helm.sh/hook']).length, 0);
+});
