@@ -9,6 +9,9 @@ import { COMPARISON_FORMATS, MAX_COMPARE_RUNS } from '../../report/compare.js';
 import type { RunState } from '../../report/records.js';
 import { REPORT_FORMATS } from '../../report/report-formats.js';
 
+/** Formats of GET /v1/runs/{id}/report (RunsApi.report, report/report-formats.ts). */
+export { REPORT_FORMATS };
+
 const LIMIT = 'must be an integer from 1 to 1000';
 
 export const listQuery = z.strictObject({
@@ -21,7 +24,7 @@ export const reportQuery = z.strictObject({
     .enum(REPORT_FORMATS)
     .default('json')
     .describe(
-      'json: the report model; md: Markdown; html: one self-contained page with charts; csv: one row per measurement',
+      'json: the report model; md: Markdown; html: one self-contained page with SVG charts; csv: one line per metric',
     ),
 });
 
