@@ -177,7 +177,8 @@ describe('every route in the document, against the real collector', () => {
       assert.equal(created.headers.get('location'), `/v1/runs/${created.body.id}`);
       const same = await call('GET', '/v1/runs/{id}', created.headers.get('location') as string);
       assert.equal(same.body.id, created.body.id);
-      assert.equal((await untilEnded(created.body.id)).state, 'succeeded');
+      const ended = await untilEnded(created.body.id);
+      assert.equal(ended.state, 'succeeded', JSON.stringify(ended));
       ids.push(created.body.id);
     }
     // A third run, cancelled while it runs.

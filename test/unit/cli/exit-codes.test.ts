@@ -24,7 +24,7 @@ function exitLine(text: string, who: string): string {
   return line.slice('Exit codes: '.length);
 }
 
-test('every command and daemon documents its exit codes in --help and in docs/exit-codes.md', async () => {
+test('every command and daemon has an example and its exit codes in --help, and the codes in docs/exit-codes.md', async () => {
   const root = await help(CLI_MAIN, []);
   const section = root.split('\ncommands:\n')[1]?.split('\n\n')[0] ?? '';
   const commands = section
@@ -39,7 +39,9 @@ test('every command and daemon documents its exit codes in --help and in docs/ex
     ['cni-bench-collector', COLLECTOR_MAIN, []],
   ];
   for (const [name, main, words] of programs) {
-    const codes = exitLine(await help(main, words), name);
+    const text = await help(main, words);
+    assert.match(text, /\nexamples?:\n {2}\S/, `${name} --help has no example`);
+    const codes = exitLine(text, name);
     assert.match(codes, /^0 /, `${name}: ${codes}`);
     const want = `- \`${name}\`: ${codes}`;
     assert.ok(DOC.includes(want), `docs/exit-codes.md lacks the line:\n${want}`);
