@@ -35,6 +35,8 @@ export interface CollectorOptions {
   monitor?: MonitorCoordinatorOptions;
   /** Verifies agents' ServiceAccount tokens (main builds it from the TokenReview API when agentTokenReview is on). */
   tokenReview?: TokenReviewer;
+  /** Nodes a run may load when its scenario names none (serve.ts: the node watch's schedulable workers). */
+  canLoad?: (nodeName: string) => boolean;
 }
 
 /** A collector whose parts exist and run, with nothing bound yet. */
@@ -106,7 +108,15 @@ export function assembleCollector(
     log.error('store write failed', { error: message, failures: storeFailures });
   };
   const tracker = new JobTracker(queue);
-  const orchestrator = new Orchestrator({ store, registry, tracker, metrics, log, ...(services ? { services } : {}) });
+  const orchestrator = new Orchestrator({
+    store,
+    registry,
+    tracker,
+    metrics,
+    log,
+    ...(services ? { services } : {}),
+    ...(options.canLoad ? { canLoad: options.canLoad } : {}),
+  });
   const api = new RunsApi(store, orchestrator, registry, services);
   const activeRun = (): { id: string; cluster: unknown } | undefined => {
     const id = orchestrator.activeRunId();

@@ -90,6 +90,23 @@ export const agentSchema = z.looseObject({
   iptablesBackend: z.string(),
   kubeServices: z.boolean(),
   outboxDropped: z.int(),
+  nodeFacts: z
+    .looseObject({
+      cpuModel: z.string(),
+      physicalCores: z.int(),
+      threads: z.int(),
+      governor: z.string(),
+      virtualization: z.string(),
+      os: z.string(),
+      memoryBytes: z.int(),
+      podInterface: z.string(),
+      nicDriver: z.string(),
+      nicSpeedMbps: z.int(),
+      mtu: z.int(),
+      notes: z.array(z.string()),
+    })
+    .optional()
+    .describe("the host's fingerprint from registration (systeminformation)"),
 });
 
 export const agentListSchema = z.strictObject({

@@ -35,6 +35,8 @@ export interface OrchestratorDeps {
   metrics: CollectorMetrics;
   log: Logger;
   services?: ServiceFrontend;
+  /** Whether a node may carry a run's load when the scenario names none (Kubernetes: schedulable workers). */
+  canLoad?: (nodeName: string) => boolean;
 }
 
 export class Orchestrator {
@@ -113,6 +115,7 @@ export class Orchestrator {
       this.deps.registry.available(),
       this.deps.services !== undefined,
       this.deps.services?.scale !== undefined,
+      this.deps.canLoad,
     );
   }
 

@@ -22,6 +22,7 @@ const req = (node: string, instanceId: string): RegisterRequest => ({
   agentName: '',
   cpus: 2,
   monitor: undefined,
+  nodeFacts: undefined,
 });
 
 test('sequence numbers are deduplicated per agent instance and reset for a new instance', () => {
