@@ -56,7 +56,7 @@ bash scripts/install-netperf.sh \
 # fortio (not packaged by Debian) is built with Go from the module proxy into a cache outside the repo.
 # Without Go the lab still runs: default measurements that need fortio are skipped and listed in the report.
 if command -v go >/dev/null; then
-  bash scripts/build-go-tools.sh
+  if "$with_test_tools"; then bash scripts/build-go-tools.sh --test; else bash scripts/build-go-tools.sh; fi
 else
   echo "setup: 'go' is not on PATH: fortio is not built; fortio measurements will be skipped" >&2
 fi
