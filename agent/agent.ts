@@ -15,6 +15,7 @@ import { CollectorLink } from './link.js';
 import { linkCredentials } from './link-credentials.js';
 import { AgentMetrics } from './monitor/metrics.js';
 import { Monitor, type MonitorDeps } from './monitor/monitor.js';
+import { nodeFactsOnce } from './node-facts.js';
 import { Outbox } from './outbox.js';
 import { DataplaneSampler } from './samplers/dataplane-sampler.js';
 import { discoverTools } from './tools/discover.js';
@@ -49,6 +50,8 @@ function createMonitor(config: AgentConfig, deps: MonitorDeps): Monitor {
 export async function assembleAgent(config: AgentConfig, log: Logger): Promise<Agent> {
   const transport = linkCredentials(config);
   const instanceId = randomUUID();
+  // Read in a child while the rest starts; registration waits for it a little, never long.
+  const nodeFacts = nodeFactsOnce(config.podIp, log);
   const tools = await discoverTools(log);
   const versions = new Map(tools.map((t) => [t.name, t.version]));
   const outbox = new Outbox(config.outboxLimit);
@@ -98,6 +101,7 @@ export async function assembleAgent(config: AgentConfig, log: Logger): Promise<A
       agentName: config.agentName ?? config.nodeName,
       cpus: availableParallelism(),
       monitor: capability,
+      nodeFacts: await nodeFacts(),
     }),
   });
   log.info('starting', {

@@ -17,4 +17,4 @@ export const AGENT_MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
 
 /** The built-in HTTP echo server's script (agent/builtins/http-echo.ts), run with `process.execPath`. */
 export const HTTP_ECHO_MAIN = fileURLToPath(new URL('./builtins/http-echo.js', import.meta.url));
-export { clientDrivers } from './drivers/registry.js';
+export { clientDrivers, serverDrivers } from './drivers/registry.js';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { clientDrivers } from '../agent/index.js';
+import { clientDrivers, serverDrivers } from '../agent/index.js';
 import {
   collectorConfig,
   DEFAULT_MEASUREMENTS,
@@ -82,25 +82,12 @@ try {
   const sp = server?.pods[0];
   const cp = client?.pods[0];
   if (!server || !client || !sp || !cp) throw new Error('lab has no pods');
+  // The fortio server exactly as the agent starts it for cni-bench's rows.
+  const fortioServerArgs = (port: number): string[] => serverDrivers.get('fortio')?.buildServerArgs({ port }) ?? [];
   const fortioServer = (port: number) =>
-    spawnLongRunning(
-      ...onNodeCpus(server.cpus, 'ip', [
-        'netns',
-        'exec',
-        sp.ns,
-        'fortio',
-        'server',
-        '-http-port',
-        String(port),
-        '-grpc-port',
-        'disabled',
-        '-redirect-port',
-        'disabled',
-        '-loglevel',
-        'error',
-      ]),
-      { tool: 'fortio' },
-    );
+    spawnLongRunning(...onNodeCpus(server.cpus, 'ip', ['netns', 'exec', sp.ns, 'fortio', ...fortioServerArgs(port)]), {
+      tool: 'fortio',
+    });
   const servers = [fortioServer(HAND_POD_PORT), fortioServer(HAND_SERVICE_PORT)];
   const svc = await lab.services.expose('fidelity-hand', 80, [{ ip: sp.ip, port: HAND_SERVICE_PORT }]);
   await sleep(500);

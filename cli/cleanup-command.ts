@@ -12,6 +12,7 @@ export const command = defineCommand({
       'Removes the network namespaces, processes and state of labs that were killed (a lab whose process still runs is left alone). Needs root.',
     flags: {},
     examples: ['cni-bench lab cleanup'],
+    notes: ['Exit codes: 0 cleaned (or nothing to clean), 1 a removal failed, 2 bad flags.'],
   },
   async run(_values, _positionals, ctx) {
     const cleaned = await removeLeftovers(ctx.log);

@@ -19,11 +19,13 @@ import {
   lbMapMaxFor,
   runScenariosInLab,
 } from '../lab/index.js';
+import { renderStudyHtml } from '../report/html-study.js';
 import { buildStudy, type StudyRunInput, type StudySettings } from '../report/study.js';
 import { renderStudyMarkdown } from '../report/study-render.js';
 import { defineCommand } from './command.js';
 import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
 import { LAB_DEFAULTS } from './lab-command.js';
+import { followProgress, type LogStyle, logFlag } from './progress.js';
 import { readScenarioFile } from './scenario-file.js';
 import { modeLabel, sweepScenario } from './sweep-command.js';
 
@@ -53,6 +55,9 @@ export interface StudyCommandOptions extends StudySettings {
   dbPath: string;
   agentWaitMs: number;
   shareCpus?: boolean;
+  /** html: one page with the charts (md and json as --json says); the progress style on stderr. */
+  format?: 'md' | 'json' | 'html';
+  log?: LogStyle;
 }
 
 function matrixScenario(label: string, o: StudyCommandOptions): Record<string, unknown> {
@@ -96,7 +101,11 @@ async function studyOne(
     const lbMapMax = lbMapMaxFor(Math.max(...o.steps), o.endpointsPerService);
     log.info('study: fresh lab', { dataplane: label });
     const [matrix, sweep] = await runScenariosInLab(
-      { ...o, proxy: dataplaneProxy(dataplane, { iptablesBackend: o.iptablesBackend, lbMapMax }) },
+      {
+        ...o,
+        proxy: dataplaneProxy(dataplane, { iptablesBackend: o.iptablesBackend, lbMapMax }),
+        watch: (read) => followProgress(read, { style: o.log ?? 'auto' }),
+      },
       scenariosOf(label, o),
       log,
       signal,
@@ -123,7 +132,8 @@ export async function studyCommand(o: StudyCommandOptions, log: Logger): Promise
     }
     const wall = (Date.now() - began) / 1000;
     const study = buildStudy(runs, o, wall);
-    if (o.json)
+    if (o.format === 'html') process.stdout.write(renderStudyHtml(study, runs));
+    else if (o.json || o.format === 'json')
       process.stdout.write(
         `${JSON.stringify({ study, runs: runs.map((r) => ({ dataplane: r.label, matrix: r.matrix, sweep: r.sweep, error: r.error })) }, null, 2)}\n`,
       );
@@ -187,6 +197,11 @@ const flags = {
   'iptables-backend': iptablesBackendFlag,
   'share-cpus': shareCpusFlag,
   json: switchFlag({ help: 'print the study and every run as JSON instead of Markdown' }),
+  format: oneOfFlag<'md' | 'json' | 'html'>(['md', 'json', 'html'], {
+    help: 'Markdown, JSON (as --json) or one self-contained HTML page with the charts',
+    default: 'md',
+  }),
+  log: logFlag,
   db: dbFlag,
   'agent-wait': agentWaitFlag,
 };
@@ -205,6 +220,8 @@ async function options(v: FlagValues<typeof flags>): Promise<StudyCommandOptions
     sweepRounds: v['sweep-rounds'],
     iptablesBackend: v['iptables-backend'],
     json: v.json,
+    format: v.format,
+    log: v.log,
     dbPath: v.db,
     agentWaitMs: v['agent-wait'] * 1000,
     shareCpus: v['share-cpus'],

@@ -35,6 +35,8 @@ export interface CollectorOptions {
   monitor?: MonitorCoordinatorOptions;
   /** Verifies agents' ServiceAccount tokens (main builds it from the TokenReview API when agentTokenReview is on). */
   tokenReview?: TokenReviewer;
+  /** Nodes a run may load when its scenario names none (serve.ts: the node watch's schedulable workers). */
+  canLoad?: (nodeName: string) => boolean;
 }
 
 /** A collector whose parts exist and run, with nothing bound yet. */
@@ -96,9 +98,25 @@ export function assembleCollector(
   const metrics = new CollectorMetrics();
   const registry = new AgentRegistry(metrics, config.livenessTimeoutMs);
   const queue = new WriteQueue(store);
-  queue.on('failed', (err) => log.error('store write failed', { error: err.message }));
+  // One line when writes start failing, then at most one every 10 s while they go on failing.
+  let lastStoreLog = 0;
+  let storeFailures = 0;
+  store.onWriteError = (message) => {
+    storeFailures++;
+    if (Date.now() - lastStoreLog < 10_000) return;
+    lastStoreLog = Date.now();
+    log.error('store write failed', { error: message, failures: storeFailures });
+  };
   const tracker = new JobTracker(queue);
-  const orchestrator = new Orchestrator({ store, registry, tracker, metrics, log, ...(services ? { services } : {}) });
+  const orchestrator = new Orchestrator({
+    store,
+    registry,
+    tracker,
+    metrics,
+    log,
+    ...(services ? { services } : {}),
+    ...(options.canLoad ? { canLoad: options.canLoad } : {}),
+  });
   const api = new RunsApi(store, orchestrator, registry, services);
   const activeRun = (): { id: string; cluster: unknown } | undefined => {
     const id = orchestrator.activeRunId();
@@ -153,7 +171,18 @@ export function assembleCollector(
         restTls,
       ),
     start() {
-      sweeper = setInterval(() => registry.sweep(), Math.max(250, Math.floor(config.livenessTimeoutMs / 4)));
+      const every = Math.max(250, Math.floor(config.livenessTimeoutMs / 4));
+      let lastTick = Date.now();
+      sweeper = setInterval(() => {
+        const now = Date.now();
+        // A tick this late means the collector stood still (SIGSTOP, CPU starvation): its own silence, not the agents'.
+        if (now - lastTick > every + config.livenessTimeoutMs / 2) {
+          log.warn('the collector stood still; agents get a fresh liveness timeout', { stalledMs: now - lastTick });
+          registry.collectorStalled(now);
+        }
+        lastTick = now;
+        registry.sweep(now);
+      }, every);
       sweeper.unref();
       monitor.start();
       for (const s of GRPC_SERVICES) health.setStatus(s, 'SERVING');

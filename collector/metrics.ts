@@ -6,14 +6,20 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { MonitorSnapshot } from '../gen/cnibench/v1/monitor.js';
 
 /**
- * prom-client's default gauges that end in `_total` (promtool's lint refuses a
- * non-counter with that suffix); the same counts are exported per type by
- * `nodejs_active_handles`, `nodejs_active_requests` and `nodejs_active_resources`.
+ * prom-client defaults that break Prometheus naming: gauges that end in
+ * `_total` (promtool's lint refuses a non-counter with that suffix; the same
+ * counts are exported per type by `nodejs_active_handles`,
+ * `nodejs_active_requests` and `nodejs_active_resources`), and event-loop lag
+ * quantiles as separate gauges (precomputed percentiles that cannot be
+ * aggregated; `nodejs_eventloop_lag_seconds` stays).
  */
 const MISNAMED_DEFAULTS = [
   'nodejs_active_handles_total',
   'nodejs_active_requests_total',
   'nodejs_active_resources_total',
+  'nodejs_eventloop_lag_p50_seconds',
+  'nodejs_eventloop_lag_p90_seconds',
+  'nodejs_eventloop_lag_p99_seconds',
 ];
 
 export class CollectorMetrics {
@@ -34,12 +40,14 @@ export class CollectorMetrics {
     labelNames: ['type', 'outcome'] as const,
     registers: [this.registry],
   });
-  private readonly agentDropped = new Gauge({
-    name: 'cni_bench_agent_outbox_dropped',
-    help: 'Messages an agent dropped because its unacknowledged buffer overflowed (as last reported)',
+  private readonly agentDropped = new Counter({
+    name: 'cni_bench_agent_outbox_dropped_total',
+    help: 'Messages an agent dropped because its unacknowledged buffer overflowed (increases of what it reports; an agent restart starts again from its new count)',
     labelNames: ['agent'] as const,
     registers: [this.registry],
   });
+  /** The count each agent last reported, to turn its running total into counter increments. */
+  private readonly droppedSeen = new Map<string, number>();
   private readonly agentsLost = new Counter({
     name: 'cni_bench_agents_lost_total',
     help: 'Agents declared lost after the liveness timeout',
@@ -68,8 +76,9 @@ export class CollectorMetrics {
 
   constructor(defaults = true) {
     if (defaults) {
-      collectDefaultMetrics({ register: this.registry, prefix: 'cni_bench_collector_' });
-      for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(`cni_bench_collector_${name}`);
+      // Unprefixed: the standard process_* and nodejs_* names dashboards and alerts expect; the job label says whose.
+      collectDefaultMetrics({ register: this.registry });
+      for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
     }
     this.monitorGauges();
   }
@@ -81,8 +90,7 @@ export class CollectorMetrics {
 
   /**
    * Cluster-level monitoring gauges, computed from the latest snapshot when
-   * scraped: node states, pair states, coverage and failures per node, p50 and
-   * p99 per probe type (merged histograms of recent rounds), and each node's
+   * scraped: node states, pair states, coverage and failures per node, and each node's
    * conntrack fill, largest counted BPF map fill and KUBE-SERVICES length.
    */
   private monitorGauges(): void {
@@ -140,22 +148,8 @@ export class CollectorMetrics {
         }
       },
     );
-    gauge(
-      'cni_bench_monitor_probe_p50_seconds',
-      'Median probe latency per type over recent rounds of every pair',
-      ['type'],
-      (g, s) => {
-        for (const l of s.summary?.latency ?? []) if (l.samples) g.set({ type: l.type }, l.p50Us / 1e6);
-      },
-    );
-    gauge(
-      'cni_bench_monitor_probe_p99_seconds',
-      '99th percentile probe latency per type over recent rounds of every pair',
-      ['type'],
-      (g, s) => {
-        for (const l of s.summary?.latency ?? []) if (l.samples) g.set({ type: l.type }, l.p99Us / 1e6);
-      },
-    );
+    // No precomputed quantile gauges: percentiles come from the agents' cni_bench_probe_duration_seconds
+    // histograms at query time (histogram_quantile, the recording rules), merged across sources, never averaged.
     gauge(
       'cni_bench_monitor_conntrack_fill_ratio',
       'Conntrack entries over maximum per node, as last reported',
@@ -200,10 +194,15 @@ export class CollectorMetrics {
 
   /** Per agent: the series lives as long as the agent is registered (bounded by the registry). */
   agentOutboxDropped(agent: string, dropped: number): void {
-    this.agentDropped.set({ agent }, dropped);
+    const seen = this.droppedSeen.get(agent);
+    // Lower than before: the agent restarted and counts from zero again.
+    const delta = seen === undefined ? dropped : dropped >= seen ? dropped - seen : dropped;
+    this.droppedSeen.set(agent, dropped);
+    this.agentDropped.inc({ agent }, delta);
   }
 
   agentForgotten(agent: string): void {
+    this.droppedSeen.delete(agent);
     this.agentDropped.remove({ agent });
   }
 

@@ -61,6 +61,15 @@ export async function serve(config: CollectorConfig, log: Logger): Promise<void>
   const collector = await startCollector(config, log, frontend, {
     ...(nodes ? { monitor: { nodeStatus: () => nodes.nodeStatus() } } : {}),
     ...(tokenReview ? { tokenReview } : {}),
+    // Load only on Ready, schedulable workers unless a scenario names the node; a node the watch does not know is allowed.
+    ...(nodes
+      ? {
+          canLoad: (name: string) => {
+            const n = nodes.nodeStatus().get(name);
+            return !n || (n.ready && n.schedulable && n.worker);
+          },
+        }
+      : {}),
   });
   // Cordoned and NotReady nodes leave the monitor's plans as the node watch sees them.
   nodes?.onNodeStatusChange(() => collector.monitor.nodesChanged());

@@ -20,6 +20,8 @@ export interface ClusterDescription {
   osImage?: string;
   /** The nodes' container runtime and version (node.status.nodeInfo), when the API was read. */
   containerRuntime?: string;
+  /** The run's nodes' hardware from the agents' node facts (report/node-facts.ts), when they reported them. */
+  hardware?: string;
   /**
    * What could not be read, or what disagrees (e.g. the kube-proxy ConfigMap says
    * nftables and the agents' rules say iptables): shown with the description so

@@ -4,6 +4,7 @@
  * its node namespaces; in a cluster the collector creates Services and
  * EndpointSlices. The orchestrator only sees these interfaces.
  */
+import type { DataplaneSample } from '../gen/cnibench/v1/agent.js';
 import type { ClusterDescription } from './cluster.js';
 import type { ConditionDriver } from './conditions.js';
 
@@ -83,11 +84,26 @@ export interface ScaleStep {
   added?: number;
 }
 
+/** What the orchestrator gives a sweep's preflight: one fresh dataplane sample per node (keyed by agent), on demand. */
+export interface ScalePrepareContext {
+  samples(): Promise<ReadonlyMap<string, DataplaneSample | undefined>>;
+  signal?: AbortSignal;
+}
+
 export interface ServiceScaler {
   /** Adds or removes dummy Services (without selector, `endpointsPerService` fake endpoints each) so that exactly `count` exist. */
   setDummyServices(count: number, endpointsPerService: number, runId?: string): Promise<ScaleStep>;
-  /** Before a sweep's first step: checks that its largest step fits (Cilium's LB map) and labels what follows with `runId`. */
-  prepare?(maxServices: number, endpointsPerService: number, runId: string): Promise<void>;
+  /**
+   * Before a sweep's first step: checks that its largest step fits (Cilium's LB
+   * map, from the nodes' samples `context.samples` takes) and labels what
+   * follows with `runId`.
+   */
+  prepare?(
+    maxServices: number,
+    endpointsPerService: number,
+    runId: string,
+    context?: ScalePrepareContext,
+  ): Promise<void>;
   /** After the sweep: undoes what prepare changed. Never throws. */
   finish?(): Promise<void>;
 }

@@ -9,7 +9,7 @@
 import { createLogger, type Logger } from '../core/log.js';
 import type { ServiceFrontend, ServiceScaler } from '../core/service-frontend.js';
 import { CILIUM_DATAPLANES, type CiliumDataplane } from './cilium/config.js';
-import { CiliumLab } from './cilium/dataplane.js';
+import { CiliumLab, type CiliumLabOptions } from './cilium/dataplane.js';
 import type { LabPlan } from './plan.js';
 import { LabExternalProxy } from './proxy-external.js';
 import { type IptablesBackend, LabIptablesProxy } from './proxy-iptables.js';
@@ -44,9 +44,10 @@ export type LabProxyOptions =
   /**
    * No kube-proxy: real Cilium with kube-proxy replacement (lab/cilium/).
    * `lbMapMax`: cilium-config's bpf-lb-map-max from the start (a sweep sizes
-   * its fresh lab's LB maps for its largest step; default Cilium's 65536).
+   * its fresh lab's LB maps for its largest step; default Cilium's 65536);
+   * the other options: CiliumLabOptions.
    */
-  | { mode: CiliumDataplane; lbMapMax?: number };
+  | ({ mode: CiliumDataplane } & CiliumLabOptions);
 
 export interface LabProxy extends ServiceFrontend, ServiceScaler {
   readonly mode: LabProxyMode;
@@ -68,7 +69,7 @@ export function createLabProxy(
   log: Logger = createLogger({ component: 'lab' }),
 ): LabProxy {
   if (opts.mode === 'external') return new LabExternalProxy();
-  if (isCiliumMode(opts.mode)) return new CiliumLab(opts.mode, plan, log, (opts as { lbMapMax?: number }).lbMapMax);
+  if (isCiliumMode(opts.mode)) return new CiliumLab(opts.mode, plan, log, opts as CiliumLabOptions);
   const o = opts as { mode: ProxyMode; iptablesBackend?: IptablesBackend };
   return o.mode === 'nftables' ? new LabNftablesProxy(plan) : new LabIptablesProxy(plan, o.iptablesBackend ?? 'legacy');
 }

@@ -81,6 +81,7 @@ function headerBlock(t: ComparisonTable): string[] {
     'Kubernetes',
     'node type',
     'OS, runtime',
+    'hardware',
   ];
   return [
     `| ${head.join(' | ')} |`,
@@ -99,6 +100,7 @@ function headerBlock(t: ComparisonTable): string[] {
         d?.kubernetesVersion,
         d?.nodeType,
         [d?.osImage, d?.containerRuntime].filter(Boolean).join(', '),
+        d?.hardware,
       ];
       return `| ${cells.map((c) => md(dash(c ?? ''))).join(' | ')} |`;
     }),

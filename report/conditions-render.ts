@@ -31,5 +31,11 @@ export function renderConditions(t: ConditionsTable): string[] {
       (r) =>
         `| ${mdText(r.measurement)} | ${mdText(r.condition)} | ${num(r.baseline, r.unit)} | ${r.error ? `— (${mdText(r.error)})` : num(r.value, r.unit)} | ${change(r.change)} | ${r.verdict ? `${r.verdict}${r.reason ? ` (${mdText(r.reason)})` : ''}` : '—'} |`,
     ),
+    ...(t.rows.some((r) => r.group === 'policyCount' && r.condition === '0 policies' && r.value !== null)
+      ? [
+          '',
+          "The 0 policies step measures the baseline's dataplane again, later in the same run: its change is what drift alone (machine load, warm-up) did here, and a condition's change no larger than that cannot be put down to the condition.",
+        ]
+      : []),
   ];
 }

@@ -388,6 +388,30 @@ function connectionsRefused(input: GuardInput, t: GuardThresholds): Guard | unde
   return { code: GuardCodes.CONNECTIONS_REFUSED, message, invalidates: true, counters };
 }
 
+/** A client's send lag at or above this share of the headline latency is named as a cause of spread. */
+const SEND_LAG_SHARE = 0.25;
+
+/**
+ * A fixed-rate client's mean send lag (how late requests left against their
+ * schedule; the built-in open-loop client reports it) over a row's rounds,
+ * against the row's headline latency, both in µs; undefined where the tool
+ * reports none or the headline is not a latency. Pure.
+ */
+export function sendLagOf(
+  results: readonly JobResult[],
+  head: { unit: string; value: number } | undefined,
+): { meanUs: number; headlineUs: number } | undefined {
+  const lags = results.flatMap((r) => {
+    const k = r.measurement?.kind;
+    return k?.$case === 'http' && k.value.latencyFromIntendedStart && k.value.sendLagMeanUs > 0
+      ? [k.value.sendLagMeanUs]
+      : [];
+  });
+  const scale = head?.unit === 'ms' ? 1000 : head?.unit === 'us' || head?.unit === 'µs' ? 1 : 0;
+  if (!lags.length || !head || !scale || !Number.isFinite(head.value)) return undefined;
+  return { meanUs: lags.reduce((a, b) => a + b, 0) / lags.length, headlineUs: head.value * scale };
+}
+
 /**
  * Rounds that disagree by a CV of 10% or more give an interval too wide to
  * tell two dataplanes apart. Says why where the evidence shows it: a
@@ -401,6 +425,8 @@ export function dispersionGuard(input: {
   fired: readonly Guard[];
   loadAverage?: number;
   cpus?: number;
+  /** The client's own send lag against its schedule and the headline latency, both in µs (sendLagOf). */
+  clientSendLag?: { meanUs: number; headlineUs: number };
   thresholds?: Partial<GuardThresholds>;
 }): Guard | undefined {
   const t: GuardThresholds = { ...DEFAULT_GUARD_THRESHOLDS, ...input.thresholds };
@@ -412,6 +438,12 @@ export function dispersionGuard(input: {
   if (input.loadAverage !== undefined && input.cpus !== undefined && input.cpus > 0 && input.loadAverage > input.cpus) {
     why.push(
       `the machine was busy (load average ${input.loadAverage.toFixed(1)} on ${input.cpus} CPUs): other work took CPU time from the rounds`,
+    );
+  }
+  const lag = input.clientSendLag;
+  if (lag && lag.headlineUs > 0 && lag.meanUs >= SEND_LAG_SHARE * lag.headlineUs) {
+    why.push(
+      `the client sent its requests ${(lag.meanUs / 1000).toFixed(2)} ms late on average (its own timer and event loop), ${pct(lag.meanUs / lag.headlineUs)} of the headline latency and inside every sample, so the rounds differ by the client's timing more than by the path`,
     );
   }
   const cause = why.length

@@ -17,7 +17,8 @@ function verdictOf(c: ComparisonRow['cells'][number]): string {
   return v.verdict === 'better' || v.verdict === 'worse' ? `${v.verdict} (${rel}, ${p})` : `${v.verdict} (${v.reason})`;
 }
 
-function bars(t: ComparisonTable, rows: readonly ComparisonRow[]): string {
+/** Bars per measurement across the runs, one chart per unit. */
+export function comparisonBars(t: ComparisonTable, rows: readonly ComparisonRow[]): string {
   const series = t.runs.map((r) => r.label);
   const byUnit = new Map<string, BarGroup[]>();
   for (const r of rows) {
@@ -64,8 +65,27 @@ function sweepLines(t: ComparisonTable, rows: readonly ComparisonRow[]): string 
     .join('\n');
 }
 
-export function renderComparisonHtml(t: ComparisonTable): string {
+/** Every row with each run's value and its verdict against the baseline. */
+export function verdictTable(t: ComparisonTable): string {
   const verdictClass = (v: string | undefined) => (v === 'worse' ? 'bad' : v === 'better' ? 'good' : '');
+  return table(
+    ['measurement', 'unit', ...t.runs.map((r) => r.label), 'verdict'],
+    t.rows.map((r) => [
+      h(r.label),
+      h(r.unit),
+      ...r.cells.map((c) => (c.value === null ? `— ${h(c.status)}` : num(c.value))),
+      r.cells
+        .slice(1)
+        .map(
+          (c, i) =>
+            `<span class="${verdictClass(c.vsBaseline?.verdict)}">${h(`${t.runs.length > 2 ? `${t.runs[i + 1]?.label}: ` : ''}${verdictOf(c)}`)}</span>`,
+        )
+        .join('; '),
+    ]),
+  );
+}
+
+export function renderComparisonHtml(t: ComparisonTable): string {
   const body = [
     `<h1>cni-bench comparison: ${h(t.runs.map((r) => r.label).join(' vs '))}</h1>`,
     `<p>Baseline: <b>${h(t.baseline)}</b>; changes under ${(t.noiseFloor * 100).toFixed(1)}% count as noise.</p>`,
@@ -74,27 +94,13 @@ export function renderComparisonHtml(t: ComparisonTable): string {
       t.runs.map((r) => [h(r.label), h(r.id), h(r.name), h(r.state)]),
     ),
     '<h2>Measurements across runs</h2>',
-    bars(
+    comparisonBars(
       t,
       t.rows.filter((r) => r.step === null),
     ),
     sweepLines(t, t.rows),
     '<h2>Verdicts</h2>',
-    table(
-      ['measurement', 'unit', ...t.runs.map((r) => r.label), 'verdict'],
-      t.rows.map((r) => [
-        h(r.label),
-        h(r.unit),
-        ...r.cells.map((c) => (c.value === null ? `— ${h(c.status)}` : num(c.value))),
-        r.cells
-          .slice(1)
-          .map(
-            (c, i) =>
-              `<span class="${verdictClass(c.vsBaseline?.verdict)}">${h(`${t.runs.length > 2 ? `${t.runs[i + 1]?.label}: ` : ''}${verdictOf(c)}`)}</span>`,
-          )
-          .join('; '),
-      ]),
-    ),
+    verdictTable(t),
   ].join('\n');
   return page('cni-bench comparison', body);
 }

@@ -92,6 +92,7 @@ export function renderReportHtml(model: ReportModel): string {
     `<h1>cni-bench report: ${h(run.name)} <small>(${h(run.id)})</small></h1>`,
     `<p>State: <b>${h(run.state)}</b>${run.reason ? ` (${h(run.reason)})` : ''}; wall time ${secs} s.</p>`,
     `<p>Cluster: ${h(clusterLabel(model.cluster?.description ?? null))}</p>`,
+    ...(model.cluster?.description?.hardware ? [`<p>Hardware: ${h(model.cluster.description.hardware)}</p>`] : []),
     '<h2>Measurements</h2>',
     rowsTable(model),
     barsByUnit(runs),

@@ -253,7 +253,7 @@ function describeLine(report: ReportModel): string {
   const d = report.cluster.description;
   const os = [d.osImage, d.containerRuntime].filter(Boolean).join(', ');
   return mdText(
-    `Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}`,
+    `Kubernetes ${d.kubernetesVersion}; CNI ${d.cni}${d.cniMode ? ` (${d.cniMode})` : ''}; kube-proxy ${d.kubeProxyMode}; kernel ${d.kernel}; nodes ${d.nodeType}${os ? `; ${os}` : ''}${d.hardware ? `; hardware ${d.hardware}` : ''}`,
   );
 }
 

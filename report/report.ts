@@ -18,6 +18,7 @@ import {
   type Guard,
   type GuardThresholds,
   type SamplePair,
+  sendLagOf,
 } from './guards.js';
 import { summarisePhase } from './phase-dataplane.js';
 import type { PhaseRecord, ResultRecord, RunRecord, SampleRecord } from './records.js';
@@ -186,11 +187,13 @@ export function buildReport(
     );
     const invalidating = guards.find((g) => g.invalidates);
     // An invalid row has no number, so no spread to speak of.
+    const sendLag = sendLagOf(res, metrics[0]);
     const spread = dispersionGuard({
       cv: metrics[0]?.summary?.cv ?? null,
       n: metrics[0]?.summary?.n ?? 0,
       fired: guards,
       ...loadOf(detail, byJob),
+      ...(sendLag ? { clientSendLag: sendLag } : {}),
       ...(scenario.guardThresholds ? { thresholds: scenario.guardThresholds } : {}),
     });
     if (spread && !invalidating) guards.push(spread);

@@ -134,7 +134,7 @@ export function barChart(c: { title: string; unit: string; groups: BarGroup[]; s
   let body = '';
   for (const g of c.groups) {
     const gh = g.bars.length * barH;
-    body += `<g class="bar-group" data-group="${h(g.name)}"><text x="${x0 - 8}" y="${(y + gh / 2).toFixed(1)}" text-anchor="end" dominant-baseline="middle" font-size="11">${h(g.name.length > 44 ? `${g.name.slice(0, 43)}…` : g.name)}</text>`;
+    body += `<g class="bar-group" data-group="${h(g.name)}"><text x="${x0 - 8}" y="${(y + gh / 2).toFixed(1)}" text-anchor="end" dominant-baseline="middle" font-size="11">${h(g.name.length > 40 ? `${g.name.slice(0, 39)}…` : g.name)}</text>`;
     for (const b of g.bars) {
       const i = Math.max(0, c.series.indexOf(b.name));
       const color = PALETTE[i % PALETTE.length];

@@ -15,6 +15,16 @@ set -euo pipefail
 # grol.io/grol (fortio's scripting engine, linked into the main binary), and the
 # proxy answers 403 for every grol.io/grol version, so those cannot be built.
 FORTIO_VERSION=v1.68.2
+# grpcurl: only with --test (the REST/gRPC contract suite calls the collector's
+# reflection service with it).
+GRPCURL_VERSION=v1.9.4
+with_test_tools=false
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_test_tools=true ;;
+    *) echo "build-go-tools: unknown option '${arg}' (known: --test)" >&2; exit 2 ;;
+  esac
+done
 
 tools_dir="${CNI_BENCH_TOOLS_DIR:-/var/cache/cni-bench/tools}"
 bin_dir="${CNI_BENCH_BIN_DIR:-/usr/local/bin}"
@@ -51,3 +61,4 @@ install_go_tool() {
 }
 
 install_go_tool fortio fortio.org/fortio "$FORTIO_VERSION"
+if "$with_test_tools"; then install_go_tool grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"; fi

@@ -8,9 +8,14 @@
 #            (scripts/build-control-plane.sh; cold about 25 min on 2 cores, warm
 #            seconds), hadolint for the Dockerfile, real Cilium v1.20.2
 #            (scripts/build-cilium.sh; the lab's `--dataplane cilium|cilium-vxlan`
-#            and the Cilium suites use it), and for the image suite
+#            and the Cilium suites use it), the lab's NetworkPolicy enforcer
+#            (scripts/build-kube-network-policies.sh kube-router: kube-router
+#            v2.1.0's policy controller), and for the image suite
 #            (test/integration/image.test.ts) buildah and debootstrap (to build the
-#            Dockerfile without a daemon or registry) and cdxgen (its SBOM).
+#            Dockerfile without a daemon or registry) and cdxgen (its SBOM), and
+#            Debian's chromium (the HTML reports are loaded in it headless:
+#            test/integration/html-reports-chromium.test.ts), and ping (the
+#            path-MTU probes: test/integration/lab-pmtu.test.ts).
 #   --cilium also real Cilium (scripts/build-cilium.sh) without the other test
 #            tools; the Cilium lab also needs the control plane, so this builds
 #            etcd, kube-apiserver and kube-controller-manager too.
@@ -51,7 +56,7 @@ bash scripts/install-netperf.sh \
 # fortio (not packaged by Debian) is built with Go from the module proxy into a cache outside the repo.
 # Without Go the lab still runs: default measurements that need fortio are skipped and listed in the report.
 if command -v go >/dev/null; then
-  bash scripts/build-go-tools.sh
+  if "$with_test_tools"; then bash scripts/build-go-tools.sh --test; else bash scripts/build-go-tools.sh; fi
 else
   echo "setup: 'go' is not on PATH: fortio is not built; fortio measurements will be skipped" >&2
 fi
@@ -60,14 +65,14 @@ if "$with_test_tools"; then
   command -v go >/dev/null || { echo "setup: --test needs 'go' on PATH to build the Kubernetes control plane" >&2; exit 1; }
   bash scripts/build-control-plane.sh
   bash scripts/install-hadolint.sh
-  image_tools=()
-  for p in buildah debootstrap; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || image_tools+=("$p")
+  test_packages=()
+  for p in buildah debootstrap chromium iputils-ping; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || test_packages+=("$p")
   done
-  if [ "${#image_tools[@]}" -gt 0 ]; then
-    echo "setup: installing ${image_tools[*]}" >&2
+  if [ "${#test_packages[@]}" -gt 0 ]; then
+    echo "setup: installing ${test_packages[*]}" >&2
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${image_tools[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${test_packages[@]}" >/dev/null
   fi
   bash scripts/image-sbom.sh --install
 fi
@@ -76,6 +81,9 @@ if "$with_cilium"; then
   "$with_test_tools" || CNI_BENCH_CP_TOOLS="etcd kubernetes" bash scripts/build-control-plane.sh
   bash scripts/build-cilium.sh
 fi
+# The iptables/nftables labs' NetworkPolicy enforcers (`cni-bench lab --policy-enforcer`, the policy suites):
+# kube-router's policy controller, the lab's NetworkPolicy enforcer (needs ipset, installed above with --cilium/--test).
+if "$with_test_tools"; then bash scripts/build-kube-network-policies.sh kube-router; fi
 
 # npm 11 blocks dependency install scripts unless allowed; the project runs none it needs.
 npm ci --no-audit --no-fund --loglevel=error

@@ -13,7 +13,9 @@
  * Latency counts from each attempt's intended start (no coordinated omission).
  * At the end it waits up to `--timeout-ms` for attempts in flight, then prints
  * ONE JSON line: the timeline in `--bin-ms` bins (report/disruption.ts
- * binAttempts; parsed by parseTimeline). Exits 2 on bad arguments.
+ * binAttempts; parsed by parseTimeline). On stderr, one line
+ * `{"event":"started","startMs":...}` as the first attempt goes out, so a
+ * caller can time an event from the stream's own start. Exits 2 on bad arguments.
  */
 import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -171,4 +173,6 @@ function drain(): void {
 }
 
 if (!(o.seconds * o.rate >= 1)) failWith(TOOL, 2, '--duration × --rate must give at least one attempt');
+// A caller timing an event against the stream waits for this line (process start-up takes seconds on a busy machine).
+process.stderr.write(`${JSON.stringify({ tool: TOOL, event: 'started', startMs: startWall })}\n`);
 schedule();

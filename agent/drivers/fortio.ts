@@ -48,6 +48,7 @@ export function parseFortioHttpJson(stdout: string): HttpLoadResult {
     histogram: run.histogram,
     targetQps: run.targetQps,
     latencyFromIntendedStart: false,
+    sendLagMeanUs: 0,
   };
 }
 

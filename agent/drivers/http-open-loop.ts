@@ -138,6 +138,7 @@ export function parseHttpOpenLoopOutput(stdout: string): HttpLoadResult {
     histogram: h.toProto(),
     targetQps: qps,
     latencyFromIntendedStart: true,
+    sendLagMeanUs: num(d, 'sendLagMeanUs', stdout),
   };
 }
 

@@ -95,6 +95,7 @@ export function parseWrkOutput(stdout: string): HttpLoadResult {
       targetQps: 0,
       // wrk (unlike wrk2) times each request from when it was sent: closed loop at maximum rate.
       latencyFromIntendedStart: false,
+      sendLagMeanUs: 0,
     };
   } catch (err) {
     throw parseError('wrk', stdout, (err as Error).message);

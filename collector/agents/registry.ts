@@ -216,6 +216,17 @@ export class AgentRegistry extends EventEmitter<{
     return this.list().filter((a) => a.connected && !a.lost);
   }
 
+  /**
+   * The collector itself stood still (stopped, starved of CPU, its host
+   * suspended): nobody could have been heard meanwhile, so every agent not yet
+   * lost gets a fresh liveness timeout rather than being declared lost for the
+   * collector's own silence. Agents that are really gone are declared lost one
+   * timeout later.
+   */
+  collectorStalled(now = Date.now()): void {
+    for (const a of this.agents.values()) if (!a.lost) a.lastSeenMs = Math.max(a.lastSeenMs, now);
+  }
+
   /** Declares silent agents lost; returns their ids. */
   sweep(now = Date.now()): string[] {
     const lost: string[] = [];

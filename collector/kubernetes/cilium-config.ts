@@ -1,28 +1,48 @@
 /**
- * The Cilium preflight of a scale sweep against the live cluster: reads
- * `bpf-lb-map-max` from the cilium-config ConfigMap and refuses a sweep whose
- * largest step would overflow Cilium's LB map, saying the exact fix; or, only
- * when the operator allowed it, raises the value and puts the old one back at
- * the end. No cilium-config ConfigMap means no Cilium: nothing to check.
+ * The Cilium LB-map preflight of a scale sweep against the live cluster
+ * (runs/cilium-preflight.ts decides): reads cilium-config, takes each node's
+ * loaded map sizes and entries from the agents' samples, and refuses a sweep
+ * whose largest step would overflow the map with the exact command to run; or,
+ * only when the operator allowed it, patches `bpf-lb-map-max`, restarts Cilium
+ * (a rollout restart of the cilium DaemonSet, as `kubectl rollout restart`
+ * does it, or the restart the caller gives: the lab restarts its agents), waits
+ * until every node's loaded map reads the new size, and at the end puts the
+ * old value back the same way, verified again. No cilium-config ConfigMap
+ * means no Cilium: nothing to check.
  */
-import { type CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, type CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { type LbMapPreflight, lbMapPreflight } from '../runs/cilium-preflight.js';
+import type { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
+import {
+  ensureLbMapFits,
+  LB_MAP_MAX_KEY,
+  type LbMapChange,
+  type LbMapPreflightRecord,
+  type LbMapPreflightResult,
+} from '../runs/cilium-preflight.js';
 import { type Pacer, statusOf } from './pacer.js';
 
 const NAME = 'cilium-config';
-const KEY = 'bpf-lb-map-max';
+const DAEMONSET = 'cilium';
+const ROLLOUT_TIMEOUT_MS = 600_000;
+
+/** One fresh dataplane sample per node, keyed by agent: what the orchestrator gives a sweep's preflight. */
+export type NodeSamples = () => Promise<ReadonlyMap<string, DataplaneSample | undefined>>;
 
 export class CiliumConfig {
-  /** The value before we changed it ('' when unset), while a change is in place. */
-  private original: string | undefined;
+  private change: LbMapChange | undefined;
+  /** The last preflight's result (its change, once reverted, says so in `reverted`). */
+  last: LbMapPreflightRecord | undefined;
 
   constructor(
+    private readonly kc: KubeConfig,
     private readonly core: CoreV1Api,
     private readonly pacer: Pacer,
     private readonly namespace: string,
     private readonly log: Logger,
+    /** Restarts Cilium after a config change; default: a rollout restart of daemonset/cilium, awaited. */
+    private readonly restartCilium?: () => Promise<void>,
   ) {}
 
   /** Undefined when the cluster has no cilium-config. */
@@ -44,46 +64,83 @@ export class CiliumConfig {
     services: number,
     endpointsPerService: number,
     allowChange: boolean,
-  ): Promise<LbMapPreflight | undefined> {
-    const data = await this.read();
-    if (!data) return undefined;
-    const check = lbMapPreflight(services, endpointsPerService, data);
-    if (check.fits) return check;
-    if (!allowChange) {
-      throw new CniBenchError(
-        ErrorCodes.VALIDATION,
-        `serviceScale.steps: ${services} Services x (${endpointsPerService} endpoints + 1) need ${check.needed} Cilium LB map entries and bpf-lb-map-max is ${check.max}; the map would overflow and show as a false RPS collapse. Fix: ${check.fix}`,
-        { details: { field: 'serviceScale.steps', needed: check.needed, max: check.max, fix: check.fix } },
-      );
-    }
-    const suggested = /"bpf-lb-map-max":"(\d+)"/.exec(check.fix)?.[1] ?? String(check.needed);
-    this.original = data[KEY] ?? '';
-    await this.patch(suggested);
-    this.log.warn('raised cilium bpf-lb-map-max for the sweep (cilium agents must restart to apply it)', {
-      from: this.original || '(unset)',
-      to: suggested,
+    samples?: NodeSamples,
+    signal?: AbortSignal,
+  ): Promise<LbMapPreflightResult | undefined> {
+    const result = await ensureLbMapFits(services, endpointsPerService, {
+      readConfig: () => this.read(),
+      writeConfig: (v) => this.patch(v),
+      restart: () => (this.restartCilium ? this.restartCilium() : this.rolloutRestart()),
+      sampleNodes: samples ?? (async () => new Map()),
+      allowChange,
+      log: this.log,
+      where: { namespace: this.namespace },
+      ...(signal ? { signal } : {}),
     });
-    return check;
+    this.change = result?.change;
+    this.last = result;
+    return result;
   }
 
-  /** Puts back what ensureFits changed. Never throws (logs). */
+  /** Puts back what ensureFits changed, restarts Cilium and verifies it on every node. Never throws (logs). */
   async revert(): Promise<void> {
-    if (this.original === undefined) return;
-    const value = this.original;
+    const change = this.change;
+    if (!change) return;
+    this.change = undefined;
     try {
-      await this.patch(value === '' ? null : value);
-      this.original = undefined;
+      const reverted = await change.revert();
+      if (this.last?.change === change) this.last = { ...this.last, reverted };
     } catch (err) {
-      this.log.error('cannot restore cilium bpf-lb-map-max', { value, error: (err as Error).message });
+      this.log.error('cannot restore cilium bpf-lb-map-max', {
+        value: change.from || '(unset)',
+        error: (err as Error).message,
+      });
     }
   }
 
   private async patch(value: string | null): Promise<void> {
     await this.pacer.run(`patch configmap ${this.namespace}/${NAME}`, () =>
       this.core.patchNamespacedConfigMap(
-        { name: NAME, namespace: this.namespace, body: { data: { [KEY]: value } } },
+        { name: NAME, namespace: this.namespace, body: { data: { [LB_MAP_MAX_KEY]: value } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
+  }
+
+  /** `kubectl rollout restart daemonset/cilium` and `rollout status`: a new template annotation, then every pod updated and available. */
+  private async rolloutRestart(): Promise<void> {
+    const apps = this.kc.makeApiClient(AppsV1Api);
+    const at = new Date().toISOString();
+    const patched = await this.pacer.run(`rollout restart daemonset ${this.namespace}/${DAEMONSET}`, () =>
+      apps.patchNamespacedDaemonSet(
+        {
+          name: DAEMONSET,
+          namespace: this.namespace,
+          body: { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': at } } } } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+    const generation = patched.metadata?.generation ?? 0;
+    const began = Date.now();
+    for (;;) {
+      const ds = await this.pacer.run(`get daemonset ${this.namespace}/${DAEMONSET}`, () =>
+        apps.readNamespacedDaemonSet({ name: DAEMONSET, namespace: this.namespace }),
+      );
+      const s = ds.status;
+      const desired = s?.desiredNumberScheduled ?? 0;
+      if (
+        (s?.observedGeneration ?? 0) >= generation &&
+        (s?.updatedNumberScheduled ?? 0) >= desired &&
+        (s?.numberAvailable ?? 0) >= desired
+      )
+        return;
+      if (Date.now() - began > ROLLOUT_TIMEOUT_MS)
+        throw new CniBenchError(
+          ErrorCodes.TIMEOUT,
+          `daemonset ${this.namespace}/${DAEMONSET} rollout not done after ${ROLLOUT_TIMEOUT_MS / 1000} s (${s?.updatedNumberScheduled ?? 0} of ${desired} updated, ${s?.numberAvailable ?? 0} available)`,
+        );
+      await new Promise((r) => setTimeout(r, 2000));
+    }
   }
 }

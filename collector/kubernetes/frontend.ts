@@ -14,12 +14,14 @@ import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type {
   ExtraServicePort,
+  ScalePrepareContext,
   ScaleStep,
   ServiceAddress,
   ServiceEndpoint,
   ServiceFrontend,
   ServiceScaler,
 } from '../../core/service-frontend.js';
+import type { LbMapPreflightRecord } from '../runs/cilium-preflight.js';
 import { CiliumConfig } from './cilium-config.js';
 import type { ClusterDescriber } from './cluster-describer.js';
 import { ALL_MANAGED, dummyPair, runSelector, type ServicePair, servicePair } from './objects.js';
@@ -34,6 +36,8 @@ export interface KubernetesFrontendOptions {
   /** May the collector raise Cilium's bpf-lb-map-max (and revert it)? */
   allowCiliumConfigChange?: boolean;
   ciliumNamespace?: string;
+  /** How Cilium restarts after its configuration changed (the lab restarts its agents); default: a rollout restart of daemonset/cilium. */
+  restartCilium?: () => Promise<void>;
   log: Logger;
 }
 
@@ -48,6 +52,7 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   private readonly core: CoreV1Api;
   private readonly discovery: DiscoveryV1Api;
   private readonly cilium: CiliumConfig;
+  private allowCiliumChange: boolean;
   private dummies = 0;
   private dummyEndpoints = 0;
   private runId = 'none';
@@ -59,9 +64,17 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     private readonly opts: KubernetesFrontendOptions,
   ) {
     this.pacer = new Pacer(opts.pacer ?? DEFAULT_PACER);
+    this.allowCiliumChange = opts.allowCiliumConfigChange ?? false;
     this.core = kc.makeApiClient(CoreV1Api);
     this.discovery = kc.makeApiClient(DiscoveryV1Api);
-    this.cilium = new CiliumConfig(this.core, this.pacer, opts.ciliumNamespace ?? 'kube-system', opts.log);
+    this.cilium = new CiliumConfig(
+      kc,
+      this.core,
+      this.pacer,
+      opts.ciliumNamespace ?? 'kube-system',
+      opts.log,
+      opts.restartCilium,
+    );
   }
 
   /** Reads the cluster's version and removes what an earlier collector left behind. */
@@ -121,9 +134,30 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     await this.deletePair(this.opts.namespace, full);
   }
 
-  async prepare(maxServices: number, endpointsPerService: number, runId: string): Promise<void> {
+  /** The operator's opt-in to raise bpf-lb-map-max, changeable between runs. */
+  setAllowCiliumConfigChange(allow: boolean): void {
+    this.allowCiliumChange = allow;
+  }
+
+  /** What the last sweep preflight decided and changed (the lab and its tests read it). */
+  get lbMapPreflight(): LbMapPreflightRecord | undefined {
+    return this.cilium.last;
+  }
+
+  async prepare(
+    maxServices: number,
+    endpointsPerService: number,
+    runId: string,
+    context?: ScalePrepareContext,
+  ): Promise<void> {
     this.runId = runId;
-    await this.cilium.ensureFits(maxServices, endpointsPerService, this.opts.allowCiliumConfigChange ?? false);
+    await this.cilium.ensureFits(
+      maxServices,
+      endpointsPerService,
+      this.allowCiliumChange,
+      context ? () => context.samples() : undefined,
+      context?.signal,
+    );
   }
 
   async finish(): Promise<void> {

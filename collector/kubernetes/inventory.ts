@@ -24,6 +24,12 @@ export interface NodeSummary {
   name: string;
   ready: boolean;
   schedulable: boolean;
+  /**
+   * A worker a run may place load on: no control-plane role and no NoSchedule
+   * or NoExecute taint (the agents tolerate every taint, so monitoring still
+   * covers such nodes; load goes there only when a scenario names the node).
+   */
+  worker: boolean;
   kernel: string;
   instanceType: string;
 }
@@ -42,6 +48,9 @@ export function summarizeNode(n: V1Node): NodeSummary {
     name: n.metadata?.name ?? '',
     ready: n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     schedulable: !n.spec?.unschedulable,
+    worker:
+      !('node-role.kubernetes.io/control-plane' in labels || 'node-role.kubernetes.io/master' in labels) &&
+      !(n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute'),
     kernel: n.status?.nodeInfo?.kernelVersion ?? '',
     instanceType: labels['node.kubernetes.io/instance-type'] ?? labels['beta.kubernetes.io/instance-type'] ?? '',
   };

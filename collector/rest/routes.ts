@@ -191,7 +191,10 @@ export function restRoutes(d: RouteDeps): Route[] {
       summary: "A run's report",
       query: S.reportQuery,
       answers: {
-        200: { description: 'the report', content: { [JSON_CT]: undefined, 'text/markdown': undefined } },
+        200: {
+          description: 'the report',
+          content: { [JSON_CT]: undefined, 'text/markdown': undefined, 'text/html': undefined, 'text/csv': undefined },
+        },
         404: json(S.problemSchema, 'no such run'),
       },
       handle: ({ params, query }) => {
@@ -208,7 +211,7 @@ export function restRoutes(d: RouteDeps): Route[] {
       answers: {
         200: {
           description: 'the comparison',
-          content: { 'text/markdown': undefined, [JSON_CT]: undefined, 'text/csv': undefined },
+          content: { 'text/markdown': undefined, [JSON_CT]: undefined, 'text/csv': undefined, 'text/html': undefined },
         },
         404: json(S.problemSchema, 'a run not found'),
       },

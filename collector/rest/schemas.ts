@@ -7,9 +7,10 @@
 import { z } from 'zod';
 import { COMPARISON_FORMATS, MAX_COMPARE_RUNS } from '../../report/compare.js';
 import type { RunState } from '../../report/records.js';
+import { REPORT_FORMATS } from '../../report/report-formats.js';
 
-/** Formats of GET /v1/runs/{id}/report (RunsApi.report). */
-export const REPORT_FORMATS = ['json', 'md'] as const;
+/** Formats of GET /v1/runs/{id}/report (RunsApi.report, report/report-formats.ts). */
+export { REPORT_FORMATS };
 
 const LIMIT = 'must be an integer from 1 to 1000';
 
@@ -19,7 +20,12 @@ export const listQuery = z.strictObject({
 });
 
 export const reportQuery = z.strictObject({
-  format: z.enum(REPORT_FORMATS).default('json').describe('json: the report model; md: Markdown'),
+  format: z
+    .enum(REPORT_FORMATS)
+    .default('json')
+    .describe(
+      'json: the report model; md: Markdown; html: one self-contained page with SVG charts; csv: one line per metric',
+    ),
 });
 
 export const compareQuery = z.strictObject({
@@ -84,6 +90,23 @@ export const agentSchema = z.looseObject({
   iptablesBackend: z.string(),
   kubeServices: z.boolean(),
   outboxDropped: z.int(),
+  nodeFacts: z
+    .looseObject({
+      cpuModel: z.string(),
+      physicalCores: z.int(),
+      threads: z.int(),
+      governor: z.string(),
+      virtualization: z.string(),
+      os: z.string(),
+      memoryBytes: z.int(),
+      podInterface: z.string(),
+      nicDriver: z.string(),
+      nicSpeedMbps: z.int(),
+      mtu: z.int(),
+      notes: z.array(z.string()),
+    })
+    .optional()
+    .describe("the host's fingerprint from registration (systeminformation)"),
 });
 
 export const agentListSchema = z.strictObject({

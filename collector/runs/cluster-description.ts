@@ -10,6 +10,7 @@
  */
 
 import type { ClusterDescription } from '../../core/cluster.js';
+import { describeHardware } from '../../report/node-facts.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { RunPlan } from './plan.js';
 
@@ -116,6 +117,12 @@ export function describeCluster(
   const cilium = ciliumFromAgents(plan.peer ? [a, plan.client, plan.peer] : [a, plan.client], frontend);
   const notes = [...(frontend?.notes ?? []), ...(proxy.note && !labelledProxy ? [proxy.note] : []), ...cilium.notes];
   const evidence = [...(frontend?.evidence ?? []), ...cilium.evidence];
+  const hardware = describeHardware(
+    [...new Map([a, plan.client].map((x) => [x.info.nodeName, x.info.nodeFacts])).entries()].map(([name, facts]) => ({
+      name,
+      facts,
+    })),
+  );
   return {
     kubernetesVersion: label('kubernetesVersion') ?? frontend?.kubernetesVersion ?? 'unknown',
     cni: label('cni') ?? cilium.cni ?? frontend?.cni ?? 'unknown',
@@ -125,6 +132,7 @@ export function describeCluster(
     nodeType: label('nodeType') ?? frontend?.nodeType ?? cpus,
     ...(frontend?.osImage ? { osImage: frontend.osImage } : {}),
     ...(frontend?.containerRuntime ? { containerRuntime: frontend.containerRuntime } : {}),
+    ...(hardware ? { hardware } : {}),
     ...(notes.length ? { notes } : {}),
     ...(evidence.length ? { evidence } : {}),
   };

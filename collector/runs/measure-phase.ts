@@ -10,7 +10,7 @@
  */
 
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
-import type { ServiceFrontend } from '../../core/service-frontend.js';
+import type { ServiceFrontend, SyncTarget } from '../../core/service-frontend.js';
 import { sleep } from '../../core/sleep.js';
 import { SERVER_DATA_PORTS, SERVER_PORTS } from '../../core/tools.js';
 import type { DataplaneSample, RunClient } from '../../gen/cnibench/v1/agent.js';
@@ -88,6 +88,8 @@ export interface Target {
   via: string;
   /** A new Service of a frontend that programs later: from expose() until the client's node showed it. */
   syncMs?: number;
+  /** What the client's node had to show (KUBE-SERVICES length, service-ips elements, or Cilium's LB frontend with its backends). */
+  syncTarget?: SyncTarget;
 }
 
 export interface RoundRecord {
@@ -143,8 +145,8 @@ export class MeasurePhase {
     ctx.services.set(m.serverTool, svc);
     if (!this.services.programmedLater) return { host: svc.ip, port: svc.port, via };
     // The backend is the port exposed above (a Service path's server listens apart from the pod path's).
-    const syncMs = await this.untilProgrammed(ctx, place.client, before, svc, [`${server.podIp}:${port}`]);
-    return { host: svc.ip, port: svc.port, via, syncMs };
+    const synced = await this.untilProgrammed(ctx, place.client, before, svc, [`${server.podIp}:${port}`]);
+    return { host: svc.ip, port: svc.port, via, syncMs: synced.ms, syncTarget: synced.target };
   }
 
   /**
@@ -160,7 +162,7 @@ export class MeasurePhase {
     before: DataplaneSample | undefined,
     svc: { ip: string; port: number },
     backends: string[],
-  ): Promise<number> {
+  ): Promise<{ ms: number; target: SyncTarget }> {
     const address = `${svc.ip}:${svc.port}`;
     if (!before)
       throw new CniBenchError(
@@ -173,7 +175,7 @@ export class MeasurePhase {
       if (ctx.signal.aborted)
         throw new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for Service ${address} on ${client.id}`);
       const check = checkSync(await this.sender.sampleOnce(ctx, client, SERVICE_SYNC_SAMPLE_TIMEOUT_MS).sample, target);
-      if (check.ok) return Date.now() - began;
+      if (check.ok) return { ms: Date.now() - began, target };
       if (Date.now() - began > SERVICE_SYNC_TIMEOUT_MS) {
         throw new CniBenchError(
           ErrorCodes.TIMEOUT,

@@ -8,6 +8,7 @@
 import { asCniBenchError, CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { ServiceFrontend, SyncTarget } from '../../core/service-frontend.js';
+import type { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
@@ -34,6 +35,8 @@ export interface OrchestratorDeps {
   metrics: CollectorMetrics;
   log: Logger;
   services?: ServiceFrontend;
+  /** Whether a node may carry a run's load when the scenario names none (Kubernetes: schedulable workers). */
+  canLoad?: (nodeName: string) => boolean;
 }
 
 export class Orchestrator {
@@ -112,6 +115,7 @@ export class Orchestrator {
       this.deps.registry.available(),
       this.deps.services !== undefined,
       this.deps.services?.scale !== undefined,
+      this.deps.canLoad,
     );
   }
 
@@ -167,6 +171,7 @@ export class Orchestrator {
           Math.max(...scaleSteps.map((p) => p.services)),
           scaleSteps[0]?.endpointsPerService ?? 1,
           runId,
+          { samples: () => this.sampleNodes(ctx), signal },
         );
       }
       for (const [index, p] of phases.entries()) {
@@ -365,6 +370,15 @@ export class Orchestrator {
       latencyResolutionMs: latency.resolutionMs,
       nodes: last,
     };
+  }
+
+  /** One fresh sample of every connected agent's node (undefined where none came): a sweep preflight's view of the nodes. */
+  private async sampleNodes(ctx: RunContext): Promise<Map<string, DataplaneSample | undefined>> {
+    const agents = this.deps.registry.available();
+    const samples = await Promise.all(
+      agents.map((a) => this.sender.sampleOnce(ctx, a, SYNC_SAMPLE_TIMEOUT_MS).sample.catch(() => undefined)),
+    );
+    return new Map(agents.map((a, i) => [a.id, samples[i]]));
   }
 
   /** Each node's service-proxy counts before the sweep's first step. */

@@ -40,7 +40,13 @@ export function isPeer(a: AgentEntry): boolean {
   return a.info.labels[PEER_ROLE_LABEL] === 'peer';
 }
 
-function pick(agents: AgentEntry[], name: string | undefined, field: string, avoid?: AgentEntry): AgentEntry {
+function pick(
+  agents: AgentEntry[],
+  name: string | undefined,
+  field: string,
+  avoid?: AgentEntry,
+  canLoad: (nodeName: string) => boolean = () => true,
+): AgentEntry {
   if (name) {
     const a = agents.find((x) => x.id === name);
     if (!a)
@@ -49,13 +55,16 @@ function pick(agents: AgentEntry[], name: string | undefined, field: string, avo
       });
     return a;
   }
-  const a = agents.find((x) => x !== avoid);
-  if (!a)
+  // Unnamed: only schedulable workers carry load (a named node is the user's choice).
+  const a = agents.find((x) => x !== avoid && canLoad(x.info.nodeName));
+  if (!a) {
+    const skipped = agents.filter((x) => x !== avoid && !canLoad(x.info.nodeName)).map((x) => x.info.nodeName);
     throw new CniBenchError(
       ErrorCodes.NO_AGENTS,
-      `${field}: need a connected agent on a second node (have ${agents.length})`,
+      `${field}: need a connected agent on a second schedulable worker node (have ${agents.length}${skipped.length ? `; not for load: ${skipped.join(', ')} (cordoned, NotReady, control plane or tainted; name one in ${field} to use it anyway)` : ''})`,
       { details: { field } },
     );
+  }
   return a;
 }
 
@@ -115,6 +124,7 @@ export function planRun(
   available: AgentEntry[],
   hasServiceFrontend: boolean,
   canScale = false,
+  canLoad: (nodeName: string) => boolean = () => true,
 ): RunPlan {
   if (scenario.serviceScale && !canScale) {
     throw new CniBenchError(
@@ -136,11 +146,11 @@ export function planRun(
   });
   if (available.length === 0) throw new CniBenchError(ErrorCodes.NO_AGENTS, 'no agents are connected');
   const primaries = available.filter((a) => !isPeer(a));
-  const server = pick(primaries, scenario.serverNode, 'serverNode');
+  const server = pick(primaries, scenario.serverNode, 'serverNode', undefined, canLoad);
   const client =
     scenario.allowSameNode && !scenario.clientNode
       ? server
-      : pick(primaries, scenario.clientNode, 'clientNode', server);
+      : pick(primaries, scenario.clientNode, 'clientNode', server, canLoad);
   const peer = available.find((a) => isPeer(a) && a.info.nodeName === server.info.nodeName);
   const base = { server, client, ...(peer ? { peer } : {}) };
   const measurements: PlannedMeasurement[] = [];

@@ -155,6 +155,7 @@ export class RunsApi {
       iptablesBackend: a.info.dataplane?.iptablesBackend ?? '',
       kubeServices: a.info.dataplane?.kubeServices ?? false,
       outboxDropped: a.outboxDropped,
+      nodeFacts: a.info.nodeFacts,
     }));
   }
 

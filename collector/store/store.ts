@@ -121,6 +121,8 @@ export class Store {
   private readonly unsaved = new Map<string, RunRecord>();
   /** The last write failure's one-line message; cleared by a write that succeeds. */
   lastWriteError: string | undefined;
+  /** Told of every write failure (the collector logs them, rate-limited). */
+  onWriteError: ((message: string) => void) | undefined;
 
   /** `path` ':memory:' keeps nothing on disk. */
   constructor(readonly path: string) {
@@ -178,6 +180,7 @@ export class Store {
       if (err instanceof CniBenchError) throw err;
       const e = storeWriteError(this.path, err);
       this.lastWriteError = e.message;
+      this.onWriteError?.(e.message);
       throw e;
     }
     this.lastWriteError = undefined;

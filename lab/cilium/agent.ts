@@ -15,7 +15,7 @@
  * its mount namespace: when the agent dies, its pins go with it. The scripts
  * are constants; every value reaches them as a positional argument.
  */
-import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
@@ -71,7 +71,22 @@ export interface CiliumAgent {
   tail(lines: number): string;
   /** Waits until `cilium-dbg status --brief` says OK. */
   ready(timeoutMs: number, signal?: AbortSignal): Promise<number>;
+  /** Waits until each of `podIps` is a Cilium endpoint in state ready (after a restart: restored and regenerated). */
+  endpointsReady(podIps: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** Pure: which of `podIps` are not yet ready endpoints in `cilium-dbg endpoint list -o json`. */
+export function endpointsNotReady(stdout: string, podIps: readonly string[]): string[] {
+  const eps = JSON.parse(stdout) as {
+    status?: { state?: string; networking?: { addressing?: { ipv4?: string }[] } };
+  }[];
+  const ready = new Set(
+    eps
+      .filter((e) => e.status?.state === 'ready')
+      .flatMap((e) => (e.status?.networking?.addressing ?? []).map((a) => a.ipv4 ?? '')),
+  );
+  return podIps.filter((ip) => !ready.has(ip));
 }
 
 /** The agent's /run/cilium as the root mount namespace sees it. */
@@ -81,6 +96,8 @@ export function agentRunDir(runDir: string): string {
 
 async function prepare(o: CiliumAgentOptions): Promise<void> {
   const nodeDir = join(o.runDir, AGENT_NODE_DIR.replace('/run/', ''));
+  // A restart with another configuration: no key of the last one may linger.
+  await rm(join(nodeDir, 'config'), { recursive: true, force: true });
   await mkdir(join(nodeDir, 'config'), { recursive: true, mode: 0o700 });
   await mkdir(agentRunDir(o.runDir), { recursive: true });
   for (const [key, value] of configDirFiles(o.config)) await writeFile(join(nodeDir, 'config', key), value);
@@ -143,6 +160,33 @@ export async function startCiliumAgent(o: CiliumAgentOptions): Promise<CiliumAge
       throw new CniBenchError(
         ErrorCodes.TIMEOUT,
         `cilium-agent on ${o.nodeName} not ready after ${timeoutMs} ms (cilium-dbg status: ${last}):\n${proc.tail(25)}`,
+      );
+    },
+    endpointsReady: async (podIps, timeoutMs, signal) => {
+      const began = Date.now();
+      let missing: string[] = [...podIps];
+      while (Date.now() - began < timeoutMs) {
+        if (signal?.aborted)
+          throw new CniBenchError(ErrorCodes.CANCELLED, `interrupted while waiting for endpoints on ${o.nodeName}`);
+        if (proc.exitCode() !== undefined)
+          throw new CniBenchError(ErrorCodes.LAB, `cilium-agent on ${o.nodeName} exited with ${proc.exitCode()}`);
+        const r = await run(o.build.dbg, ['-H', `unix://${socket}`, 'endpoint', 'list', '-o', 'json'], {
+          tool: 'cilium-dbg',
+          timeoutMs: 20_000,
+        }).catch(() => undefined);
+        if (r) {
+          try {
+            missing = endpointsNotReady(r.stdout, podIps);
+          } catch {
+            // a partial answer while the agent starts: ask again
+          }
+          if (!missing.length) return Date.now() - began;
+        }
+        await sleep(1000);
+      }
+      throw new CniBenchError(
+        ErrorCodes.TIMEOUT,
+        `cilium-agent on ${o.nodeName}: endpoints ${missing.join(', ')} not ready after ${timeoutMs} ms:\n${proc.tail(25)}`,
       );
     },
     stop: () => proc.stop(),

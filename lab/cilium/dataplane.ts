@@ -20,7 +20,13 @@ import { ClusterDescriber, ClusterInventory, KubernetesServiceFrontend } from '.
 import type { ClusterDescription } from '../../core/cluster.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import type { ExtraServicePort, ScaleStep, ServiceAddress, ServiceEndpoint } from '../../core/service-frontend.js';
+import type {
+  ExtraServicePort,
+  ScalePrepareContext,
+  ScaleStep,
+  ServiceAddress,
+  ServiceEndpoint,
+} from '../../core/service-frontend.js';
 import { type LabControlPlane, startLabControlPlane } from '../k8s/control-plane.js';
 import { type CiliumBuild, ciliumBuild } from '../k8s/tools.js';
 import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from '../plan.js';
@@ -52,6 +58,15 @@ export function labPodName(node: number, pod: number): string {
   return `lab-n${node}-p${pod}`;
 }
 
+export interface CiliumLabOptions {
+  /** bpf-lb-map-max in cilium-config from the start (undefined: Cilium's default). */
+  lbMapMax?: number;
+  /** cilium-config keys over the lab's own (e.g. a deliberately small bpf-lb-map-max). */
+  ciliumConfig?: Readonly<Record<string, string>>;
+  /** May the collector's sweep preflight raise bpf-lb-map-max (restarting the lab's agents) and revert it? */
+  allowCiliumConfigChange?: boolean;
+}
+
 export class CiliumLab {
   readonly programmedLater = true;
   readonly scale = this;
@@ -67,8 +82,7 @@ export class CiliumLab {
     readonly mode: CiliumDataplane,
     private readonly plan: LabPlan,
     private readonly log: Logger,
-    /** bpf-lb-map-max in cilium-config from the start (undefined: Cilium's default). */
-    private readonly lbMapMax?: number,
+    private options: CiliumLabOptions = {},
   ) {}
 
   get description(): string {
@@ -87,6 +101,17 @@ export class CiliumLab {
 
   get ciliumAgents(): readonly CiliumAgent[] {
     return this.agents;
+  }
+
+  /** The operator's opt-in to let a sweep raise bpf-lb-map-max (restarting the agents), changeable between runs. */
+  setAllowCiliumConfigChange(allow: boolean): void {
+    this.options = { ...this.options, allowCiliumConfigChange: allow };
+    this.frontend?.setAllowCiliumConfigChange(allow);
+  }
+
+  /** The last sweep's LB-map preflight: what it found, raised and reverted. */
+  get lbMapPreflight(): KubernetesServiceFrontend['lbMapPreflight'] {
+    return this.frontend?.lbMapPreflight;
   }
 
   async refreshCluster(maxAgeMs?: number): Promise<void> {
@@ -117,35 +142,66 @@ export class CiliumLab {
     const kc = new KubeConfig();
     kc.loadFromFile(this.cp.adminKubeconfig);
     this.kc = kc;
-    const config = ciliumConfigData({
-      dataplane: this.mode,
-      clusterCidr: CLUSTER_CIDR,
-      labId: this.plan.id,
-      ...(this.lbMapMax !== undefined ? { lbMapMax: this.lbMapMax } : {}),
-    });
+    const config = {
+      ...ciliumConfigData({
+        dataplane: this.mode,
+        clusterCidr: CLUSTER_CIDR,
+        labId: this.plan.id,
+        ...(this.options.lbMapMax !== undefined ? { lbMapMax: this.options.lbMapMax } : {}),
+      }),
+      ...this.options.ciliumConfig,
+    };
     await this.applyBase(config);
     await this.registerNodes();
     step();
     this.log.info('cilium lab: control plane up, nodes registered', { ms: Date.now() - began });
-    for (const node of this.plan.nodes) {
-      this.agents.push(
-        await startCiliumAgent({
-          build: this.build,
-          nodeName: node.name,
-          nodeNs: node.ns,
-          cgroupDir: nodeCgroupDir(this.plan.id, node.index),
-          runDir: join(this.dir, `n${node.index}`),
-          config,
-          kubeconfig: this.cp.labKubeconfigText(),
-        }),
-      );
-    }
+    for (const node of this.plan.nodes) this.agents.push(await this.startAgent(node.index, config));
     const ready = await Promise.all(this.agents.map((a) => a.ready(AGENT_READY_TIMEOUT_MS, signal)));
     step();
     this.log.info('cilium lab: agents ready', { dataplane: this.mode, readyMs: ready.join(',') });
     await this.wirePods();
     await this.startFrontend();
     this.log.info('cilium lab ready', { dataplane: this.mode, ms: Date.now() - began });
+  }
+
+  private startAgent(index: number, config: Record<string, string>): Promise<CiliumAgent> {
+    const node = this.plan.nodes[index] as LabPlan['nodes'][number];
+    return startCiliumAgent({
+      build: this.build as CiliumBuild,
+      nodeName: node.name,
+      nodeNs: node.ns,
+      cgroupDir: nodeCgroupDir(this.plan.id, node.index),
+      runDir: join(this.dir, `n${node.index}`),
+      config,
+      kubeconfig: (this.cp as LabControlPlane).labKubeconfigText(),
+    });
+  }
+
+  /**
+   * What a DaemonSet rollout does in a cluster: each node's cilium-agent in
+   * turn stopped and started again with cilium-config as the apiserver has it
+   * now, and ready (cilium-dbg status) before the next. Its bpffs goes with the
+   * old agent's mount namespace, so the new one loads every map afresh;
+   * endpoints come back from the state directory. Whether a change took is for
+   * the caller to verify in the maps.
+   */
+  async restartAgents(signal?: AbortSignal): Promise<void> {
+    const cm = await this.core.readNamespacedConfigMap({ name: CILIUM_CONFIGMAP, namespace: CILIUM_NAMESPACE });
+    const config = cm.data ?? {};
+    const began = Date.now();
+    for (const [i, agent] of this.agents.entries()) {
+      await agent.stop();
+      this.agents[i] = await this.startAgent(i, config);
+      const restarted = this.agents[i] as CiliumAgent;
+      await restarted.ready(AGENT_READY_TIMEOUT_MS, signal);
+      // Ready is not regenerated: each pod's endpoint is back (programs compiled and attached) before the next node.
+      const pods = (this.plan.nodes[i]?.pods ?? []).map((p) => p.ip).filter((ip): ip is string => Boolean(ip));
+      await restarted.endpointsReady(pods, AGENT_READY_TIMEOUT_MS, signal);
+    }
+    this.log.info('cilium lab: agents restarted with cilium-config', {
+      ms: Date.now() - began,
+      'bpf-lb-map-max': config['bpf-lb-map-max'] ?? '(unset)',
+    });
   }
 
   private get core(): CoreV1Api {
@@ -258,7 +314,8 @@ export class CiliumLab {
       namespace: LAB_POD_NAMESPACE,
       sweepNamespace: LAB_SWEEP_NAMESPACE,
       ciliumNamespace: CILIUM_NAMESPACE,
-      allowCiliumConfigChange: false,
+      allowCiliumConfigChange: this.options.allowCiliumConfigChange ?? false,
+      restartCilium: () => this.restartAgents(),
       log: this.log,
       // The lab's own apiserver: a sweep step's thousands of objects need not be paced for a shared cluster.
       pacer: LAB_PACER,
@@ -304,8 +361,13 @@ export class CiliumLab {
     return this.front.setDummyServices(count, endpointsPerService, runId);
   }
 
-  prepare(maxServices: number, endpointsPerService: number, runId: string): Promise<void> {
-    return this.front.prepare(maxServices, endpointsPerService, runId);
+  prepare(
+    maxServices: number,
+    endpointsPerService: number,
+    runId: string,
+    context?: ScalePrepareContext,
+  ): Promise<void> {
+    return this.front.prepare(maxServices, endpointsPerService, runId, context);
   }
 
   finish(): Promise<void> {
@@ -319,6 +381,12 @@ export class CiliumLab {
    */
   async destroy(): Promise<void> {
     await this.inventory?.stop().catch(() => undefined);
+    // An agent that died on its own took its node's datapath with it: say so beside the report.
+    for (const a of this.agents) {
+      const code = a.exitCode();
+      if (code !== undefined)
+        this.log.error(`cilium-agent on ${a.nodeName} exited (code ${code}) while the lab ran`, { tail: a.tail(5) });
+    }
     for (const call of this.wired.splice(0)) {
       await cniDel(call).catch((err: Error) =>
         this.log.warn('cilium-cni DEL failed', { pod: call.podName, error: err.message }),

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 
 export interface Component {
@@ -29,7 +30,8 @@ export function startComponent(
   let code: number | undefined;
   const exited = new Promise<void>((resolve) =>
     child.on('exit', (c, sig) => {
-      code = c ?? (sig ? 128 : 0);
+      // As a shell reports it: 128 + the signal's number (137 for SIGKILL).
+      code = c ?? (sig ? 128 + (constants.signals[sig] ?? 0) : 0);
       resolve();
     }),
   );

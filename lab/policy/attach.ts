@@ -32,6 +32,7 @@ export async function attachConditions(
       enforcer: `Cilium ${CILIUM_VERSION} (eBPF)`,
       cilium: true,
       ciliumDir: `${TOOLS_DIR}/cilium-${CILIUM_VERSION}`,
+      ciliumAgents: () => services.ciliumAgents,
       log,
     });
     return undefined;

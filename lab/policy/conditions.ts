@@ -21,6 +21,7 @@ import type { Logger } from '../../core/log.js';
 import { labPodName } from '../cilium/dataplane.js';
 import { LAB_POD_NAMESPACE } from '../cilium/objects.js';
 import type { LabPlan } from '../plan.js';
+import { type CiliumFeatures, readCiliumFeatures } from './cilium-status.js';
 import { ROLE_LABEL, RUN_LABEL, runPolicies } from './objects.js';
 import { PROBE_PORT, startListener } from './probe.js';
 import { envoySupport, ipsecSupport, wireguardSupport } from './support.js';
@@ -35,6 +36,8 @@ export interface LabConditionsOptions {
   cilium: boolean;
   /** The Cilium build's folder (its Envoy would sit beside the agent). */
   ciliumDir?: string;
+  /** Each Cilium agent's node name and API socket (Hubble and encryption state come from the agents). */
+  ciliumAgents?: () => readonly { nodeName: string; socket: string }[];
   log: Logger;
 }
 
@@ -77,7 +80,7 @@ export class LabConditions implements ConditionDriver {
     try {
       const open = await waitForPolicy(
         'open',
-        { denied: ends.denied, allowed: ends.clients[0] as ProbeEnd, serverIp: ends.server.ip, port: PROBE_PORT },
+        { denied: ends.denied, allowed: ends.clients, serverIp: ends.server.ip, port: PROBE_PORT },
         began,
         deadlineFor(deleted),
       );
@@ -100,15 +103,32 @@ export class LabConditions implements ConditionDriver {
     if (req.kind === 'encryption') {
       if (!this.o.cilium) return 'transparent encryption is a Cilium feature here; this lab runs kube-proxy';
       const [wg, ipsec] = await Promise.all([wireguardSupport(), ipsecSupport()]);
+      const agents = await this.agentStates((f) => `encryption ${f.encryption}`);
       if (wg.ok || ipsec.ok)
-        return `encryption is possible here (${wg.ok ? wg.reason : ipsec.reason}) but the lab does not turn it on yet`;
-      return `${wg.reason}; ${ipsec.reason}`;
+        return `encryption is possible here (${wg.ok ? wg.reason : ipsec.reason}) but the lab does not turn it on yet (${agents})`;
+      return `${wg.reason}; ${ipsec.reason} (${agents})`;
     }
     if (req.kind === 'hubble') {
       if (!this.o.cilium) return 'Hubble is part of Cilium; this lab runs kube-proxy';
-      return 'Hubble on/off needs the Cilium agents restarted with --enable-hubble, which the lab does not do yet';
+      const agents = await this.agentStates((f) => `Hubble ${f.hubble}`);
+      return `the agents report ${agents}; Hubble on against off needs every agent restarted with --enable-hubble (and again without), which the lab does not do yet, so no flow counter can be shown moving`;
     }
     return `unknown condition ${req.kind}`;
+  }
+
+  /** Each agent's answer, e.g. "lab-n0: Hubble Disabled, lab-n1: Hubble Disabled" (GET /v1/debuginfo). */
+  private async agentStates(what: (f: CiliumFeatures) => string): Promise<string> {
+    const agents = this.o.ciliumAgents?.() ?? [];
+    const parts = await Promise.all(
+      agents.map(async (a) => {
+        try {
+          return `${a.nodeName}: ${what(await readCiliumFeatures(a.socket))}`;
+        } catch (err) {
+          return `${a.nodeName}: unreadable (${(err as Error).message.slice(0, 120)})`;
+        }
+      }),
+    );
+    return `${parts.join(', ') || 'no agent to ask'} (cilium-agent GET /v1/debuginfo)`;
   }
 
   /** Replaces the run's policies with `n` fresh ones and verifies enforcement; n = 0 verifies that nothing is enforced. */
@@ -118,7 +138,7 @@ export class LabConditions implements ConditionDriver {
     try {
       const probeEnds = {
         denied: ends.denied,
-        allowed: ends.clients[0] as ProbeEnd,
+        allowed: ends.clients,
         serverIp: ends.server.ip,
         port: PROBE_PORT,
       };
@@ -138,10 +158,16 @@ export class LabConditions implements ConditionDriver {
       const apiMs = Date.now() - began;
       const on = await waitForPolicy('enforced', probeEnds, began, deadlineFor(n), signal);
       return {
-        how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the client ${probeEnds.allowed.name} connects; enforced by ${this.o.enforcer}`,
+        how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
         enforcementMs: on.ms,
         apiMs,
-        facts: { policies: n, denied: ends.denied.name, allowed: probeEnds.allowed.name, polls: on.polls },
+        facts: {
+          policies: n,
+          afterLastCreateMs: Math.max(0, on.ms - apiMs),
+          denied: ends.denied.name,
+          allowed: ends.clients.map((c) => c.name).join(','),
+          polls: on.polls,
+        },
       };
     } finally {
       await listener.stop();
@@ -190,7 +216,9 @@ export class LabConditions implements ConditionDriver {
     );
     const server = all.find((p) => p.ip === target.serverPodIp);
     if (!server) throw new CniBenchError(ErrorCodes.LAB, `no lab pod has the server's address ${target.serverPodIp}`);
-    const clients = all.filter((p) => target.clientPodIps.includes(p.ip) && p !== server);
+    const clients = target.clientPodIps
+      .map((ip) => all.find((p) => p.ip === ip && p !== server))
+      .filter((p): p is (typeof all)[number] => p !== undefined);
     if (!clients.length) throw new CniBenchError(ErrorCodes.LAB, 'no lab pod has a client address');
     const denied = all.find((p) => p !== server && !clients.includes(p));
     if (!denied)

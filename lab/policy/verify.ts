@@ -27,7 +27,7 @@ const CONFIRM_MS = 3000;
 
 export async function waitForPolicy(
   want: 'enforced' | 'open',
-  ends: { denied: ProbeEnd; allowed: ProbeEnd; serverIp: string; port: number },
+  ends: { denied: ProbeEnd; allowed: readonly ProbeEnd[]; serverIp: string; port: number },
   since: number,
   deadlineMs: number,
   signal?: AbortSignal,
@@ -35,6 +35,7 @@ export async function waitForPolicy(
   let polls = 0;
   let denied: ProbeOutcome = 'timeout';
   let allowed: ProbeOutcome = 'timeout';
+  let blockedClient = ends.allowed.map((a) => a.name).join(', ');
   const { serverIp, port } = ends;
   while (Date.now() - since < deadlineMs) {
     if (signal?.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while verifying a policy');
@@ -46,7 +47,11 @@ export async function waitForPolicy(
       denied = await probe(ends.denied.ns, serverIp, port, FAST_MS);
       const seen = Date.now();
       if (denied !== 'connected') {
-        allowed = await probe(ends.allowed.ns, serverIp, port, CONFIRM_MS);
+        allowed = 'connected';
+        for (const a of ends.allowed) {
+          const got = await probe(a.ns, serverIp, port, CONFIRM_MS);
+          if (got !== 'connected') [allowed, blockedClient] = [got, a.name];
+        }
         if (allowed === 'connected') {
           denied = await probe(ends.denied.ns, serverIp, port, CONFIRM_MS);
           if (denied !== 'connected') return { ms: seen - since, denied, allowed, polls };
@@ -60,7 +65,7 @@ export async function waitForPolicy(
       ? `the denied client ${ends.denied.name} still cannot connect (${denied})`
       : denied === 'connected'
         ? `the denied client ${ends.denied.name} still connects`
-        : `the allowed client ${ends.allowed.name} cannot connect (${allowed})`;
+        : `the allowed client ${blockedClient} cannot connect (${allowed})`;
   throw new CniBenchError(
     ErrorCodes.TIMEOUT,
     `policy not ${want} ${Math.round(deadlineMs / 1000)} s after the change: ${what} (${polls} probes to ${serverIp}:${port})`,

@@ -18,13 +18,8 @@ import { nodeToken } from '../../collector/auth/principal.js';
 import { isCniBenchError } from '../../core/errors.js';
 import { MonitorServiceClient } from '../../gen/cnibench/v1/monitor.js';
 import { RunServiceClient } from '../../gen/cnibench/v1/run.js';
-import {
-  type CollectorMain,
-  rawHttp,
-  rawStatus,
-  spawnCollector,
-  startCollectorMain,
-} from '../support/helpers/collector-main.js';
+import type { CollectorMain } from '../support/helpers/collector-main.js';
+import * as collectorMain from '../support/helpers/collector-main.js';
 import { fixture } from '../support/helpers/fixtures.js';
 import { CLI_MAIN, startNode, stop, waitFor } from '../support/helpers/procs.js';
 import { isServiceError, SimAgent } from '../support/helpers/sim-agent.js';
@@ -52,7 +47,7 @@ function alive(): void {
 before(async () => {
   writeFileSync(join(dir, 'token'), TOKEN);
   writeFileSync(join(dir, 'key'), KEY);
-  c = await startCollectorMain([
+  c = await collectorMain.startCollectorMain([
     '--rest-token-file',
     join(dir, 'token'),
     '--agent-key-file',
@@ -162,12 +157,12 @@ describe('REST', () => {
     ];
     for (const raw of raws) {
       cases++;
-      const res = await rawHttp(
+      const res = await collectorMain.rawHttp(
         c.http,
         raw.endsWith('\r\n\r\n') ? raw.replace('Host: x', 'Host: x\r\nConnection: close') : raw,
         10_000,
       );
-      const status = rawStatus(res);
+      const status = collectorMain.rawStatus(res);
       assert.ok(
         status === 0 || (status >= 400 && status < 500),
         `${JSON.stringify(raw.slice(0, 40))}: ${res.slice(0, 200)}`,
@@ -392,7 +387,7 @@ describe('the real CLI and collector flags', () => {
     await Promise.all(
       bad.map(async (args) => {
         cases++;
-        const p = spawnCollector(args);
+        const p = collectorMain.spawnCollector(args);
         const code = await p.exited;
         assert.equal(code, 2, `${args.join(' ')}: ${p.output()}`);
         const lines = p.output().trim().split('\n');

@@ -9,13 +9,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  type CollectorMain,
-  rawHttp,
-  rawStatus,
-  spawnCollector,
-  startCollectorMain,
-} from '../support/helpers/collector-main.js';
+import type { CollectorMain } from '../support/helpers/collector-main.js';
+import * as collectorMain from '../support/helpers/collector-main.js';
 import { getJson, stop, waitFor } from '../support/helpers/procs.js';
 import { SimAgent } from '../support/helpers/sim-agent.js';
 
@@ -25,14 +20,14 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 describe('the REST server answers every request target, before and after auth', () => {
   let c: CollectorMain;
   before(async () => {
-    c = await startCollectorMain([]);
+    c = await collectorMain.startCollectorMain([]);
   });
   after(() => stop(c.proc));
 
   test('`//`, absolute-form and malformed targets get 400 naming url; the collector lives on', async () => {
     for (const target of ['//', '//v1/runs', 'http://x/', '*', '/%zz/%', '/v1/runs?limit=%']) {
-      const res = await rawHttp(c.http, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
-      const status = rawStatus(res);
+      const res = await collectorMain.rawHttp(c.http, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      const status = collectorMain.rawStatus(res);
       assert.ok(status >= 400 && status < 500, `${target}: ${res.slice(0, 200)}`);
       if (status === 400 && target.startsWith('/') && !target.startsWith('/%') && !target.includes('limit'))
         assert.match(res, /"url: /, target);
@@ -68,7 +63,7 @@ describe('start-up failures are one line naming the path and what to do', () => 
     ['a directory the kernel will not let anyone write', '/proc/c.db', /cannot open it/],
   ] as const) {
     test(what, async () => {
-      const p = spawnCollector(['--db', db]);
+      const p = collectorMain.spawnCollector(['--db', db]);
       const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('hung'), 180_000))]);
       if (code === 'hung') p.child.kill('SIGKILL');
       assert.equal(code, 2, p.output());
@@ -86,7 +81,7 @@ describe('cancel answers at once while the agents do not', () => {
   let c: CollectorMain;
   const sims: SimAgent[] = [];
   before(async () => {
-    c = await startCollectorMain(['--liveness-timeout-ms', '60000']);
+    c = await collectorMain.startCollectorMain(['--liveness-timeout-ms', '60000']);
     for (const node of ['mute-a', 'mute-b']) {
       const s = new SimAgent({ address: c.grpc });
       sims.push(s);
@@ -144,7 +139,7 @@ describe('safe defaults: loopback unless told, and never exposed without a token
       ['--grpc-listen', '0.0.0.0:0'],
       ['--http-host', '0.0.0.0'],
     ]) {
-      const p = spawnCollector(args);
+      const p = collectorMain.spawnCollector(args);
       assert.equal(await p.exited, 2, p.output());
       assert.match(p.output(), /(grpcListen|httpHost): listening beyond loopback needs restTokenFile and tlsCertFile/);
       assert.doesNotMatch(p.output(), /\n\s+at /);
@@ -152,10 +147,10 @@ describe('safe defaults: loopback unless told, and never exposed without a token
   });
 
   test('the defaults listen on loopback; --insecure true is the explicit way out', async () => {
-    const c = await startCollectorMain(['--grpc-listen', '127.0.0.1:0']);
+    const c = await collectorMain.startCollectorMain(['--grpc-listen', '127.0.0.1:0']);
     assert.match(c.http, /^http:\/\/127\.0\.0\.1:/);
     await stop(c.proc);
-    const open = await startCollectorMain([
+    const open = await collectorMain.startCollectorMain([
       '--grpc-listen',
       '0.0.0.0:0',
       '--http-host',

@@ -108,7 +108,10 @@ test('every manifest rendered with every values file passes a server-side dry ru
   const api = KubernetesObjectApi.makeApiClient(admin);
   const created = new Set<string>();
   for (const file of ['(defaults)', ...files]) {
-    const objects = renderChart(RELEASE, NS, [], file === '(defaults)' ? [] : [join(VALUES_DIR, file)]);
+    // --skip-tests: `helm test` hooks exist only while `helm test` runs (test/integration/k8s-helm-test.test.ts).
+    const objects = renderChart(RELEASE, NS, [], file === '(defaults)' ? [] : [join(VALUES_DIR, file)], [
+      '--skip-tests',
+    ]);
     // Namespaces are created for real (a dry-run namespace cannot hold dry-run objects).
     for (const ns of objects.filter((o) => o.kind === 'Namespace')) {
       await ensureNamespace(admin, ns.metadata?.name ?? '');

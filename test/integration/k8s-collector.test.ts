@@ -4,7 +4,8 @@
  * apiserver issued, so every call passes the chart's real RBAC: a scale sweep's
  * dummy Services and EndpointSlices are created, counted, resized and removed
  * by label; what a crashed collector left is removed at start-up; the Cilium
- * LB-map preflight refuses or (when allowed and permitted) raises and reverts;
+ * LB-map preflight refuses with the exact fix, and its change and rollout are
+ * asked of the real authorizer (refused without the grant, and undone);
  * and the real collector process cleans up after a failed run and on SIGTERM.
  */
 import assert from 'node:assert/strict';
@@ -20,6 +21,7 @@ import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.j
 import { ClusterInventory } from '../../collector/kubernetes/inventory.js';
 import { ALL_MANAGED, dummyPair } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
+import { DataplaneSample } from '../../gen/cnibench/v1/agent.js';
 import { installCollectorIdentity, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
 import { startCollectorProcess as startCollectorProcessAs } from '../support/harness/collector-process.js';
 import { type ControlPlane, HARNESS_SERVICE_CIDR, startControlPlane } from '../support/harness/control-plane.js';
@@ -114,29 +116,47 @@ test('start-up removes what a crashed collector left, and only that', async () =
   await core.deleteNamespacedService({ name: 'not-ours', namespace: NS });
 });
 
-test('Cilium preflight: refuses with the exact fix; when allowed and permitted, raises bpf-lb-map-max and reverts it', async () => {
+test('Cilium preflight: refuses with the exact fix; the change and the rollout are asked of the authorizer, refused without the grant, and undone', async () => {
   const core = admin.makeApiClient(CoreV1Api);
   await core.createNamespacedConfigMap({
     namespace: 'kube-system',
     body: { metadata: { name: 'cilium-config' }, data: { 'bpf-lb-map-max': '1000' } },
   });
+  // What two agents would sample on Cilium nodes whose loaded map holds 1000 (no Cilium runs here: the subject is the apiserver).
+  const nodes = {
+    samples: async () =>
+      new Map(
+        ['node-a', 'node-b'].map((n) => [
+          n,
+          DataplaneSample.fromPartial({
+            cilium: { serviceEntries: 2, lbServicesMaxEntries: 1000, lbBackendsMaxEntries: 1000 },
+          }),
+        ]),
+      ),
+  };
+  const value = async () =>
+    (await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.['bpf-lb-map-max'];
   try {
-    // 300 x (4 + 1) = 1500 entries > 1000.
+    // 300 x (4 + 2) + 2 = 1802 entries > 1000.
     await assert.rejects(
-      frontend().prepare(300, 4, 'run-c'),
+      frontend().prepare(300, 4, 'run-c', nodes),
       (err: Error) =>
-        /need 1500 Cilium LB map entries and bpf-lb-map-max is 1000/.test(err.message) &&
-        /"bpf-lb-map-max":"2000"/.test(err.message),
+        /need 1802 Cilium LB service map entries .* the loaded map holds 1000 \(loaded maps on node-a, node-b\)/.test(
+          err.message,
+        ) && /"bpf-lb-map-max":"65536"/.test(err.message),
     );
-    await frontend().prepare(100, 4, 'run-c'); // 500 fits
+    await frontend().prepare(100, 4, 'run-c', nodes); // 602 fits
+    // No node sampled: a raise could not be verified, so nothing is changed even when allowed.
+    await assert.rejects(frontend(true).prepare(300, 4, 'run-c'), /no agent sampled Cilium's LB maps/);
 
     // Allowed by config but the chart's default RBAC (rbac.ciliumConfig.write=false) says no: the apiserver refuses.
     await assert.rejects(
-      frontend(true).prepare(300, 4, 'run-c'),
+      frontend(true).prepare(300, 4, 'run-c', nodes),
       /patch configmap kube-system\/cilium-config: HTTP 403/,
     );
 
-    // With write granted (the chart's rbac.ciliumConfig.write=true Role), it raises and reverts.
+    // With the ConfigMap write granted (rbac.ciliumConfig.write=true) the value is written, but the rollout
+    // restart of daemonset/cilium is not granted by the chart: refused, and the value put back.
     const writable = renderChart(RELEASE, NS, ['rbac.ciliumConfig.write=true']).find(
       (o) => o.kind === 'Role' && o.metadata?.namespace === 'kube-system',
     ) as KubernetesObject & { rules: unknown[] };
@@ -147,24 +167,20 @@ test('Cilium preflight: refuses with the exact fix; when allowed and permitted, 
     });
     const f = frontend(true);
     await waitFor(
-      'the write permission to apply',
-      async () => f.prepare(300, 4, 'run-c').then(() => true),
+      'the write permission to apply, then the rollout refused',
+      async () =>
+        f.prepare(300, 4, 'run-c', nodes).then(
+          () => {
+            throw new Error('the rollout restart went through without a grant');
+          },
+          (err: Error) => /rollout restart daemonset kube-system\/cilium: HTTP 403/.test(err.message) || undefined,
+        ),
       10_000,
       250,
     );
-    assert.equal(
-      (await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.[
-        'bpf-lb-map-max'
-      ],
-      '2000',
-    );
+    assert.equal(await value(), '1000', 'the raise was undone');
     await f.finish();
-    assert.equal(
-      (await core.readNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' })).data?.[
-        'bpf-lb-map-max'
-      ],
-      '1000',
-    );
+    assert.equal(await value(), '1000');
   } finally {
     await core.deleteNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' });
   }

@@ -5,7 +5,6 @@
  * refused, and stop() (or the death of the owning process) leaves nothing.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
@@ -14,6 +13,7 @@ import { type ControlPlane, HARNESS_POD_CIDR, startControlPlane } from '../suppo
 import { addKwokNodes } from '../support/harness/kwok-nodes.js';
 import { removeLeftoverHarnesses } from '../support/harness/leftovers.js';
 import { waitFor } from '../support/helpers/procs.js';
+import { startOwner } from '../support/helpers/sigkilled-owner.js';
 
 let cp: ControlPlane;
 
@@ -72,18 +72,13 @@ test('kwok nodes turn Ready and a DaemonSet runs a pod on every one, with an IP 
 
 test('a harness whose owner was SIGKILLed is removed by the next start', async () => {
   // A child process starts a bare harness (etcd + apiserver), reports its directory, and is killed.
-  const script = `
-    import('${new URL('../support/harness/control-plane.js', import.meta.url).href}').then(async (m) => {
-      const cp = await m.startControlPlane({});
-      process.stdout.write(cp.dir + '\\n');
-      setInterval(() => {}, 1000);
-    }).catch((e) => { console.error(e); process.exit(1); });`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const dir = await waitFor('the child harness', () => (out.includes('\n') ? out.trim() : undefined), 90_000, 200);
+  const owner = await startOwner(
+    new URL('../support/harness/control-plane.js', import.meta.url),
+    'm.startControlPlane({}).then((cp) => cp.dir)',
+    'the child harness',
+    90_000,
+  );
+  const dir = owner.name;
   const pids = readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
@@ -94,8 +89,7 @@ test('a harness whose owner was SIGKILLed is removed by the next start', async (
       }
     });
   assert.ok(pids.length >= 2, `expected etcd and kube-apiserver of ${dir} running, found ${pids.length}`);
-  child.kill('SIGKILL');
-  await new Promise((r) => child.on('exit', r));
+  await owner.kill();
   assert.ok(existsSync(dir), 'a SIGKILLed owner cannot clean up; the directory is still there');
   assert.ok(removeLeftoverHarnesses() >= 1);
   assert.equal(existsSync(dir), false);

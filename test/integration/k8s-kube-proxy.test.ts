@@ -83,6 +83,7 @@ import {
 import { repoRoot } from '../support/helpers/fixtures.js';
 import { waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
+import { startOwner } from '../support/helpers/sigkilled-owner.js';
 
 const NODE_IP = '198.18.0.1';
 const SERVICES = COMPARED_SERVICES;
@@ -333,23 +334,17 @@ test('a namespace whose owner was SIGKILLed, and what runs in it, is removed by 
   skip: notRoot,
   timeout: 60_000,
 }, async () => {
-  const script = `
-    import('${new URL('../support/harness/kube-proxy-netns.js', import.meta.url).href}').then(async (m) => {
-      const ns = await m.createThrowawayNetns();
-      process.stdout.write(ns.name + '\\n');
-      setInterval(() => {}, 1000);
-    }).catch((e) => { console.error(e); process.exit(1); });`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const name = await waitFor('the child namespace', () => (out.includes('\n') ? out.trim() : undefined), 30_000, 100);
+  const owner = await startOwner(
+    new URL('../support/harness/kube-proxy-netns.js', import.meta.url),
+    'm.createThrowawayNetns().then((ns) => ns.name)',
+    'the child namespace',
+    30_000,
+  );
+  const name = owner.name;
   const sleeper = spawn('ip', ['netns', 'exec', name, 'sleep', '600'], { stdio: 'ignore', detached: true });
   sleeper.unref();
   await waitFor('a process in it', async () => (await namespacePids(name)).length > 0, 10_000, 100);
-  child.kill('SIGKILL');
-  await new Promise((r) => child.on('exit', r));
+  await owner.kill();
   assert.ok((await listNamespaces()).includes(name), 'a SIGKILLed owner cannot clean up; the namespace is still there');
   assert.ok((await removeLeftoverNetns()) >= 1);
   assert.equal((await listNamespaces()).includes(name), false);

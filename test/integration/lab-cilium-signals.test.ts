@@ -2,10 +2,12 @@
  * Interrupting a Cilium lab: SIGINT in the middle of a run leaves nothing of
  * Cilium behind; a Cilium lab killed with SIGKILL (its cilium-agents, control
  * plane, cgroups and pinned programs still there) is removed by the next
- * `cni-bench lab cleanup` (the next lab run calls the same code).
+ * `cni-bench lab cleanup` (the next lab run calls the same code); a
+ * cilium-agent killed in the middle of a run (a failure the lab did not cause)
+ * is reported, and the lab still leaves nothing behind.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -99,6 +101,73 @@ test('a Cilium lab killed with SIGKILL is removed by the next cleanup', {
   assert.equal(await cleanup.exited, 0, cleanup.output());
   assert.match(cleanup.output(), /removed \d+ leftover lab/);
   await waitFor('the lab processes gone', () => labIdProcesses(id).length === 0, 10_000);
+  assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT);
+  await waitFor('the programs Cilium attached freed', () => liveProgramIds(programs).length === 0, 10_000);
+  assert.equal(rootLinks(), links);
+});
+
+test('a cilium-agent killed in the middle of a run: the lab says so and still leaves nothing behind', {
+  skip: notRoot,
+  timeout: 900_000,
+}, async () => {
+  const links = rootLinks();
+  const scenario = join(tmp, 'agent-kill.json');
+  // One long measurement through a Service, one after it: the kill lands in the first.
+  writeFileSync(
+    scenario,
+    JSON.stringify({
+      rounds: 1,
+      measurements: [
+        { id: 'http-service', kind: 'http', path: 'service', connections: 4, threads: 1 },
+        { id: 'rr-pod', kind: 'rr', path: 'pod-to-pod' },
+      ],
+    }),
+  );
+  const lab = startNode(
+    CLI_MAIN,
+    [
+      'lab',
+      '--dataplane',
+      'cilium',
+      '--nodes',
+      '2',
+      '--duration',
+      '20',
+      '--warmup',
+      '0',
+      '--scenario',
+      scenario,
+      // A loaded machine starts three agents slowly.
+      '--agent-wait',
+      '120',
+      '--json',
+      '--db',
+      join(tmp, 'agent-kill.db'),
+    ],
+    { CNI_BENCH_LOG_LEVEL: 'info' },
+  );
+  const id = await waitFor('the lab state file', () => labIdOfPid(lab.child.pid ?? -1), 60_000, 100);
+  await waitFor(
+    'the run to be measuring',
+    () =>
+      lab.child.exitCode !== null ||
+      (/"msg":"run started"/.test(lab.output()) &&
+        labNetnsProcesses(id).some((p) => /iperf3 -c|wrk -t|fortio load|http-open-loop|sockperf/.test(p))),
+    600_000,
+    300,
+  ).catch((err: Error) => {
+    lab.child.kill('SIGKILL');
+    throw err;
+  });
+  assert.equal(lab.child.exitCode, null, `lab exited early:\n${lab.output().slice(-4000)}`);
+  const programs = [0, 1].flatMap((n) => attachedPrograms(id, n).cgroup);
+  // The client node's cilium-agent, by the pid file it writes in its own /run/cilium.
+  const pid = Number(readFileSync(`/run/cni-bench/${id}/cilium/n1/cilium/cilium.pid`, 'utf8').trim());
+  assert.ok(pid > 1, 'the agent wrote its pid');
+  process.kill(pid, 'SIGKILL');
+  const code = await lab.exited;
+  assert.ok(code === 0 || code === 1, `the lab ends on its own (exit ${code}):\n${lab.output().slice(-4000)}`);
+  assert.match(lab.output(), /cilium-agent on lab-n1 exited \(code 137\) while the lab ran/);
   assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT);
   await waitFor('the programs Cilium attached freed', () => liveProgramIds(programs).length === 0, 10_000);
   assert.equal(rootLinks(), links);

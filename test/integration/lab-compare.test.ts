@@ -18,6 +18,7 @@ import { createLogger } from '../../core/log.js';
 import type { ProxyMode } from '../../lab/proxy.js';
 import { runInLab } from '../../lab/session.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
+import { iptablesLab } from '../support/helpers/lab-options.js';
 import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
@@ -50,12 +51,7 @@ test('compare: a different service proxy is significant, the same one within noi
       rounds: 1,
       measurements: scenario.measurements,
     };
-    await runInLab(
-      { nodes: 2, proxy: { mode: 'iptables', iptablesBackend: 'legacy' }, dbPath: db, agentWaitMs: 30_000 },
-      warm,
-      log,
-      interrupts.signal,
-    );
+    await runInLab(iptablesLab(db), warm, log, interrupts.signal);
     for (const mode of ['iptables', 'nftables', 'iptables'] as ProxyMode[]) {
       const report = await runInLab(
         { nodes: 2, proxy: { mode, iptablesBackend: 'legacy' }, dbPath: db, agentWaitMs: 30_000 },

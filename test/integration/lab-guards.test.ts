@@ -20,6 +20,7 @@ import { createLogger } from '../../core/log.js';
 import { runInLab } from '../../lab/session.js';
 import type { ReportRow } from '../../report/report.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
+import { iptablesLab } from '../support/helpers/lab-options.js';
 import { DIST } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
@@ -70,10 +71,7 @@ test('every methodology guard fires in the lab on the measurement that provokes 
   try {
     const report = await runInLab(
       {
-        nodes: 2,
-        proxy: { mode: 'iptables', iptablesBackend: 'legacy' },
-        dbPath: join(tmp, 'lab.db'),
-        agentWaitMs: 30_000,
+        ...iptablesLab(join(tmp, 'lab.db')),
         linkMbit: 300,
         beforeAgents: async (lab) => {
           const [server, client] = lab.plan.nodes;

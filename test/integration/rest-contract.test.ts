@@ -143,6 +143,10 @@ describe('every route in the document, against the real collector', () => {
     assert.equal(second.body.agents.length, 1);
     assert.equal(second.body.nextPageToken, '');
     assert.deepEqual([first.body.agents[0].nodeName, second.body.agents[0].nodeName].sort(), ['node-a', 'node-b']);
+    // Node facts from registration (issue 17 item 5): the pod IP 127.0.0.1 is on lo.
+    const facts = first.body.agents[0].nodeFacts;
+    assert.ok(facts && facts.threads >= 1 && facts.cpuModel, JSON.stringify(first.body.agents[0]));
+    assert.equal(facts.podInterface, 'lo');
     const bad = await call('GET', '/v1/agents', '/v1/agents?pageToken=bm9wZQ');
     assert.equal(bad.status, 400);
     assert.equal(bad.type, 'application/problem+json');
@@ -173,7 +177,8 @@ describe('every route in the document, against the real collector', () => {
       assert.equal(created.headers.get('location'), `/v1/runs/${created.body.id}`);
       const same = await call('GET', '/v1/runs/{id}', created.headers.get('location') as string);
       assert.equal(same.body.id, created.body.id);
-      assert.equal((await untilEnded(created.body.id)).state, 'succeeded');
+      const ended = await untilEnded(created.body.id);
+      assert.equal(ended.state, 'succeeded', JSON.stringify(ended));
       ids.push(created.body.id);
     }
     // A third run, cancelled while it runs.
@@ -202,13 +207,17 @@ describe('every route in the document, against the real collector', () => {
 
     const md = await call('GET', '/v1/runs/{id}/report', `/v1/runs/${ids[0]}/report?format=md`);
     assert.equal(md.type, 'text/markdown');
+    assert.match(md.body, /^Cluster: .*; hardware .+ cores \/ \d+ threads.*; lo /m);
     const json = await call('GET', '/v1/runs/{id}/report', `/v1/runs/${ids[0]}/report`);
     assert.equal(json.body.rows[0].tool, 'iperf3');
+    const html = await call('GET', '/v1/runs/{id}/report', `/v1/runs/${ids[0]}/report?format=html`);
+    assert.equal(html.type, 'text/html');
     const badFormat = await call('GET', '/v1/runs/{id}/report', `/v1/runs/${ids[0]}/report?format=pdf`);
     assert.equal(badFormat.body.field, 'format');
     const cmp = await call('GET', '/v1/compare', `/v1/compare?runs=${ids.join(',')}&format=json`);
     assert.equal(cmp.status, 200);
     assert.equal(cmp.body.runs.length, 2);
+    assert.match(cmp.body.runs[0].cluster.hardware, /threads/);
     const csv = await call('GET', '/v1/compare', `/v1/compare?runs=${ids.join(',')}&format=csv`);
     assert.equal(csv.type, 'text/csv');
     assert.equal((await call('GET', '/v1/compare', '/v1/compare?runs=x')).body.field, 'runs');

@@ -155,12 +155,44 @@ export interface RegisterRequest {
   /** CPUs this agent's load generators may use (its cgroup limit or nproc). */
   cpus: number;
   /** Continuous monitoring; absent or disabled: the collector sends no plan. */
-  monitor: MonitorCapability | undefined;
+  monitor:
+    | MonitorCapability
+    | undefined;
+  /** The host's fingerprint, read once per agent process (absent: it could not be read). */
+  nodeFacts: NodeFacts | undefined;
 }
 
 export interface RegisterRequest_LabelsEntry {
   key: string;
   value: string;
+}
+
+/**
+ * What hardware a number came from (agent/node-facts.ts, read with systeminformation
+ * in a short-lived child process so the agent's own memory stays in budget).
+ */
+export interface NodeFacts {
+  /** "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz" (manufacturer and brand). */
+  cpuModel: string;
+  physicalCores: number;
+  /** Logical CPUs (hardware threads). */
+  threads: number;
+  /** cpufreq scaling governor ("performance", "powersave"), "" when the node has no cpufreq. */
+  governor: string;
+  /** The hypervisor or "none" on bare metal ("KVM", "VMware", ...), as DMI and the CPU flags say. */
+  virtualization: string;
+  /** "Debian GNU/Linux 12 (bookworm)". */
+  os: string;
+  memoryBytes: number;
+  /** The pod interface (the one holding the agent's pod IP): name, driver, speed and MTU. */
+  podInterface: string;
+  /** "virtio_net", "mlx5_core", or the kind of a virtual interface ("veth"). */
+  nicDriver: string;
+  /** Mbit/s; 0 when the interface does not say. */
+  nicSpeedMbps: number;
+  mtu: number;
+  /** What could not be read. */
+  notes: string[];
 }
 
 export interface RegisterResponse {
@@ -302,6 +334,12 @@ export interface HttpLoadResult {
    */
   targetQps: number;
   latencyFromIntendedStart: boolean;
+  /**
+   * How late requests left against their schedule, on average (the built-in
+   * open-loop client's timer and event loop; inside every latency counted from
+   * the intended start). 0 where the tool does not say.
+   */
+  sendLagMeanUs: number;
 }
 
 /**
@@ -1322,6 +1360,7 @@ function createBaseRegisterRequest(): RegisterRequest {
     agentName: "",
     cpus: 0,
     monitor: undefined,
+    nodeFacts: undefined,
   };
 }
 
@@ -1365,6 +1404,9 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     }
     if (message.monitor !== undefined) {
       MonitorCapability.encode(message.monitor, writer.uint32(106).fork()).join();
+    }
+    if (message.nodeFacts !== undefined) {
+      NodeFacts.encode(message.nodeFacts, writer.uint32(114).fork()).join();
     }
     return writer;
   },
@@ -1489,6 +1531,14 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
             message.monitor = MonitorCapability.decode(reader, reader.uint32());
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.nodeFacts = NodeFacts.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1559,6 +1609,11 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
         : "",
       cpus: isSet(object.cpus) ? globalThis.Number(object.cpus) : 0,
       monitor: isSet(object.monitor) ? MonitorCapability.fromJSON(object.monitor) : undefined,
+      nodeFacts: isSet(object.nodeFacts)
+        ? NodeFacts.fromJSON(object.nodeFacts)
+        : isSet(object.node_facts)
+        ? NodeFacts.fromJSON(object.node_facts)
+        : undefined,
     };
   },
 
@@ -1609,6 +1664,9 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     if (message.monitor !== undefined) {
       obj.monitor = MonitorCapability.toJSON(message.monitor);
     }
+    if (message.nodeFacts !== undefined) {
+      obj.nodeFacts = NodeFacts.toJSON(message.nodeFacts);
+    }
     return obj;
   },
 
@@ -1641,6 +1699,9 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     message.cpus = object.cpus ?? 0;
     message.monitor = (object.monitor !== undefined && object.monitor !== null)
       ? MonitorCapability.fromPartial(object.monitor)
+      : undefined;
+    message.nodeFacts = (object.nodeFacts !== undefined && object.nodeFacts !== null)
+      ? NodeFacts.fromPartial(object.nodeFacts)
       : undefined;
     return message;
   },
@@ -1727,6 +1788,290 @@ export const RegisterRequest_LabelsEntry: MessageFns<RegisterRequest_LabelsEntry
     const message = createBaseRegisterRequest_LabelsEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseNodeFacts(): NodeFacts {
+  return {
+    cpuModel: "",
+    physicalCores: 0,
+    threads: 0,
+    governor: "",
+    virtualization: "",
+    os: "",
+    memoryBytes: 0,
+    podInterface: "",
+    nicDriver: "",
+    nicSpeedMbps: 0,
+    mtu: 0,
+    notes: [],
+  };
+}
+
+export const NodeFacts: MessageFns<NodeFacts> = {
+  encode(message: NodeFacts, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cpuModel !== "") {
+      writer.uint32(10).string(message.cpuModel);
+    }
+    if (message.physicalCores !== 0) {
+      writer.uint32(16).uint32(message.physicalCores);
+    }
+    if (message.threads !== 0) {
+      writer.uint32(24).uint32(message.threads);
+    }
+    if (message.governor !== "") {
+      writer.uint32(34).string(message.governor);
+    }
+    if (message.virtualization !== "") {
+      writer.uint32(42).string(message.virtualization);
+    }
+    if (message.os !== "") {
+      writer.uint32(50).string(message.os);
+    }
+    if (message.memoryBytes !== 0) {
+      writer.uint32(56).uint64(message.memoryBytes);
+    }
+    if (message.podInterface !== "") {
+      writer.uint32(66).string(message.podInterface);
+    }
+    if (message.nicDriver !== "") {
+      writer.uint32(74).string(message.nicDriver);
+    }
+    if (message.nicSpeedMbps !== 0) {
+      writer.uint32(80).uint32(message.nicSpeedMbps);
+    }
+    if (message.mtu !== 0) {
+      writer.uint32(88).uint32(message.mtu);
+    }
+    for (const v of message.notes) {
+      writer.uint32(98).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): NodeFacts {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseNodeFacts();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cpuModel = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.physicalCores = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.threads = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.governor = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.virtualization = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.os = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.memoryBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.podInterface = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.nicDriver = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.nicSpeedMbps = reader.uint32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.mtu = reader.uint32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.notes.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): NodeFacts {
+    return {
+      cpuModel: isSet(object.cpuModel)
+        ? globalThis.String(object.cpuModel)
+        : isSet(object.cpu_model)
+        ? globalThis.String(object.cpu_model)
+        : "",
+      physicalCores: isSet(object.physicalCores)
+        ? globalThis.Number(object.physicalCores)
+        : isSet(object.physical_cores)
+        ? globalThis.Number(object.physical_cores)
+        : 0,
+      threads: isSet(object.threads) ? globalThis.Number(object.threads) : 0,
+      governor: isSet(object.governor) ? globalThis.String(object.governor) : "",
+      virtualization: isSet(object.virtualization) ? globalThis.String(object.virtualization) : "",
+      os: isSet(object.os) ? globalThis.String(object.os) : "",
+      memoryBytes: isSet(object.memoryBytes)
+        ? globalThis.Number(object.memoryBytes)
+        : isSet(object.memory_bytes)
+        ? globalThis.Number(object.memory_bytes)
+        : 0,
+      podInterface: isSet(object.podInterface)
+        ? globalThis.String(object.podInterface)
+        : isSet(object.pod_interface)
+        ? globalThis.String(object.pod_interface)
+        : "",
+      nicDriver: isSet(object.nicDriver)
+        ? globalThis.String(object.nicDriver)
+        : isSet(object.nic_driver)
+        ? globalThis.String(object.nic_driver)
+        : "",
+      nicSpeedMbps: isSet(object.nicSpeedMbps)
+        ? globalThis.Number(object.nicSpeedMbps)
+        : isSet(object.nic_speed_mbps)
+        ? globalThis.Number(object.nic_speed_mbps)
+        : 0,
+      mtu: isSet(object.mtu) ? globalThis.Number(object.mtu) : 0,
+      notes: globalThis.Array.isArray(object?.notes)
+        ? object.notes.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: NodeFacts): unknown {
+    const obj: any = {};
+    if (message.cpuModel !== "") {
+      obj.cpuModel = message.cpuModel;
+    }
+    if (message.physicalCores !== 0) {
+      obj.physicalCores = Math.round(message.physicalCores);
+    }
+    if (message.threads !== 0) {
+      obj.threads = Math.round(message.threads);
+    }
+    if (message.governor !== "") {
+      obj.governor = message.governor;
+    }
+    if (message.virtualization !== "") {
+      obj.virtualization = message.virtualization;
+    }
+    if (message.os !== "") {
+      obj.os = message.os;
+    }
+    if (message.memoryBytes !== 0) {
+      obj.memoryBytes = Math.round(message.memoryBytes);
+    }
+    if (message.podInterface !== "") {
+      obj.podInterface = message.podInterface;
+    }
+    if (message.nicDriver !== "") {
+      obj.nicDriver = message.nicDriver;
+    }
+    if (message.nicSpeedMbps !== 0) {
+      obj.nicSpeedMbps = Math.round(message.nicSpeedMbps);
+    }
+    if (message.mtu !== 0) {
+      obj.mtu = Math.round(message.mtu);
+    }
+    if (message.notes?.length) {
+      obj.notes = message.notes;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<NodeFacts>, I>>(base?: I): NodeFacts {
+    return NodeFacts.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<NodeFacts>, I>>(object: I): NodeFacts {
+    const message = createBaseNodeFacts();
+    message.cpuModel = object.cpuModel ?? "";
+    message.physicalCores = object.physicalCores ?? 0;
+    message.threads = object.threads ?? 0;
+    message.governor = object.governor ?? "";
+    message.virtualization = object.virtualization ?? "";
+    message.os = object.os ?? "";
+    message.memoryBytes = object.memoryBytes ?? 0;
+    message.podInterface = object.podInterface ?? "";
+    message.nicDriver = object.nicDriver ?? "";
+    message.nicSpeedMbps = object.nicSpeedMbps ?? 0;
+    message.mtu = object.mtu ?? 0;
+    message.notes = object.notes?.map((e) => e) || [];
     return message;
   },
 };
@@ -3370,6 +3715,7 @@ function createBaseHttpLoadResult(): HttpLoadResult {
     histogram: undefined,
     targetQps: 0,
     latencyFromIntendedStart: false,
+    sendLagMeanUs: 0,
   };
 }
 
@@ -3407,6 +3753,9 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
     }
     if (message.latencyFromIntendedStart !== false) {
       writer.uint32(88).bool(message.latencyFromIntendedStart);
+    }
+    if (message.sendLagMeanUs !== 0) {
+      writer.uint32(97).double(message.sendLagMeanUs);
     }
     return writer;
   },
@@ -3512,6 +3861,14 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
             message.latencyFromIntendedStart = reader.bool();
             continue;
           }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.sendLagMeanUs = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3557,6 +3914,11 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
         : isSet(object.latency_from_intended_start)
         ? globalThis.Boolean(object.latency_from_intended_start)
         : false,
+      sendLagMeanUs: isSet(object.sendLagMeanUs)
+        ? globalThis.Number(object.sendLagMeanUs)
+        : isSet(object.send_lag_mean_us)
+        ? globalThis.Number(object.send_lag_mean_us)
+        : 0,
     };
   },
 
@@ -3595,6 +3957,9 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
     if (message.latencyFromIntendedStart !== false) {
       obj.latencyFromIntendedStart = message.latencyFromIntendedStart;
     }
+    if (message.sendLagMeanUs !== 0) {
+      obj.sendLagMeanUs = floatToJson(message.sendLagMeanUs);
+    }
     return obj;
   },
 
@@ -3620,6 +3985,7 @@ export const HttpLoadResult: MessageFns<HttpLoadResult> = {
       : undefined;
     message.targetQps = object.targetQps ?? 0;
     message.latencyFromIntendedStart = object.latencyFromIntendedStart ?? false;
+    message.sendLagMeanUs = object.sendLagMeanUs ?? 0;
     return message;
   },
 };

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { NodeFacts } from "./agent.js";
 
 export const protobufPackage = "cnibench.v1";
 
@@ -94,6 +95,8 @@ export interface AgentStatus {
   iptablesBackend: string;
   kubeServices: boolean;
   outboxDropped: number;
+  /** The host's fingerprint from registration (absent: not read). */
+  nodeFacts: NodeFacts | undefined;
 }
 
 function createBaseCreateRunRequest(): CreateRunRequest {
@@ -1102,6 +1105,7 @@ function createBaseAgentStatus(): AgentStatus {
     iptablesBackend: "",
     kubeServices: false,
     outboxDropped: 0,
+    nodeFacts: undefined,
   };
 }
 
@@ -1142,6 +1146,9 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     }
     if (message.outboxDropped !== 0) {
       writer.uint32(96).uint64(message.outboxDropped);
+    }
+    if (message.nodeFacts !== undefined) {
+      NodeFacts.encode(message.nodeFacts, writer.uint32(106).fork()).join();
     }
     return writer;
   },
@@ -1255,6 +1262,14 @@ export const AgentStatus: MessageFns<AgentStatus> = {
             message.outboxDropped = longToNumber(reader.uint64());
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.nodeFacts = NodeFacts.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1319,6 +1334,11 @@ export const AgentStatus: MessageFns<AgentStatus> = {
         : isSet(object.outbox_dropped)
         ? globalThis.Number(object.outbox_dropped)
         : 0,
+      nodeFacts: isSet(object.nodeFacts)
+        ? NodeFacts.fromJSON(object.nodeFacts)
+        : isSet(object.node_facts)
+        ? NodeFacts.fromJSON(object.node_facts)
+        : undefined,
     };
   },
 
@@ -1360,6 +1380,9 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     if (message.outboxDropped !== 0) {
       obj.outboxDropped = Math.round(message.outboxDropped);
     }
+    if (message.nodeFacts !== undefined) {
+      obj.nodeFacts = NodeFacts.toJSON(message.nodeFacts);
+    }
     return obj;
   },
 
@@ -1380,6 +1403,9 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     message.iptablesBackend = object.iptablesBackend ?? "";
     message.kubeServices = object.kubeServices ?? false;
     message.outboxDropped = object.outboxDropped ?? 0;
+    message.nodeFacts = (object.nodeFacts !== undefined && object.nodeFacts !== null)
+      ? NodeFacts.fromPartial(object.nodeFacts)
+      : undefined;
     return message;
   },
 };

@@ -10,11 +10,11 @@ import { dataplaneProxy, LAB_DATAPLANES } from '../../../lab/proxy.js';
 import { CILIUM_LB_MAP_DEFAULT, LB_MAP_HEADROOM, lbMapMaxFor } from '../../../lab/sweep-plan.js';
 
 test('the LB map stays at Cilium default while the largest step fits, else the next power of two', () => {
-  assert.equal(lbMapMaxFor(10_000, 4), undefined, '50,000 entries fit 65,536');
-  const most = Math.floor((CILIUM_LB_MAP_DEFAULT - LB_MAP_HEADROOM) / 5);
+  assert.equal(lbMapMaxFor(10_000, 4), undefined, '60,256 entries fit 65,536');
+  const most = Math.floor((CILIUM_LB_MAP_DEFAULT - LB_MAP_HEADROOM) / 6);
   assert.equal(lbMapMaxFor(most, 4), undefined);
   assert.equal(lbMapMaxFor(most + 1, 4), 131_072);
-  assert.equal(lbMapMaxFor(30_000, 4), 262_144, '150,256 entries');
+  assert.equal(lbMapMaxFor(30_000, 4), 262_144, '180,256 entries');
   assert.equal(lbMapMaxFor(0, 100), undefined);
 });
 

@@ -106,4 +106,5 @@ test('a condition that could not be verified shows its reason and no value', () 
   assert.equal(t?.rows[0]?.verdict, null);
   assert.match(t?.rows[0]?.error ?? '', /not verified: no flows/);
   assert.equal(buildConditions([phases[0] as PhaseRecord], [rows[0] as ReportRow]), undefined);
+  assert.doesNotMatch(renderConditions(t as never).join('\n'), /0 policies step/);
 });

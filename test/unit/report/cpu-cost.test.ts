@@ -145,3 +145,51 @@ test('cpuCost pools the pauses between rounds into the baseline (a drifting back
   assert.ok(Math.abs((without.metric?.perRound[1] ?? 0) - (expected('c', false) + expected('s', false)) / 2) < 1e-12);
   assert.notEqual(withGaps.metric?.perRound[1], without.metric?.perRound[1]);
 });
+
+test('renderCpuCost: the per-unit figure with its interval, the split per side, or why there is none', async () => {
+  const { renderCpuCost } = await import('../../../report/cpu-cost-render.js');
+  const { summarise } = await import('../../../report/stats.js');
+  const side = { system: 0.2, irq: 0, softirq: 0.05, user: 0.5, dataplaneUser: 0.01, agent: 0.003 };
+  const base = {
+    id: 'a',
+    path: 'pod-to-pod',
+    tool: 'iperf3',
+    toolVersion: '',
+    value: 1,
+    unit: 'Gbit/s',
+    status: 'succeeded',
+    error: '',
+    details: {},
+    dnatConnections: null,
+    socketLbTranslated: null,
+    warnings: [],
+    rounds: 3,
+    dataplane: [],
+  };
+  const lines = renderCpuCost([
+    {
+      ...base,
+      measurement: 'TCP pod-to-pod',
+      metrics: [
+        {
+          name: 'cpu-per-gbit',
+          unit: 'CPU-s/Gbit',
+          higherIsBetter: false,
+          value: 0.26,
+          perRound: [0.25, 0.26, 0.27],
+          summary: summarise([0.25, 0.26, 0.27]),
+          source: 'rounds-median',
+        },
+      ],
+      cpu: { client: side, server: side, baseline: { client: side, server: side }, clientCpus: [1], serverCpus: [0] },
+    },
+    { ...base, measurement: 'TCP Service', metrics: [], cpuMissing: 'no idle CPU baseline in this run' },
+  ]).join('\n');
+  assert.match(lines, /## CPU per unit of work/);
+  assert.match(
+    lines,
+    /\| TCP pod-to-pod \| 0\.260 CPU-s\/Gbit \| \[0\.235, 0\.285\] n=3 \| 200 \/ 50 \/ 10 \/ 3 \(CPUs 1\)/,
+  );
+  assert.match(lines, /\| TCP Service \| — \| — \| no idle CPU baseline in this run/);
+  assert.deepEqual(renderCpuCost([{ ...base, measurement: 'x', metrics: [] }]), []);
+});

@@ -16,6 +16,7 @@ import {
   evaluateGuards,
   type Guard,
   type GuardInput,
+  sendLagOf,
 } from '../../../report/guards.js';
 import { fixture } from '../../support/helpers/fixtures.js';
 
@@ -61,6 +62,7 @@ const http = (h: Partial<HttpLoadResult> = {}): Measurement['kind'] => ({
     histogram: undefined,
     targetQps: 0,
     latencyFromIntendedStart: false,
+    sendLagMeanUs: 0,
     ...h,
   },
 });
@@ -511,6 +513,27 @@ test('dispersion: rounds at CV 10% or more fire, naming a saturated client or a 
   });
   assert.match(busy?.message ?? '', /load generator saturates its CPU.*load average 7\.5 on 2 CPUs/);
   assert.doesNotMatch(dispersionGuard({ cv: 0.25, n: 3, fired: [], loadAverage: 1.5, cpus: 2 })?.message ?? '', /busy/);
+});
+
+test("dispersion names the client's own send lag when it is a large share of the headline latency", () => {
+  // The built-in open-loop client at 1000 QPS: 0.9 ms of timer lag inside a 1.4 ms p50.
+  const late = dispersionGuard({ cv: 0.113, n: 3, fired: [], clientSendLag: { meanUs: 900, headlineUs: 1400 } });
+  assert.match(
+    late?.message ?? '',
+    /Why: the client sent its requests 0\.90 ms late on average .*64% of the headline latency/,
+  );
+  assert.doesNotMatch(late?.message ?? '', /No saturation/);
+  // A small share is not a cause.
+  const small = dispersionGuard({ cv: 0.113, n: 3, fired: [], clientSendLag: { meanUs: 100, headlineUs: 1400 } });
+  assert.match(small?.message ?? '', /No saturation or machine load was seen/);
+  // From results: only fixed-rate results timed from the intended start carry it; the headline's unit converts.
+  const lagged = (us: number) => result(http({ targetQps: 1000, latencyFromIntendedStart: true, sendLagMeanUs: us }));
+  assert.deepEqual(sendLagOf([lagged(800), lagged(1000)], { unit: 'ms', value: 1.5 }), {
+    meanUs: 900,
+    headlineUs: 1500,
+  });
+  assert.equal(sendLagOf([result(http())], { unit: 'ms', value: 1.5 }), undefined);
+  assert.equal(sendLagOf([lagged(800)], { unit: 'req/s', value: 1000 }), undefined);
 });
 
 test('the load average parser reads a real /proc/loadavg and refuses a cut one', () => {

@@ -47,6 +47,9 @@ app.kubernetes.io/part-of: cni-bench
 app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 helm.sh/chart: {{ include "cni-bench.chart" .ctx }}
+{{- with .ctx.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{/* The collector's CNI_BENCH_AGENT_SELECTOR: the agent pods' selector labels as a label selector string. */}}

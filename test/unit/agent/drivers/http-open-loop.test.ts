@@ -21,6 +21,8 @@ test('captured keep-alive run at 500 QPS: every scheduled request answered, perc
   assert.deepEqual(r.socketErrors, { connect: 0, read: 0, write: 0, timeout: 0 });
   assert.equal(r.targetQps, 500);
   assert.equal(r.latencyFromIntendedStart, true);
+  // The client's own lag against its schedule (its 1 ms timer), carried to the report's dispersion reason.
+  assert.ok(r.sendLagMeanUs > 0 && r.sendLagMeanUs < 5000, String(r.sendLagMeanUs));
   assert.equal(r.latency?.meanUs, 2194.861437999997);
   const h = LatencyHistogram.fromProto(r.histogram!);
   assert.equal(h.total, 1000);

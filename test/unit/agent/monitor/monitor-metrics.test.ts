@@ -106,7 +106,7 @@ test("the agents' and the collector's /metrics are valid Prometheus exposition (
   );
   assert.match(text, /^cni_bench_probe_incoming_sources\{node="node-a"\} 1$/m);
   assert.match(text, /^cni_bench_probe_peer_up\{source_node="node-a",target_node="node-b"\} 1$/m);
-  assert.match(text, /^cni_bench_agent_resident_memory_bytes\{node="node-a"\} \d+/m);
+  assert.match(text, /^process_resident_memory_bytes\{node="node-a"\} \d+/m);
   assert.doesNotMatch(text, /127\.0\.0\.1/, 'no IPs in labels');
   assertValidExposition(text, 'agent node-a');
   const c = await (await fetch(`${collector.httpUrl}/metrics`)).text();

@@ -172,6 +172,15 @@ const ruleTests = {
   ],
 };
 
+// Every alert carries its runbook (docs/runbooks.md, one section per alert).
+for (const t of ruleTests.tests)
+  for (const a of t.alert_rule_test as {
+    alertname: string;
+    exp_alerts: { exp_annotations?: Record<string, string> }[];
+  }[])
+    for (const e of a.exp_alerts)
+      if (e.exp_annotations) e.exp_annotations.runbook_url = `docs/runbooks.md#${a.alertname.toLowerCase()}`;
+
 test('the rule file passes promtool check rules', () => {
   const r = promtool(['check', 'rules', RULES]);
   assert.equal(r.status, 0, r.out);

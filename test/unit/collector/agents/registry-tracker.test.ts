@@ -22,6 +22,7 @@ const req = (node: string, instanceId: string): RegisterRequest => ({
   agentName: '',
   cpus: 2,
   monitor: undefined,
+  nodeFacts: undefined,
 });
 
 test('sequence numbers are deduplicated per agent instance and reset for a new instance', () => {
@@ -168,4 +169,27 @@ test('results and samples are kept only from the agent that owns the job, for it
   assert.equal(store.results('r').length, 1);
   assert.equal(store.samples('r').length, 1);
   store.close();
+});
+
+test('after the collector stood still its agents get a fresh timeout; one really gone is lost a timeout later', () => {
+  const reg = new AgentRegistry(new CollectorMetrics(false), 1000);
+  const t0 = Date.now();
+  reg.register(req('a', 'i1'), true, t0);
+  reg.attach('a', () => undefined);
+  reg.collectorStalled(t0 + 30_000);
+  assert.deepEqual(reg.sweep(t0 + 30_100), [], 'not lost for the collector\u2019s own silence');
+  assert.deepEqual(reg.sweep(t0 + 31_500), ['a']);
+});
+
+test('acknowledged is what committed: a failed transaction rolls the accepted position back, another instance is untouched', () => {
+  const reg = new AgentRegistry(new CollectorMetrics(false), 1000);
+  reg.register(req('a', 'i1'), true);
+  assert.equal(reg.accept('a', 1), 'new');
+  assert.equal(reg.accept('a', 2), 'new');
+  assert.equal(reg.committed('a', 'i1', 1), 1);
+  reg.rollback('a', 'i1');
+  assert.equal(reg.accept('a', 2), 'new', 'the resend of what did not commit is stored, not taken for a duplicate');
+  assert.equal(reg.committed('a', 'other', 2), 0, 'an old instance\u2019s commit does not move this one');
+  assert.equal(reg.ackedSeq('a'), 1);
+  assert.equal(reg.register(req('a', 'i1'), true).ackedSeq, 1, 'a reconnect resumes after what committed');
 });

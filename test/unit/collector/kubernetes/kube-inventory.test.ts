@@ -27,6 +27,7 @@ test('summarizeNode: Ready only when the Ready condition is True; cordoned when 
     name: 'a',
     ready: true,
     schedulable: true,
+    worker: true,
     kernel: '6.8.0',
     instanceType: 'm5.large',
   });

@@ -29,6 +29,7 @@ const req = (node: string, monitor = true): RegisterRequest => ({
   agentName: '',
   cpus: 2,
   monitor: monitor ? { enabled: true, probePort: 8478, hostProbePort: 8478, peers: 2, intervalMs: 1000 } : undefined,
+  nodeFacts: undefined,
 });
 
 /** Records what the coordinator asks of the service frontend. */

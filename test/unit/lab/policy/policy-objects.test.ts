@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { parseCiliumFeatures } from '../../../../lab/policy/cilium-status.js';
 import { kubeRouterArgs } from '../../../../lab/policy/enforcer.js';
 import { ROLE_LABEL, RUN_LABEL, runPolicies } from '../../../../lab/policy/objects.js';
 import { classifyProbe, probeArgv } from '../../../../lab/policy/probe.js';
@@ -52,4 +53,17 @@ test('kube-router runs as a policy controller only', () => {
     assert.ok(a.includes(f), f);
   assert.ok(a.includes('--hostname-override=lab-n0'));
   assert.ok(a.includes('--kubeconfig=/k.conf'));
+});
+
+test("Hubble and encryption state come from the agent's real GET /v1/debuginfo; a truncated body is a parse error naming the API", () => {
+  assert.deepEqual(parseCiliumFeatures(fixture('cilium/api-debuginfo.json')), {
+    hubble: 'Disabled',
+    seenFlows: null,
+    encryption: 'Disabled',
+  });
+  assert.throws(
+    () => parseCiliumFeatures(fixture('cilium/api-debuginfo-truncated.json')),
+    (err: Error) => /cilium-agent API/.test(err.message),
+  );
+  assert.throws(() => parseCiliumFeatures('{}'), /no cilium-status\.hubble\.state/);
 });

@@ -1,0 +1,112 @@
+/**
+ * Path MTU of one path, measured with don't-fragment probes: `ping -M do -s
+ * <payload> -c 1` from the client's namespace to the far end, sizes searched
+ * between a floor and the local interface's MTU. What each size got tells the
+ * story: a reply (fits); an ICMP "fragmentation needed" from a hop, or the
+ * kernel's own "message too long" once such an ICMP has lowered its cached PMTU
+ * (the path said so: not a black hole); or silence (dropped without a word). A
+ * path whose largest working size is below what the client may send, where the
+ * next size up is dropped silently, is a PMTU black hole: TCP there stalls on
+ * full-size segments until a timeout, which overlays are known to cause when
+ * something filters ICMP. Parsing and the search are pure; the runner is a few
+ * lines at the end.
+ */
+import { parseError } from '../../core/errors.js';
+import { netnsAt, runInNetns } from '../../core/netns.js';
+
+export type DfOutcome =
+  | { kind: 'reply' }
+  /** A hop sent ICMP fragmentation-needed (`from`), or the kernel refused locally from its cached PMTU. */
+  | { kind: 'too-big'; mtu: number; from?: string }
+  | { kind: 'silent' };
+
+/** IPv4 and ICMP headers on top of ping's payload. */
+export const PING_OVERHEAD = 28;
+
+/** Pure: one `ping -M do -c 1` run (iputils) as an outcome; anything else is an error naming ping. */
+export function parsePingDf(stdout: string, stderr: string): DfOutcome {
+  const stats = /(\d+) packets transmitted, (\d+) received/.exec(stdout);
+  if (!stats) throw parseError('ping', `${stdout}\n${stderr}`, 'no "packets transmitted" line (truncated?)');
+  if (Number(stats[2]) > 0) return { kind: 'reply' };
+  const hop = /From (\S+) icmp_seq=\d+ Frag needed and DF set \(mtu = (\d+)\)/.exec(stdout);
+  if (hop) return { kind: 'too-big', mtu: Number(hop[2]), from: hop[1] as string };
+  const local = /local error: message too long, mtu=(\d+)/.exec(stderr);
+  if (local) return { kind: 'too-big', mtu: Number(local[1]) };
+  if (/\+\d+ errors/.test(stdout))
+    throw parseError('ping', `${stdout}\n${stderr}`, 'an error other than fragmentation-needed');
+  return { kind: 'silent' };
+}
+
+export interface PmtuResult {
+  /** Largest IP packet that got a reply (payload + 28). */
+  effectiveMtu: number;
+  /** What the client may send (its interface MTU). */
+  localMtu: number;
+  /** Larger packets dropped without any ICMP error. */
+  blackHole: boolean;
+  /** The MTU a hop or the kernel announced, when one did. */
+  announcedMtu?: number;
+  /** Each size probed and what it got, in order. */
+  probes: { size: number; outcome: DfOutcome['kind'] }[];
+}
+
+/**
+ * Pure given `probe`: binary search for the largest packet size (IP bytes)
+ * in [floor, localMtu] that gets a reply; a silent size is tried `silentTries`
+ * times before it counts as silent (one lost probe is not a black hole).
+ */
+export async function searchPmtu(
+  probe: (packetBytes: number) => Promise<DfOutcome>,
+  localMtu: number,
+  floor = 576,
+  silentTries = 2,
+): Promise<PmtuResult> {
+  const probes: PmtuResult['probes'] = [];
+  let announced: number | undefined;
+  let silentAbove = false;
+  const tryOnce = async (size: number): Promise<DfOutcome> => {
+    let o = await probe(size);
+    for (let i = 1; o.kind === 'silent' && i < silentTries; i++) o = await probe(size);
+    probes.push({ size, outcome: o.kind });
+    if (o.kind === 'too-big') announced = o.mtu;
+    return o;
+  };
+  if ((await tryOnce(floor)).kind !== 'reply')
+    throw parseError('ping', `size ${floor}`, `no reply even at ${floor} bytes: the path is down, not narrow`);
+  let lo = floor;
+  let hi = localMtu + 1;
+  // Invariant: lo gets a reply, hi does not (or is past the local MTU).
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    const o = await tryOnce(mid);
+    if (o.kind === 'reply') lo = mid;
+    else {
+      hi = mid;
+      if (o.kind === 'silent') silentAbove = true;
+    }
+  }
+  // The size just above the largest that worked decides: silence there, with room left locally, is a black hole.
+  const next = probes.filter((p) => p.size === lo + 1).at(-1);
+  const blackHole = lo < localMtu && (next ? next.outcome === 'silent' : silentAbove);
+  return {
+    effectiveMtu: lo,
+    localMtu,
+    blackHole,
+    ...(announced !== undefined ? { announcedMtu: announced } : {}),
+    probes,
+  };
+}
+
+/** Probes `target` from the namespace at `netnsPath` ('' = this one) with ping's DF mode. */
+export async function probePathMtu(netnsPath: string, target: string, localMtu: number): Promise<PmtuResult> {
+  return searchPmtu(async (bytes) => {
+    const r = await runInNetns(
+      netnsAt(netnsPath),
+      'probe',
+      'ping',
+      ['-n', '-M', 'do', '-s', String(bytes - PING_OVERHEAD), '-c', '1', '-W', '1', target],
+      { okExitCodes: [0, 1] },
+    );
+    return parsePingDf(r.stdout, r.stderr);
+  }, localMtu);
+}

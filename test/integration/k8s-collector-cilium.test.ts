@@ -1,0 +1,231 @@
+/**
+ * The collector as a cluster runs it, against real Cilium: the real collector
+ * process (dist/collector/main.js) in Kubernetes mode, authenticated as the
+ * chart's collector ServiceAccount with the chart's RBAC, talking to the
+ * apiserver of a 2-node `cilium` lab (real cilium-agents, kube-proxy
+ * replacement, no kube-proxy anywhere), with the lab's agents connected to it
+ * over gRPC. One run: a Service measurement and a small scale sweep. The
+ * collector creates the Services and EndpointSlices through the API; Cilium
+ * programs them; the collector counts them programmed only when the agents'
+ * samples show Cilium's own LB state (the Service's frontend with its backend
+ * in cilium_lb4_services_v2/backends_v3 on the client's node, and every node's
+ * count of frontends with all their backends at each step), which the run
+ * records. The Cluster line is what this collector detected: cilium with the
+ * version each node's cilium-agent reported, and no kube-proxy.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CoreV1Api, DiscoveryV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';
+import { createLogger } from '../../core/log.js';
+import type { CiliumLab } from '../../lab/cilium/dataplane.js';
+import { CILIUM_VERSION } from '../../lab/k8s/tools.js';
+import { Lab } from '../../lab/lab.js';
+import { createAll, kubeConfigFrom, renderChart, serviceAccountKubeconfig } from '../support/harness/apply.js';
+import type { ControlPlane } from '../support/harness/control-plane.js';
+import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
+import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
+
+const NS = 'cni-bench';
+const RELEASE = 'cni-bench-agent';
+const log = createLogger({ test: 'k8s-collector-cilium' }, 'warn');
+const STEPS = [0, 40];
+
+const SCENARIO = {
+  name: 'k8s collector on Cilium',
+  durationSeconds: 1,
+  warmupSeconds: 0,
+  rounds: 1,
+  roundSleepSeconds: 0,
+  sampleIntervalMs: 0,
+  serviceScale: { steps: STEPS, endpointsPerService: 2, syncTimeoutSeconds: 180 },
+  measurements: [{ id: 'rr-service', kind: 'rr', path: 'service', mode: 'rr' }],
+};
+
+/** The chart's RBAC for the collector (namespaces the lab already made are kept), and a token for its ServiceAccount. */
+async function collectorIdentity(cp: ControlPlane): Promise<{ kubeconfig: string; sweepNamespace: string }> {
+  const admin = kubeConfigFrom(cp.adminKubeconfig);
+  const core = admin.makeApiClient(CoreV1Api);
+  const existing = new Set((await core.listNamespace()).items.map((n) => n.metadata?.name));
+  const rendered = renderChart(RELEASE, NS);
+  const kinds = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+  await createAll(
+    admin,
+    rendered.filter(
+      (o: KubernetesObject) => kinds.has(o.kind ?? '') && !(o.kind === 'Namespace' && existing.has(o.metadata?.name)),
+    ),
+  );
+  const deployment = rendered.find((o) => o.kind === 'Deployment') as {
+    spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+  };
+  const sweepNamespace =
+    deployment.spec.template.spec.containers[0]?.env.find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')?.value ?? '';
+  return { kubeconfig: await serviceAccountKubeconfig(cp, NS, 'cni-bench-collector'), sweepNamespace };
+}
+
+interface SyncTargetJson {
+  kubeServicesRules?: number;
+  nftServiceIps?: number;
+  ciliumFrontends?: number;
+  ciliumFrontend?: { address: string; port: number; backends: string[] };
+}
+
+test('the collector process in Kubernetes mode against a Cilium lab: Services synchronised from Cilium LB state', {
+  skip: notRoot,
+  timeout: 900_000,
+}, async (t) => {
+  const lab = await Lab.create({ nodes: 2, log, proxy: { mode: 'cilium' }, shareCpus: true });
+  const id = lab.plan.id;
+  const cilium = lab.services as unknown as CiliumLab;
+  let collector: Proc | undefined;
+  try {
+    const cp = cilium.controlPlane as unknown as ControlPlane;
+    const { kubeconfig, sweepNamespace } = await collectorIdentity(cp);
+    const admin = kubeConfigFrom(cp.adminKubeconfig);
+    await admin
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: sweepNamespace } } })
+      .catch((err: { code?: number }) => {
+        if (err.code !== 409) throw err;
+      });
+    const httpPort = await freePort();
+    collector = startNode(COLLECTOR_MAIN, [], {
+      CNI_BENCH_KUBERNETES: 'kubeconfig',
+      CNI_BENCH_KUBECONFIG: kubeconfig,
+      CNI_BENCH_NAMESPACE: NS,
+      CNI_BENCH_SWEEP_NAMESPACE: sweepNamespace,
+      CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
+      CNI_BENCH_HTTP_HOST: '127.0.0.1',
+      CNI_BENCH_HTTP_PORT: String(httpPort),
+      CNI_BENCH_DB: ':memory:',
+      CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
+      CNI_BENCH_LOG_LEVEL: 'info',
+    });
+    const c = collector;
+    const url = `http://127.0.0.1:${httpPort}`;
+    await waitFor(
+      'the collector',
+      async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
+      30_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${c.output()}`);
+    });
+    lab.startAgents(`unix:${lab.controlSocket}`);
+    await waitFor(
+      `${lab.agentCount} agents`,
+      async () =>
+        (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
+        lab.agentCount,
+      60_000,
+    );
+
+    const created = await getJson(`${url}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(SCENARIO),
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const run = await waitFor(
+      'the run to end',
+      async () => {
+        const r = (await getJson(`${url}/v1/runs/${created.body.id}`)).body;
+        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
+      },
+      600_000,
+      500,
+    );
+    assert.equal(run.state, 'succeeded', `${run.reason}\n${c.output().slice(-4000)}`);
+    const report = (await getJson(`${url}/v1/runs/${created.body.id}/report?format=json`)).body;
+
+    // The Cluster line: what this collector detected (cilium-config through the API, the version from each node's cilium-agent).
+    const d = report.cluster.description;
+    assert.equal(d.cni, `cilium ${CILIUM_VERSION.slice(1)}`, JSON.stringify(d));
+    assert.equal(d.cniMode, 'native routing');
+    assert.equal(d.kubeProxyMode, 'none (Cilium kube-proxy replacement)');
+
+    // The Service path: the client's node counted it programmed when Cilium's LB map had its frontend with the server as backend.
+    const targets = (
+      run.phases as {
+        detail: { target?: { host: string; via: string; syncMs?: number; syncTarget?: SyncTargetJson } };
+      }[]
+    )
+      .map((p) => p.detail.target)
+      .filter((x) => x !== undefined);
+    assert.ok(targets.length >= STEPS.length, JSON.stringify(targets));
+    const synced = targets.filter((x) => x.syncTarget);
+    assert.equal(synced.length, 1, 'one Service, waited for once');
+    const st = synced[0]!.syncTarget!;
+    assert.equal(st.kubeServicesRules, undefined, 'no KUBE-SERVICES to wait for');
+    assert.equal(st.ciliumFrontend?.address, synced[0]!.host);
+    assert.equal(st.ciliumFrontend?.backends.length, 1);
+    assert.ok(synced[0]!.host.startsWith('198.19.'), synced[0]!.host);
+
+    // The sweep: every agent's node at its own Cilium frontend baseline + the step.
+    const scale = (
+      run.phases as {
+        detail: {
+          scale?: { services: number };
+          expect: Record<string, SyncTargetJson>;
+          nodes: Record<string, { ciliumFrontends: number | null; kubeServicesRules: number }>;
+          syncMs: number;
+        };
+      }[]
+    )
+      .map((p) => p.detail)
+      .filter((x) => x.scale);
+    assert.deepEqual(
+      scale.map((x) => x.scale?.services),
+      STEPS,
+    );
+    const agents = Object.keys(scale[0]?.expect ?? {});
+    assert.equal(agents.length, lab.agentCount);
+    for (const step of scale) {
+      for (const a of agents) {
+        const want = step.expect[a]?.ciliumFrontends;
+        const base = scale[0]?.expect[a]?.ciliumFrontends;
+        assert.ok(
+          typeof want === 'number' && typeof base === 'number',
+          `${a}: a Cilium target ${JSON.stringify(step.expect[a])}`,
+        );
+        assert.equal(want - base, step.scale?.services);
+        assert.equal(step.expect[a]?.kubeServicesRules, undefined, `${a}: no kube-proxy target`);
+        assert.ok(
+          (step.nodes[a]?.ciliumFrontends ?? -1) >= want,
+          `${a} showed ${step.nodes[a]?.ciliumFrontends} >= ${want}`,
+        );
+      }
+    }
+    // Measured through the Service Cilium programmed, at both steps, with Cilium's translation evidence and no KUBE-SEP counter.
+    const rows = (
+      report.rows as { path: string; status: string; value: number | null; dnatConnections: number | null }[]
+    ).filter((r) => r.path === 'service');
+    assert.equal(rows.length, STEPS.length);
+    for (const r of rows) {
+      assert.equal(r.status, 'succeeded');
+      assert.ok((r.value ?? 0) > 0, JSON.stringify(r));
+    }
+    // The collector removed its objects.
+    const core = admin.makeApiClient(CoreV1Api);
+    const discovery = admin.makeApiClient(DiscoveryV1Api);
+    for (const ns of [NS, sweepNamespace]) {
+      assert.equal((await core.listNamespacedService({ namespace: ns, labelSelector: ALL_MANAGED })).items.length, 0);
+      assert.equal(
+        (await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: ALL_MANAGED })).items.length,
+        0,
+      );
+    }
+    t.diagnostic(
+      `Service ${synced[0]!.host}:${st.ciliumFrontend?.port} in the client's Cilium LB after ${synced[0]!.syncMs} ms; steps ${scale
+        .map(
+          (x) =>
+            `${x.scale?.services}: sync ${x.syncMs} ms, frontends ${agents.map((a) => x.nodes[a]?.ciliumFrontends).join('/')}`,
+        )
+        .join('; ')}; cluster "${d.cni} / ${d.cniMode} / ${d.kubeProxyMode}"`,
+    );
+  } finally {
+    await stop(collector);
+    await lab.destroy();
+  }
+  assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT);
+});
