@@ -56,7 +56,9 @@ bash scripts/install-netperf.sh \
 # fortio (not packaged by Debian) is built with Go from the module proxy into a cache outside the repo.
 # Without Go the lab still runs: default measurements that need fortio are skipped and listed in the report.
 if command -v go >/dev/null; then
-  if "$with_test_tools"; then bash scripts/build-go-tools.sh --test; else bash scripts/build-go-tools.sh; fi
+  go_tools_args=()
+  if "$with_test_tools"; then go_tools_args=(--test); fi
+  bash scripts/build-go-tools.sh "${go_tools_args[@]}"
 else
   echo "setup: 'go' is not on PATH: fortio is not built; fortio measurements will be skipped" >&2
 fi
