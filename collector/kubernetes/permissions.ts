@@ -82,6 +82,14 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
     name: 'cilium-config',
     toggle: 'rbac.ciliumConfig.write',
   }),
+  call('patch', 'apps', 'daemonsets', 'cilium', 'cilium-config: rollout restart of Cilium after a raise or revert', {
+    name: 'cilium',
+    toggle: 'rbac.ciliumConfig.write',
+  }),
+  call('get', 'apps', 'daemonsets', 'cilium', 'cilium-config: rollout status of Cilium after a restart', {
+    name: 'cilium',
+    toggle: 'rbac.ciliumConfig.write',
+  }),
   call('create', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', {
     toggle: 'rbac.networkPolicy.enabled',
   }),

@@ -155,15 +155,22 @@ test('Cilium preflight: refuses with the exact fix; the change and the rollout a
       /patch configmap kube-system\/cilium-config: HTTP 403/,
     );
 
-    // With the ConfigMap write granted (rbac.ciliumConfig.write=true) the value is written, but the rollout
-    // restart of daemonset/cilium is not granted by the chart: refused, and the value put back.
+    // With rbac.ciliumConfig.write=true the chart grants the ConfigMap write and the rollout restart of
+    // daemonset/cilium by name. The Role without its daemonset rule first: the value is written, the rollout
+    // refused by the real authorizer, and the value put back.
     const writable = renderChart(RELEASE, NS, ['rbac.ciliumConfig.write=true']).find(
       (o) => o.kind === 'Role' && o.metadata?.namespace === 'kube-system',
     ) as KubernetesObject & { rules: unknown[] };
-    await admin.makeApiClient(RbacAuthorizationV1Api).replaceNamespacedRole({
+    const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+    const withoutRollout = {
+      ...writable,
+      rules: (writable.rules as { resources?: string[] }[]).filter((r) => !r.resources?.includes('daemonsets')),
+    };
+    assert.equal(withoutRollout.rules.length, writable.rules.length - 1, 'the chart grants the rollout');
+    await rbac.replaceNamespacedRole({
       name: writable.metadata?.name ?? '',
       namespace: 'kube-system',
-      body: writable as never,
+      body: withoutRollout as never,
     });
     const f = frontend(true);
     await waitFor(
@@ -181,6 +188,29 @@ test('Cilium preflight: refuses with the exact fix; the change and the rollout a
     assert.equal(await value(), '1000', 'the raise was undone');
     await f.finish();
     assert.equal(await value(), '1000');
+
+    // The chart's whole Role: the rollout is now authorized, and what stops it is that this harness runs no
+    // cilium DaemonSet (404), never the authorizer; the raise is undone again.
+    await rbac.replaceNamespacedRole({
+      name: writable.metadata?.name ?? '',
+      namespace: 'kube-system',
+      body: writable as never,
+    });
+    const g = frontend(true);
+    await waitFor(
+      'the rollout to be authorized',
+      async () =>
+        g.prepare(300, 4, 'run-c', nodes).then(
+          () => {
+            throw new Error('a rollout of a DaemonSet that does not exist went through');
+          },
+          (err: Error) => /rollout restart daemonset kube-system\/cilium: HTTP 404/.test(err.message) || undefined,
+        ),
+      10_000,
+      250,
+    );
+    assert.equal(await value(), '1000', 'the raise was undone');
+    await g.finish();
   } finally {
     await core.deleteNamespacedConfigMap({ name: 'cilium-config', namespace: 'kube-system' });
   }
