@@ -64,7 +64,8 @@ describe('start-up failures are one line naming the path and what to do', () => 
   ] as const) {
     test(what, async () => {
       const p = collectorMain.spawnCollector(['--db', db]);
-      const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('hung'), 180_000))]);
+      // unref: a timer left pending would hold this file's process open for its whole length after the tests.
+      const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('hung'), 180_000).unref())]);
       if (code === 'hung') p.child.kill('SIGKILL');
       assert.equal(code, 2, p.output());
       const lines = p.output().trim().split('\n');
