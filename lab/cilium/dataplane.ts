@@ -43,6 +43,7 @@ import {
   osImageFrom,
   podObject,
   runningPodStatus,
+  withoutLifecycleTaints,
 } from './objects.js';
 import { waitFor } from './wait.js';
 
@@ -257,6 +258,20 @@ export class CiliumLab {
             name: n.name,
             body: { ...node, status: nodeStatus(n.name, n.underlayIp, facts) },
           });
+          return true;
+        },
+        30_000,
+        100,
+      );
+      // Ready now: lift the not-ready taint admission put on the new Node, as the node lifecycle controller would,
+      // so a collector in Kubernetes mode sees a schedulable worker (it places load only on those).
+      await waitFor(
+        `${n.name}'s lifecycle taints lifted`,
+        async () => {
+          const node = await this.core.readNode({ name: n.name });
+          const taints = withoutLifecycleTaints(node.spec?.taints);
+          if ((taints?.length ?? 0) === (node.spec?.taints?.length ?? 0)) return true;
+          await this.core.replaceNode({ name: n.name, body: { ...node, spec: { ...node.spec, taints } } });
           return true;
         },
         30_000,

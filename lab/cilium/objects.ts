@@ -4,7 +4,7 @@
  * to its node, labelled as the agent DaemonSet's pods are), and the status the
  * lab's "kubelet" reports once the CNI plugin wired the pod. Pure.
  */
-import type { V1Node, V1NodeStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Node, V1NodeStatus, V1Pod, V1PodStatus, V1Taint } from '@kubernetes/client-node';
 
 /** The collector's namespace, where the lab's pods and the run's Services live. */
 export const LAB_POD_NAMESPACE = 'cni-bench';
@@ -23,6 +23,23 @@ export function nodeObject(name: string, labId: string): V1Node {
     kind: 'Node',
     metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', [LAB_LABEL]: labId } },
   };
+}
+
+/**
+ * The taints the apiserver's TaintNodesByCondition admission puts on a new
+ * Node (`node.kubernetes.io/not-ready`) and the node lifecycle controller
+ * would lift once it is Ready. The lab runs no lifecycle controller, so it
+ * lifts them itself, as it writes Ready in place of a kubelet.
+ */
+export const LIFECYCLE_TAINT_KEYS: readonly string[] = [
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+];
+
+/** Pure: a node's taints without the lifecycle ones (undefined when none are left). */
+export function withoutLifecycleTaints(taints: V1Taint[] | undefined): V1Taint[] | undefined {
+  const kept = (taints ?? []).filter((t) => !LIFECYCLE_TAINT_KEYS.includes(t.key));
+  return kept.length ? kept : undefined;
 }
 
 /** What a kubelet would report: the node's address on the lab fabric, Ready, and the machine's kernel and OS. */

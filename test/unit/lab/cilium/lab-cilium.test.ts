@@ -14,7 +14,7 @@ import { cgroup2MountFrom } from '../../../../lab/cilium/cgroups.js';
 import { cniConfig, parseCniAddResult } from '../../../../lab/cilium/cni.js';
 import { ciliumConfigData, configDirFiles } from '../../../../lab/cilium/config.js';
 import { labPodName } from '../../../../lab/cilium/dataplane.js';
-import { nodeStatus, osImageFrom, podObject } from '../../../../lab/cilium/objects.js';
+import { nodeStatus, osImageFrom, podObject, withoutLifecycleTaints } from '../../../../lab/cilium/objects.js';
 import { controlPlaneArgs, LAB_API_IP } from '../../../../lab/k8s/control-plane.js';
 import { CLUSTER_CIDR, inBenchmarkRange } from '../../../../lab/plan.js';
 import { isCiliumMode } from '../../../../lab/proxy.js';
@@ -159,4 +159,15 @@ test('the lab control plane: apiserver on the fabric address, kube-controller-ma
   assert.ok(a.kcm.includes('--node-cidr-mask-size=24'));
   assert.ok(a.kcm.some((f) => f.startsWith('--controllers=') && f.includes('node-ipam-controller')));
   assert.ok(a.etcd.every((f) => !/0\.0\.0\.0/.test(f)));
+});
+
+test('a Ready lab node loses the taints admission and the lifecycle controller manage, and keeps the others', () => {
+  const notReady = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
+  const own = { key: 'example.com/dedicated', value: 'x', effect: 'NoSchedule' };
+  assert.deepEqual(withoutLifecycleTaints([notReady, own]), [own]);
+  assert.equal(
+    withoutLifecycleTaints([notReady, { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }]),
+    undefined,
+  );
+  assert.equal(withoutLifecycleTaints(undefined), undefined);
 });
