@@ -56,9 +56,12 @@ test('the whole default matrix runs on a 3-node lab with intervals and proves it
     for (const t of ['sockperf', 'tcp-rr']) assert.ok(tools.has(t), `${t} used (${[...tools].join(', ')})`);
   const rr = report.rows.find((r: any) => r.id === 'rr-pod-to-pod');
   // netperf prints percentiles up to p99 only; the report does not extrapolate beyond what the tool printed.
+  // Then the CPU the row cost per 1,000 transactions (report/cpu-cost.ts).
   assert.deepEqual(
     rr.metrics.map((m: any) => m.name),
-    rr.tool.startsWith('netperf') ? ['p50', 'p90', 'p99', 'tps'] : ['p50', 'p90', 'p99', 'p99.9', 'tps'],
+    rr.tool.startsWith('netperf')
+      ? ['p50', 'p90', 'p99', 'tps', 'cpu-per-1k']
+      : ['p50', 'p90', 'p99', 'p99.9', 'tps', 'cpu-per-1k'],
   );
   assert.equal(rr.metrics[0].source, 'merged-histogram');
   const fixed = report.rows.find((r: any) => r.id === 'http-qps1000-service-c16');
