@@ -22,7 +22,7 @@ import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { Lab } from '../../lab/lab.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { waitFor } from '../support/helpers/procs.js';
-import { notRoot } from '../support/helpers/root.js';
+import { notLong } from '../support/helpers/root.js';
 
 const SMALL = 256;
 const log = createLogger({ test: 'lab-cilium-preflight' }, 'warn');
@@ -66,7 +66,7 @@ async function loadedMax(cilium: CiliumLab): Promise<number[]> {
 }
 
 test('Cilium LB-map preflight: refused with the exact command, then raised, verified on every node, measured, reverted and verified', {
-  skip: notRoot,
+  skip: notLong,
   timeout: 900_000,
 }, async (t) => {
   const lab = await Lab.create({

@@ -17,7 +17,7 @@ import { renderStudyMarkdown } from '../../report/study-render.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { rootLinks } from '../support/helpers/host-state.js';
 import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
-import { notRoot } from '../support/helpers/root.js';
+import { notLong } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-study-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -25,7 +25,7 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 const VERDICTS = new Set(['better', 'worse', 'within noise', 'noise unknown', 'not compared']);
 
 test('lab study: iptables and cilium-vxlan, matrix and sweep each, one report side by side with verdicts and the crossover', {
-  skip: notRoot,
+  skip: notLong,
   // About 10 minutes on a quiet machine; allow for 2 cores shared with other labs.
   timeout: 2_400_000,
 }, async () => {

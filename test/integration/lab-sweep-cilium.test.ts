@@ -18,7 +18,7 @@ import { type Comparison, compareRounds } from '../../report/significance.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { rootLinks } from '../support/helpers/host-state.js';
 import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
-import { notRoot } from '../support/helpers/root.js';
+import { notLong } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-cilium-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -33,7 +33,7 @@ function labIdsIn(log: string): string[] {
 }
 
 test('lab sweep: iptables falls with the Services ahead, Cilium stays within noise of its own step 0, in one run', {
-  skip: notRoot,
+  skip: notLong,
   // About 10 minutes on a quiet machine; on 2 cores shared with other labs (load 40+) it took over 20.
   timeout: 2_400_000,
 }, async (t) => {
