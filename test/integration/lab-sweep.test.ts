@@ -34,6 +34,9 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
   const p = startNode(CLI_MAIN, [
     'lab',
     'sweep',
+    // The two kube-proxy modes (the sweep's default adds Cilium: lab-sweep-cilium.test.ts covers it).
+    '--modes',
+    'iptables,nftables',
     '--steps',
     steps.join(','),
     '--endpoints',
