@@ -22,6 +22,9 @@ export interface ConditionRow {
   change: number | null;
   verdict: Verdict | null;
   reason: string;
+  /** 95% intervals of the mean over the rounds (baseline, under the condition); null with fewer than 2 rounds. */
+  baselineCi95: [number, number] | null;
+  valueCi95: [number, number] | null;
   /** The phase failed (its condition unverified, or the measurement itself): the reason, and no value. */
   error: string;
 }
@@ -95,12 +98,16 @@ export function buildConditions(phases: PhaseRecord[], rows: ReportRow[]): Condi
     let change: number | null = null;
     let verdict: Verdict | null = null;
     let reason = '';
+    let baselineCi95: [number, number] | null = null;
+    let valueCi95: [number, number] | null = null;
     if (cand.value !== null && b?.value) {
       change = cand.value / b.value - 1;
       if (cand.rounds.length && b.rounds.length) {
         const cmp = compareRounds(b.rounds, cand.rounds, { higherIsBetter: cand.higherIsBetter });
         verdict = cmp.verdict;
         reason = cmp.reason;
+        baselineCi95 = cmp.baseline.ci95;
+        valueCi95 = cmp.candidate.ci95;
       }
     }
     out.push({
@@ -114,6 +121,8 @@ export function buildConditions(phases: PhaseRecord[], rows: ReportRow[]): Condi
       change,
       verdict,
       reason,
+      baselineCi95,
+      valueCi95,
       error: row.status === 'succeeded' ? '' : row.error || row.status,
     });
   });

@@ -33,6 +33,7 @@ export async function attachConditions(
       cilium: true,
       ciliumDir: `${TOOLS_DIR}/cilium-${CILIUM_VERSION}`,
       ciliumAgents: () => services.ciliumAgents,
+      restartCilium: (signal) => services.restartAgents(signal),
       log,
     });
     return undefined;
