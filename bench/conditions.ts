@@ -73,11 +73,25 @@ const ci = (c: [number, number] | null): string => (c ? `${fmt(c[0])} … ${fmt(
 const cell = (s: string): string => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
 const rows = [
-  '| dataplane | condition | measurement | baseline (95% CI) | under condition (95% CI) | change | verdict | load |',
-  '|---|---|---|---|---|---:|---|---:|',
+  '| dataplane | condition | measurement | baseline (95% CI) | under condition (95% CI) | change | verdict | conntrack peak / dataplane CPU, baseline → condition | load |',
+  '|---|---|---|---|---|---:|---|---|---:|',
 ];
 const stepLines = ['| dataplane | step | status | enforcement | how verified (or why not) |', '|---|---|---|---:|---|'];
 const walls: string[] = [];
+
+/**
+ * Drift suspects of a row's phase: the highest conntrack count any node
+ * reached (entries left by earlier phases) and the dataplane processes' mean
+ * CPU summed over the nodes (an enforcer still busy after a change).
+ */
+function phaseState(r: ReportModel, measurement: string): string {
+  const row = r.rows.find((x) => x.measurement === measurement);
+  const nodes = row?.dataplane ?? [];
+  if (!nodes.length) return '—';
+  const ct = Math.max(...nodes.map((n) => n.conntrackPeak)).toLocaleString('en-US');
+  const cpu = nodes.flatMap((n) => n.processes).reduce((a, p) => a + (p.cpuMillicoresAvg ?? 0), 0);
+  return `${ct} / ${cpu.toFixed(0)} m`;
+}
 
 function collect(d: string, r: ReportModel, load: string): void {
   for (const s of r.conditions?.steps ?? [])
@@ -90,7 +104,7 @@ function collect(d: string, r: ReportModel, load: string): void {
     const label =
       c.group === 'policyCount' && c.condition === '0 policies' ? '0 policies (drift control)' : c.condition;
     rows.push(
-      `| ${d} | ${cell(label)} | ${cell(c.measurement)} | ${fmt(c.baseline)} ${c.unit} (${ci(c.baselineCi95)}) | ${under} | ${change} | ${c.verdict ?? '—'} | ${load} |`,
+      `| ${d} | ${cell(label)} | ${cell(c.measurement)} | ${fmt(c.baseline)} ${c.unit} (${ci(c.baselineCi95)}) | ${under} | ${change} | ${c.verdict ?? '—'} | ${phaseState(r, c.measurement)} → ${phaseState(r, `${c.measurement} [${c.condition}]`)} | ${load} |`,
     );
     process.stdout.write(`${rows.at(-1)}\n`);
   }

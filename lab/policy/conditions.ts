@@ -25,6 +25,7 @@ import { type CiliumFeatures, readCiliumFeatures } from './cilium-status.js';
 import { type HubbleEnds, hubbleOff, hubbleOn } from './hubble.js';
 import { ROLE_LABEL, RUN_LABEL, runPolicies } from './objects.js';
 import { PROBE_PORT, startListener } from './probe.js';
+import { type Quiet, waitQuiet } from './settle.js';
 import { envoySupport, ipsecSupport, wireguardSupport } from './support.js';
 import { type ProbeEnd, waitForPolicy } from './verify.js';
 
@@ -41,6 +42,8 @@ export interface LabConditionsOptions {
   ciliumAgents?: () => readonly { nodeName: string; socket: string }[];
   /** Rolls the Cilium agents with cilium-config as the apiserver has it (CiliumLab.restartAgents): how Hubble is turned on and off. */
   restartCilium?: (signal?: AbortSignal) => Promise<void>;
+  /** The enforcer's processes (cilium-agents or kube-routers): a change counts as settled once they are quiet (settle.ts). */
+  enforcerPids?: () => readonly number[];
   log: Logger;
 }
 
@@ -74,7 +77,7 @@ export class LabConditions implements ConditionDriver {
     if (req.kind === 'hubble' && this.hubbleDeps) {
       const on = await hubbleOn(this.hubbleDeps, this.hubbleEnds(target), signal);
       this.hubbleSeenAtApply = on.facts.seenFlowsAfter as number;
-      return on;
+      return this.settled(on, signal);
     }
     throw new CniBenchError(ErrorCodes.LAB, await this.unsupported(req));
   }
@@ -89,7 +92,7 @@ export class LabConditions implements ConditionDriver {
       }
       const seen = this.hubbleSeenAtApply;
       this.hubbleSeenAtApply = undefined;
-      return hubbleOff(this.hubbleDeps, ends, seen);
+      return this.settled(await hubbleOff(this.hubbleDeps, ends, seen));
     }
     if (req.kind !== 'networkPolicy' && req.kind !== 'policyCount') return { how: 'nothing was applied', facts: {} };
     const ends = this.ends(target);
@@ -105,15 +108,32 @@ export class LabConditions implements ConditionDriver {
         began,
         deadlineFor(deleted),
       );
-      return {
+      return await this.settled({
         how: `${deleted} policies deleted; the denied client ${ends.denied.name} connects to ${ends.server.name} again`,
         enforcementMs: open.ms,
         apiMs,
         facts: { deleted, polls: open.polls },
-      };
+      });
     } finally {
       await listener.stop();
     }
+  }
+
+  /**
+   * Waits for the enforcer to finish reacting to the change (settle.ts) before
+   * anything is measured under it; the evidence says how long that took.
+   */
+  private async settled(e: ConditionEvidence, signal?: AbortSignal): Promise<ConditionEvidence> {
+    if (!this.o.enforcerPids) return e;
+    const q: Quiet = await waitQuiet(this.o.enforcerPids, signal ? { signal } : {});
+    const said = q.quiet
+      ? `; ${this.o.enforcer} quiet ${q.ms} ms later (${Math.round(q.millicores)} m)`
+      : `; ${this.o.enforcer} still busy after ${q.ms} ms (${Math.round(q.millicores)} m): measured beside it`;
+    return {
+      ...e,
+      how: `${e.how}${said}`,
+      facts: { ...e.facts, settleMs: q.ms, enforcerMillicores: Math.round(q.millicores), settled: q.quiet },
+    };
   }
 
   /** What Hubble on/off needs: the Cilium lab's agents and their restart. */
@@ -185,27 +205,33 @@ export class LabConditions implements ConditionDriver {
       await this.label(ends, true);
       const open = await waitForPolicy('open', probeEnds, cleared, deadlineFor(old), signal);
       if (n === 0)
-        return {
-          how: `no policy selects ${ends.server.name}: the other client ${ends.denied.name} connects, as it must`,
-          facts: { policies: 0, deletedBefore: old, openMs: open.ms },
-        };
+        return await this.settled(
+          {
+            how: `no policy selects ${ends.server.name}: the other client ${ends.denied.name} connects, as it must`,
+            facts: { policies: 0, deletedBefore: old, openMs: open.ms },
+          },
+          signal,
+        );
       const policies = runPolicies(LAB_POD_NAMESPACE, target.runId, n);
       const began = Date.now();
       await this.create(policies, signal);
       const apiMs = Date.now() - began;
       const on = await waitForPolicy('enforced', probeEnds, began, deadlineFor(n), signal);
-      return {
-        how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
-        enforcementMs: on.ms,
-        apiMs,
-        facts: {
-          policies: n,
-          afterLastCreateMs: Math.max(0, on.ms - apiMs),
-          denied: ends.denied.name,
-          allowed: ends.clients.map((c) => c.name).join(','),
-          polls: on.polls,
+      return await this.settled(
+        {
+          how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
+          enforcementMs: on.ms,
+          apiMs,
+          facts: {
+            policies: n,
+            afterLastCreateMs: Math.max(0, on.ms - apiMs),
+            denied: ends.denied.name,
+            allowed: ends.clients.map((c) => c.name).join(','),
+            polls: on.polls,
+          },
         },
-      };
+        signal,
+      );
     } finally {
       await listener.stop();
     }
