@@ -3,8 +3,8 @@
  * per lab dataplane one run in one fresh lab, every measurement first without
  * any condition (the baseline) and then under each condition in turn, applied
  * and verified in the dataplane and reverted (collector/runs/condition-phases.ts),
- * so each condition stands beside a baseline measured minutes earlier by the
- * same agents. Per row: baseline and value with their 95% intervals over the
+ * so each condition stands beside its own baseline, measured by the same agents
+ * right before its group is applied. Per row: baseline and value with their 95% intervals over the
  * rounds, the change and the Welch verdict (within noise or not); per step, how
  * it was verified and how long enforcement took; a condition this machine
  * cannot run shows its reason and no number. The 0-policies step of the sweep
@@ -104,7 +104,7 @@ function collect(d: string, r: ReportModel, load: string): void {
     const label =
       c.group === 'policyCount' && c.condition === '0 policies' ? '0 policies (drift control)' : c.condition;
     rows.push(
-      `| ${d} | ${cell(label)} | ${cell(c.measurement)} | ${fmt(c.baseline)} ${c.unit} (${ci(c.baselineCi95)}) | ${under} | ${change} | ${c.verdict ?? '—'} | ${phaseState(r, c.measurement)} → ${phaseState(r, `${c.measurement} [${c.condition}]`)} | ${load} |`,
+      `| ${d} | ${cell(label)} | ${cell(c.measurement)} | ${fmt(c.baseline)} ${c.unit} (${ci(c.baselineCi95)}) | ${under} | ${change} | ${c.verdict ?? '—'} | ${phaseState(r, c.baselineFrom === 'adjacent' ? `${c.measurement} [baseline before ${c.group}]` : c.measurement)} → ${phaseState(r, `${c.measurement} [${c.condition}]`)} | ${load} |`,
     );
     process.stdout.write(`${rows.at(-1)}\n`);
   }
