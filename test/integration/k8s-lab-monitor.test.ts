@@ -26,8 +26,8 @@ import { Lab } from '../../lab/lab.js';
 import { COLLECTOR_NAMESPACE, collectorCluster, startKubeProxies } from '../support/harness/collector-cluster.js';
 import { startKubernetesCollector } from '../support/harness/collector-process.js';
 import type { RealKubeProxy } from '../support/harness/kube-proxy.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
-import { DIST, getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
+import { NO_LEFTOVERS, ownLabLeftovers, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const NS = COLLECTOR_NAMESPACE;
@@ -228,13 +228,7 @@ async function monitorWithRealKubeProxy(t: TestContext): Promise<void> {
     const core = k8s.admin.makeApiClient(CoreV1Api);
     for (const n of names) await core.deleteNode({ name: n }).catch(() => undefined);
   }
-  // This lab's and this checkout's only: another checkout's lab may be running beside it.
-  assert.deepEqual(labNamespaces(lab.plan.id), []);
-  assert.deepEqual(
-    labProcesses().filter((l) => l.includes(DIST)),
-    [],
-  );
-  assert.deepEqual(labStateFiles(undefined, lab.plan.id), []);
+  assert.deepEqual(ownLabLeftovers(lab.plan.id), NO_LEFTOVERS);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 }

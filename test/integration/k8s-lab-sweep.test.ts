@@ -27,7 +27,7 @@ import { Lab } from '../../lab/lab.js';
 import { COLLECTOR_NAMESPACE, collectorCluster, startKubeProxies } from '../support/harness/collector-cluster.js';
 import type { KubeProxyMode, RealKubeProxy } from '../support/harness/kube-proxy.js';
 import { serviceCounts } from '../support/harness/kube-proxy-rules.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { NO_LEFTOVERS, ownLabLeftovers, rootLinks, rootRules } from '../support/helpers/host-state.js';
 import { getJson, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
@@ -248,9 +248,7 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
       await kp.stop().catch((err: Error) => log.error('kube-proxy stop failed', { error: err.message }));
     await lab.destroy();
   }
-  assert.deepEqual(labNamespaces(), []);
-  assert.deepEqual(labProcesses(), []);
-  assert.deepEqual(labStateFiles(), []);
+  assert.deepEqual(ownLabLeftovers(lab.plan.id, { anyLoadGenerator: true }), NO_LEFTOVERS);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 }

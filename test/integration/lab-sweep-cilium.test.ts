@@ -19,6 +19,7 @@ import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.j
 import { rootLinks } from '../support/helpers/host-state.js';
 import {
   assertSweepSucceeded,
+  labIdsIn,
   labSweepArgs,
   logVerdicts,
   shortConnectionVerdict,
@@ -28,15 +29,6 @@ import { notLong } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-cilium-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-/** The ids of the labs a lab command logged (created or destroyed). */
-function labIdsIn(log: string): string[] {
-  return [
-    ...new Set(
-      [...log.matchAll(/"msg":"lab (?:created|destroyed)"[^\n]*"id":"([0-9a-f]+)"/g)].map((m) => m[1] as string),
-    ),
-  ];
-}
 
 test('lab sweep: iptables falls with the Services ahead, Cilium stays within noise of its own step 0, in one run', {
   skip: notLong,

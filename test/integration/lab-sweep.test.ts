@@ -16,9 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { Comparison } from '../../report/significance.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { NO_LEFTOVERS, ownLabLeftovers, rootLinks, rootRules } from '../support/helpers/host-state.js';
 import {
   assertSweepSucceeded,
+  labIdsIn,
   labSweepArgs,
   logVerdicts,
   shortConnectionVerdict,
@@ -38,7 +39,9 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
   const steps = [0, 3000, 6000];
   const rounds = 5;
   // The two kube-proxy modes (the sweep's default adds Cilium: lab-sweep-cilium.test.ts covers it).
-  const p = startNode(CLI_MAIN, labSweepArgs('iptables,nftables', steps, rounds, join(tmp, 'lab.db')));
+  const p = startNode(CLI_MAIN, labSweepArgs('iptables,nftables', steps, rounds, join(tmp, 'lab.db')), {
+    CNI_BENCH_LOG_LEVEL: 'info',
+  });
   const code = await p.exited;
   assert.equal(code, 0, p.output());
   const out = JSON.parse(p.stdout());
@@ -83,9 +86,10 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
   );
   assert.equal(out.comparison.steps.length, steps.length);
   for (const s of out.comparison.series) assert.match(s.crossovers[0].text, /overtakes|is ahead of|within noise/);
-  assert.deepEqual(labNamespaces(), []);
-  assert.deepEqual(labProcesses(), []);
-  assert.deepEqual(labStateFiles(), []);
+  // Its own labs only (one per mode): another checkout's lab may be running beside it.
+  const ids = labIdsIn(p.output());
+  assert.equal(ids.length, 2, 'one fresh lab per mode');
+  for (const id of ids) assert.deepEqual(ownLabLeftovers(id, { anyLoadGenerator: true }), NO_LEFTOVERS, `lab ${id}`);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 });

@@ -31,6 +31,15 @@ export function labSweepArgs(modes: string, steps: readonly number[], rounds: nu
   ];
 }
 
+/** The ids of the labs a lab command logged (created or destroyed) at log level info. */
+export function labIdsIn(log: string): string[] {
+  return [
+    ...new Set(
+      [...log.matchAll(/"msg":"lab (?:created|destroyed)"[^\n]*"id":"([0-9a-f]+)"/g)].map((m) => m[1] as string),
+    ),
+  ];
+}
+
 /** The runs of `lab sweep --json` are `modes` in that order, each succeeded with every one of `steps` succeeded. */
 export function assertSweepSucceeded(
   out: { runs: { mode: string; report: any }[] },
