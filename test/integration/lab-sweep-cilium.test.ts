@@ -19,12 +19,10 @@ import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.j
 import { rootLinks } from '../support/helpers/host-state.js';
 import {
   assertSweepSucceeded,
-  labIdsIn,
-  labSweepArgs,
   logVerdicts,
+  runLabSweep,
   shortConnectionVerdict,
 } from '../support/helpers/lab-sweep.js';
-import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
 import { notLong } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-cilium-'));
@@ -38,15 +36,12 @@ test('lab sweep: iptables falls with the Services ahead, Cilium stays within noi
   const links = rootLinks();
   const steps = [0, 3000, 6000];
   const rounds = 5;
-  const p = startNode(CLI_MAIN, labSweepArgs('iptables,cilium', steps, rounds, join(tmp, 'lab.db')), {
-    CNI_BENCH_LOG_LEVEL: 'info',
-  });
-  const code = await p.exited;
-  for (const id of labIdsIn(p.output())) assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT, `lab ${id}`);
+  const p = await runLabSweep('iptables,cilium', steps, rounds, join(tmp, 'lab.db'));
+  for (const id of p.labIds) assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT, `lab ${id}`);
   assert.equal(rootLinks(), links);
-  assert.equal(code, 0, p.output().slice(-6000));
-  assert.equal([...p.output().matchAll(/"msg":"lab created"/g)].length, 2, 'one fresh lab per dataplane');
-  const out = JSON.parse(p.stdout());
+  assert.equal(p.code, 0, p.output.slice(-6000));
+  assert.equal([...p.output.matchAll(/"msg":"lab created"/g)].length, 2, 'one fresh lab per dataplane');
+  const out = JSON.parse(p.stdout);
   for (const { mode, report } of out.runs)
     for (const st of report.sweep.steps)
       t.diagnostic(

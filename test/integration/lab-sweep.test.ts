@@ -19,12 +19,10 @@ import type { Comparison } from '../../report/significance.js';
 import { NO_LEFTOVERS, ownLabLeftovers, rootLinks, rootRules } from '../support/helpers/host-state.js';
 import {
   assertSweepSucceeded,
-  labIdsIn,
-  labSweepArgs,
   logVerdicts,
+  runLabSweep,
   shortConnectionVerdict,
 } from '../support/helpers/lab-sweep.js';
-import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-'));
@@ -39,12 +37,9 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
   const steps = [0, 3000, 6000];
   const rounds = 5;
   // The two kube-proxy modes (the sweep's default adds Cilium: lab-sweep-cilium.test.ts covers it).
-  const p = startNode(CLI_MAIN, labSweepArgs('iptables,nftables', steps, rounds, join(tmp, 'lab.db')), {
-    CNI_BENCH_LOG_LEVEL: 'info',
-  });
-  const code = await p.exited;
-  assert.equal(code, 0, p.output());
-  const out = JSON.parse(p.stdout());
+  const p = await runLabSweep('iptables,nftables', steps, rounds, join(tmp, 'lab.db'));
+  assert.equal(p.code, 0, p.output);
+  const out = JSON.parse(p.stdout);
   const verdicts = new Map<string, Comparison>();
   assertSweepSucceeded(out, ['iptables (legacy)', 'nftables'], steps);
   for (const { mode, report } of out.runs) {
@@ -87,9 +82,9 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
   assert.equal(out.comparison.steps.length, steps.length);
   for (const s of out.comparison.series) assert.match(s.crossovers[0].text, /overtakes|is ahead of|within noise/);
   // Its own labs only (one per mode): another checkout's lab may be running beside it.
-  const ids = labIdsIn(p.output());
-  assert.equal(ids.length, 2, 'one fresh lab per mode');
-  for (const id of ids) assert.deepEqual(ownLabLeftovers(id, { anyLoadGenerator: true }), NO_LEFTOVERS, `lab ${id}`);
+  assert.equal(p.labIds.length, 2, 'one fresh lab per mode');
+  for (const id of p.labIds)
+    assert.deepEqual(ownLabLeftovers(id, { anyLoadGenerator: true }), NO_LEFTOVERS, `lab ${id}`);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 });

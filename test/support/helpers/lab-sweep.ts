@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { type Comparison, compareRounds } from '../../../report/significance.js';
+import { CLI_MAIN, startNode } from './procs.js';
 
 /** `lab sweep` over `modes` at `steps` of 4-endpoint Services, `rounds` of 1 s after 0.5 s warm-up, JSON out. */
-export function labSweepArgs(modes: string, steps: readonly number[], rounds: number, db: string): string[] {
+function labSweepArgs(modes: string, steps: readonly number[], rounds: number, db: string): string[] {
   return [
     'lab',
     'sweep',
@@ -32,12 +33,34 @@ export function labSweepArgs(modes: string, steps: readonly number[], rounds: nu
 }
 
 /** The ids of the labs a lab command logged (created or destroyed) at log level info. */
-export function labIdsIn(log: string): string[] {
+function labIdsIn(log: string): string[] {
   return [
     ...new Set(
       [...log.matchAll(/"msg":"lab (?:created|destroyed)"[^\n]*"id":"([0-9a-f]+)"/g)].map((m) => m[1] as string),
     ),
   ];
+}
+
+export interface LabSweepRun {
+  code: number | null;
+  /** stdout and stderr as they came. */
+  output: string;
+  /** The sweep's JSON: every run and the comparison. */
+  stdout: string;
+  /** The labs it created, one per mode, read from its log (level info). */
+  labIds: string[];
+}
+
+/** Runs `cni-bench lab sweep` (see labSweepArgs) with `db` as its store, to its end. */
+export async function runLabSweep(
+  modes: string,
+  steps: readonly number[],
+  rounds: number,
+  db: string,
+): Promise<LabSweepRun> {
+  const p = startNode(CLI_MAIN, labSweepArgs(modes, steps, rounds, db), { CNI_BENCH_LOG_LEVEL: 'info' });
+  const code = await p.exited;
+  return { code, output: p.output(), stdout: p.stdout(), labIds: labIdsIn(p.output()) };
 }
 
 /** The runs of `lab sweep --json` are `modes` in that order, each succeeded with every one of `steps` succeeded. */
