@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
+import type { Lab } from '../../lab/lab.js';
 import type { ProxyMode } from '../../lab/proxy.js';
 import { runInLab } from '../../lab/session.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
@@ -39,6 +40,9 @@ labTest(
   async (t, { log, signal }) => {
     const db = join(tmp, 'lab.db');
     const ids: string[] = [];
+    // This test's labs only: another checkout's lab may be running beside it.
+    const labIds: string[] = [];
+    const own = { beforeAgents: async (lab: Lab) => void labIds.push(lab.plan.id) };
     const warm = {
       name: 'compare warm-up',
       durationSeconds: 1,
@@ -46,10 +50,10 @@ labTest(
       rounds: 1,
       measurements: scenario.measurements,
     };
-    await runInLab(iptablesLab(db), warm, log, signal);
+    await runInLab({ ...iptablesLab(db), ...own }, warm, log, signal);
     for (const mode of ['iptables', 'nftables', 'iptables'] as ProxyMode[]) {
       const report = await runInLab(
-        { nodes: 2, proxy: { mode, iptablesBackend: 'legacy' }, dbPath: db, agentWaitMs: 30_000 },
+        { ...iptablesLab(db), proxy: { mode, iptablesBackend: 'legacy' }, ...own },
         { ...scenario, name: `compare ${mode}` },
         log,
         signal,
@@ -79,6 +83,7 @@ labTest(
     const md = startNode(CLI_MAIN, ['compare', ...ids.slice(0, 2), '--db', db]);
     assert.equal(await md.exited, 0, md.output());
     assert.match(md.stdout(), /better/);
-    assert.deepEqual(labNamespaces(), []);
+    assert.equal(labIds.length, 4, 'the warm-up lab and three measured');
+    for (const id of labIds) assert.deepEqual(labNamespaces(id), [], `lab ${id}`);
   },
 );
