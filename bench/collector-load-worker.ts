@@ -6,8 +6,9 @@
  * every sample until acknowledged, has at most 256 in flight and honours
  * write()'s flow control; a sample's ack latency runs from when it was
  * produced to when the collector's cumulative ack covered it. Prints one JSON
- * line at the end: produced, acked, stream errors, and every ack latency in
- * ms (raw, for the parent to merge). Forked by the parent: it reports
+ * line at the end: produced, acked, stream errors, every ack latency and
+ * every production-to-write delay in ms (raw, for the parent to merge), and
+ * its own CPU seconds from the start of production. Forked by the parent: it reports
  * { ready } once all its agents have registered and opened their sessions, and
  * produces from the { startAt } the parent sends back (so registration, slow
  * on a loaded machine, never eats into the measured window).
@@ -29,6 +30,8 @@ const perSecond = Number(rate);
 const durationMs = Number(seconds) * 1000;
 const IN_FLIGHT = 256;
 const latencies: number[] = [];
+/** Per acknowledged sample, ms from production to its write() on the stream (the agent's own wait: in-flight cap, flow control, its event loop). */
+const writeDelays: number[] = [];
 let sent = 0;
 let acked = 0;
 let errors = 0;
@@ -70,6 +73,8 @@ async function agent(i: number, ready: () => void, started: Promise<number>): Pr
   const stream = client.session(new Metadata());
   /** Produced and not yet acknowledged: seq -> produced at. */
   const produced = new Map<number, number>();
+  /** seq -> written to the stream at. */
+  const written = new Map<number, number>();
   let seq = 0;
   let sentUpTo = 0;
   let ackedUpTo = 0;
@@ -79,6 +84,7 @@ async function agent(i: number, ready: () => void, started: Promise<number>): Pr
       sentUpTo++;
       const at = produced.get(sentUpTo);
       if (at === undefined) continue;
+      written.set(sentUpTo, Date.now());
       if (
         !stream.write(AgentMessage.fromPartial({ seq: sentUpTo, body: { $case: 'sample', value: sampleOf(node, at) } }))
       )
@@ -96,7 +102,9 @@ async function agent(i: number, ready: () => void, started: Promise<number>): Pr
       const t = produced.get(s);
       if (t !== undefined) {
         latencies.push(now - t);
+        writeDelays.push((written.get(s) ?? now) - t);
         produced.delete(s);
+        written.delete(s);
         acked++;
       }
     }
@@ -138,13 +146,20 @@ const start = Number(first);
 let waiting = n;
 let onStart: (t: number) => void = () => undefined;
 const started = new Promise<number>((resolve) => (onStart = resolve));
+// Detached from the parent's session: leave with it (its IPC channel closes when it exits or is killed).
+process.on('disconnect', () => process.exit(0));
+let cpuAtStart = process.cpuUsage();
 process.on('message', (m: { startAt?: number }) => {
-  if (typeof m.startAt === 'number') onStart(m.startAt);
+  if (typeof m.startAt !== 'number') return;
+  cpuAtStart = process.cpuUsage();
+  onStart(m.startAt);
 });
 const ready = (): void => {
   if (--waiting === 0) process.send?.({ ready: n });
 };
 if (n === 0) process.send?.({ ready: 0 });
 await Promise.all(Array.from({ length: n }, (_, k) => agent(start + k, ready, started)));
-process.send?.({ result: { sent, acked, errors, latencies } });
+const cpu = process.cpuUsage(cpuAtStart);
+process.removeAllListeners('disconnect');
+process.send?.({ result: { sent, acked, errors, latencies, writeDelays, cpuSeconds: (cpu.user + cpu.system) / 1e6 } });
 process.disconnect?.();
