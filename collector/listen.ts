@@ -17,6 +17,7 @@ import type { MonitorCoordinator } from './monitor/coordinator.js';
 import type { JobTracker } from './runs/job-tracker.js';
 import type { Orchestrator } from './runs/orchestrator.js';
 import type { RunsApi } from './runs/runs-api.js';
+import { removeStaleSocket, unixSocketPath } from './stale-socket.js';
 import type { Store } from './store/store.js';
 import type { WriteQueue } from './store/write-queue.js';
 
@@ -60,6 +61,9 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
     'grpc.http2.min_ping_interval_without_data_ms': 5000,
   });
   c.addToServer(grpcServer);
+  const socket = unixSocketPath(config.grpcListen);
+  if (socket && (await removeStaleSocket(socket)))
+    log.warn('removed the socket a collector that did not stop cleanly left behind', { path: socket });
   const port = await bindGrpc(grpcServer, c, config.grpcListen);
   const grpcAddress = config.grpcListen.startsWith('unix:')
     ? config.grpcListen
