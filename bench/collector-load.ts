@@ -30,11 +30,13 @@
  *   npm run bench:collector-load -- [--agents 1000,5000] [--seconds 30] [--workers 4] [--rate 1]
  *   ... --steps 1000x1s,1000x1,100x10 : <agents>x<samples/s each>, s for workers in the collector's session
  *   ... --ramp 200 [--rates 5,10,20,40,80] : the highest sustained rate (acks keep up: p99 at most 2 s,
- *       nothing lost, the store holds what was acknowledged); run as `taskset -c 0 node dist/bench/collector-load.js
- *       --ramp 200 --worker-cpus 1` to hold the collector to one core and the agents to the other.
+ *       nothing lost, the store holds what was acknowledged); run as `setsid taskset -c 0 node
+ *       dist/bench/collector-load.js --ramp 100 --rates 40,60,80 --worker-cpus 1 --collector-group-nice=-20
+ *       --worker-group-nice=-20` to give the collector one core (its session's autogroup nice raised above the
+ *       machine's other sessions) and the agents the other: on a shared machine it takes both cores while it runs.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -54,6 +56,8 @@ const { values } = parseArgs({
     rates: { type: 'string', default: '5,10,20,40,80,160' },
     'worker-cpus': { type: 'string' },
     steps: { type: 'string' },
+    'collector-group-nice': { type: 'string' },
+    'worker-group-nice': { type: 'string' },
   },
 });
 const WORKER = fileURLToPath(new URL('./collector-load-worker.js', import.meta.url));
@@ -141,14 +145,16 @@ async function step(
       const args = [c.grpcAddress, String(w * per), String(count), String(rate), String(seconds), runId];
       // Under taskset the worker is taskset's child: fork() runs node directly, so pin through execPath's wrapper.
       // detached: a session (so an autogroup) of its own; it exits when the parent's IPC channel closes.
+      const env = { ...process.env, CNIB_LOAD_GROUP_NICE: shared ? '' : (values['worker-group-nice'] ?? '') };
       const child = values['worker-cpus']
         ? fork(WORKER, args, {
             execPath: 'taskset',
             execArgv: ['-c', values['worker-cpus'], process.execPath],
             stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
             detached: !shared,
+            env,
           })
-        : fork(WORKER, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], detached: !shared });
+        : fork(WORKER, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], detached: !shared, env });
       children.push(child);
       let markReady: () => void = () => undefined;
       readies.push(new Promise<void>((r) => (markReady = r)));
@@ -245,6 +251,19 @@ async function step(
     await c.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * With Linux's autogroup scheduling a CPU is shared between sessions, so the
+ * collector's share of its core is raised through its session's autogroup nice
+ * (the bench must lead its own session: run it under setsid). Its loop
+ * thread's schedstat then shows how much of the core it really had.
+ */
+if (values['collector-group-nice'] !== undefined) {
+  const sid = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ')[3];
+  if (sid !== String(process.pid))
+    throw new Error('--collector-group-nice: the bench must lead its own session (run it under setsid)');
+  writeFileSync('/proc/self/autogroup', values['collector-group-nice']);
 }
 
 const seconds = Number(values.seconds);
