@@ -98,6 +98,8 @@ export async function runScenariosInLab(
         dbPath: opts.dbPath,
         heartbeatIntervalMs: 1000,
         livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS,
+        // Every agent speaks only for its own node, as in a cluster (lab/agent-identity.ts).
+        agentKeyFile: lab.agentKeyFile,
       }),
       log,
       lab.services,
