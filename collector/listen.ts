@@ -12,6 +12,7 @@ import type { Logger } from '../core/log.js';
 import type { ServiceFrontend } from '../core/service-frontend.js';
 import { type AssembledCollector, assembleCollector, type CollectorOptions } from './collector.js';
 import type { CollectorConfig } from './config.js';
+import { removeStaleSocket, unixSocketPath } from './stale-socket.js';
 
 /** A bound collector: the assembled one's parts, where it listens, and a close that also closes the listeners. */
 export interface Collector
@@ -47,6 +48,9 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
     'grpc.http2.min_ping_interval_without_data_ms': 5000,
   });
   c.addToServer(grpcServer);
+  const socket = unixSocketPath(config.grpcListen);
+  if (socket && (await removeStaleSocket(socket)))
+    log.warn('removed the socket a collector that did not stop cleanly left behind', { path: socket });
   const port = await bindGrpc(grpcServer, c, config.grpcListen);
   const grpcAddress = config.grpcListen.startsWith('unix:')
     ? config.grpcListen

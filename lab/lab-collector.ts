@@ -25,6 +25,8 @@ export function startLabCollector(lab: Lab, dbPath: string, log: Logger): Promis
       dbPath,
       heartbeatIntervalMs: 1000,
       livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS,
+      // Every agent speaks only for its own node, as in a cluster (lab/agent-identity.ts).
+      agentKeyFile: lab.agentKeyFile,
     }),
     log,
     lab.services,
