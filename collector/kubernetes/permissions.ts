@@ -64,6 +64,7 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
       call('create', '', 'services', scope, by, toggle),
       call('delete', '', 'services', scope, by, toggle),
       call('list', '', 'services', scope, `${by} (cleanup by label)`, toggle),
+      call('deletecollection', '', 'services', scope, `${by} (cleanup by label)`, toggle),
       call('create', 'discovery.k8s.io', 'endpointslices', scope, by, toggle),
       call('delete', 'discovery.k8s.io', 'endpointslices', scope, by, toggle),
       call('list', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),

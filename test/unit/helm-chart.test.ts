@@ -335,7 +335,7 @@ const baseRules = [
   // Agents' identities: the collector asks the API server to review each agent's pod-bound token.
   'ClusterRole -: authentication.k8s.io/tokenreviews create',
   `Role ${NS}: /pods get,list,watch`,
-  `Role ${NS}: /services get,list,create,delete`,
+  `Role ${NS}: /services get,list,create,delete,deletecollection`,
   `Role ${NS}: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
 ];
 
@@ -371,7 +371,7 @@ test('RBAC by default is what the collector calls and nothing else', () => {
     [
       ...baseRules,
       `Role ${NS}: networking.k8s.io/networkpolicies get,list,create,delete`,
-      `Role ${RELEASE}-sweep: /services get,list,create,delete`,
+      `Role ${RELEASE}-sweep: /services get,list,create,delete,deletecollection`,
       `Role ${RELEASE}-sweep: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
       'Role kube-system: /configmaps[cilium-config] get',
       'Role kube-system: /configmaps[kube-proxy] get',
