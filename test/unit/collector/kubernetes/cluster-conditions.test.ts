@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ClusterConditions } from '../../../../collector/kubernetes/conditions.js';
 import {
   encryptionRefusal,
   hubbleCommand,
@@ -7,9 +9,11 @@ import {
   l7Refusal,
 } from '../../../../collector/kubernetes/conditions-cilium.js';
 import { ALL_MANAGED, RUN_ID_LABEL } from '../../../../collector/kubernetes/objects.js';
+import { DEFAULT_PACER, Pacer } from '../../../../collector/kubernetes/pacer.js';
 import { clusterRunPolicies, matchLabelsOf, policySelector } from '../../../../collector/kubernetes/policy-objects.js';
 import { blockedOutcome } from '../../../../collector/runs/condition-probes.js';
 import { ErrorCodes, isCniBenchError } from '../../../../core/errors.js';
+import { createLogger } from '../../../../core/log.js';
 import { type ProbeEnd, type ProbeOutcome, waitForPolicyWith } from '../../../../core/policy-verify.js';
 
 const AGENTS = { 'app.kubernetes.io/name': 'cni-bench-agent', 'app.kubernetes.io/instance': 'r' };
@@ -110,4 +114,51 @@ test('the shared verification loop: enforced once the denied end is blocked and 
   );
   const open = await waitForPolicyWith(scripted(1e9), 'open', ENDS, Date.now(), 200, undefined, FAST);
   assert.equal(open.denied, 'connected');
+});
+
+function driver(allowNetworkPolicy: boolean): ClusterConditions {
+  const kc = new KubeConfig();
+  // Nothing listens here: these cases refuse before any API call.
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return new ClusterConditions(kc, kc.makeApiClient(CoreV1Api), new Pacer(DEFAULT_PACER), {
+    namespace: 'cni-bench',
+    agentSelector: 'app.kubernetes.io/name=cni-bench-agent',
+    ciliumNamespace: 'kube-system',
+    allowCiliumConfigChange: false,
+    allowNetworkPolicy,
+    log: createLogger({ test: 'cluster-conditions' }, 'error'),
+  });
+}
+
+const noProbe = async (): Promise<ProbeOutcome> => 'connected';
+const TARGET = {
+  runId: 'r1',
+  serverPodIp: '198.18.1.2',
+  clientPodIps: ['198.18.2.2'],
+  probes: {
+    allowed: [{ ns: 'lab-n1', name: 'agent-1' }],
+    others: [],
+    listen: async () => ({ stop: async () => undefined }),
+    probe: noProbe,
+  },
+};
+
+test('without the opt-in a policy condition is refused naming the chart value; without a spare agent, naming why', async () => {
+  const signal = new AbortController().signal;
+  await assert.rejects(
+    driver(false).apply({ kind: 'networkPolicy', policies: 1 }, TARGET, signal),
+    (err) =>
+      isCniBenchError(err, ErrorCodes.VALIDATION) &&
+      /rbac\.networkPolicy\.enabled=true/.test(err.message) &&
+      /in cni-bench only/.test(err.message),
+  );
+  await assert.rejects(
+    driver(true).apply({ kind: 'policyCount', policies: 100 }, TARGET, signal),
+    (err) => isCniBenchError(err, ErrorCodes.VALIDATION) && /neither the server nor a client/.test(err.message),
+  );
 });
