@@ -10,6 +10,7 @@
  */
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import type { ClusterDescription } from '../../core/cluster.js';
+import type { ConditionDriver } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type {
@@ -48,6 +49,8 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   /** The cluster's service proxy programs what the apiserver accepted on its own schedule. */
   readonly programmedLater = true;
   readonly pacer: Pacer;
+  /** Overhead conditions in the cluster (conditions.ts), attached by serve.ts. */
+  conditions?: ConditionDriver;
   private version: Partial<ClusterDescription> = {};
   private describer: ClusterDescriber | undefined;
   private readonly core: CoreV1Api;
