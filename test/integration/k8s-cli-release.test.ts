@@ -36,6 +36,7 @@ import {
   stop,
   waitFor,
 } from '../support/helpers/procs.js';
+import { TestCerts } from '../support/helpers/test-certs.js';
 
 const NS = 'cni-bench-rel';
 const RELEASE = 'cni-bench-agent';
@@ -186,7 +187,7 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-test('agents, cluster and runs reach the chart-run collector through --kubeconfig and the release', async () => {
+test('agents, cluster and runs reach the chart-run collector through --kubeconfig and the release', async (t) => {
   const kube = ['--kubeconfig', users.operator as string, '--namespace', NS];
   const a = await waitFor(
     'both agents connected, seen through the CLI',
@@ -205,11 +206,13 @@ test('agents, cluster and runs reach the chart-run collector through --kubeconfi
   const md = await cli(['agents', ...kube]);
   assert.equal(md.code, 0, md.stderr);
   assert.match(md.stdout, new RegExp(`${nodes.length} of ${nodes.length} connected`));
+  t.diagnostic(`cni-bench agents:\n${md.stdout}`);
 
   const c = await cli(['cluster', ...kube, '--format', 'json']);
   assert.equal(c.code, 0, c.stderr);
   const cluster = JSON.parse(c.stdout) as { serviceFrontend: string; description: { nodes?: unknown } };
   assert.equal(cluster.serviceFrontend, 'Kubernetes Services and EndpointSlices');
+  t.diagnostic(`cni-bench cluster:\n${(await cli(['cluster', ...kube])).stdout}`);
 
   const r = await cli(['runs', ...kube, '--format', 'json']);
   assert.equal(r.code, 0, r.stderr);
@@ -218,7 +221,7 @@ test('agents, cluster and runs reach the chart-run collector through --kubeconfi
 
 test('a run started with KUBECONFIG and the namespace only succeeds, follows progress and reports', {
   timeout: 300_000,
-}, async () => {
+}, async (t) => {
   const scenario = join(tmp, 'scenario.yaml');
   writeFileSync(
     scenario,
@@ -249,9 +252,11 @@ test('a run started with KUBECONFIG and the namespace only succeeds, follows pro
   const list = await cli(['runs', '--namespace', NS], { KUBECONFIG: users.operator });
   assert.equal(list.code, 0, list.stderr);
   assert.match(list.stdout, new RegExp(`\\| ${report.run.id} \\| through the release \\| succeeded`));
+  t.diagnostic(`cni-bench runs:\n${list.stdout}`);
+  t.diagnostic(`run stderr (first lines):\n${run.stderr.split('\n').slice(0, 4).join('\n')}`);
 });
 
-test('what is missing is named: no release, an unreadable Secret, no port-forward right, no such context', async () => {
+test('what is missing or wrong is named: no release, an unreadable Secret, no port-forward right, another CA, a wrong token, no such context', async (t) => {
   const noRelease = await cli([
     'runs',
     '--kubeconfig',
@@ -278,7 +283,44 @@ test('what is missing is named: no release, an unreadable Secret, no port-forwar
     /port-forward to pod cni-bench-rel\/cni-bench-collector-\S+ forbidden; needs RBAC 'get' and 'create' on pods\/portforward/,
   );
 
+  // The CA is checked: another CA's certificate of the same name is refused, a wrong token is refused.
+  const other = new TestCerts('cnib-other-ca-');
+  try {
+    other.ca('other');
+    const ca = await cli([
+      'runs',
+      '--kubeconfig',
+      users.operator as string,
+      '--namespace',
+      NS,
+      '--ca-file',
+      other.file('other.crt'),
+    ]);
+    assert.equal(ca.code, 1);
+    assert.match(
+      ca.stderr,
+      /cannot reach https:\/\/127\.0\.0\.1:\d+\/ through a port-forward .*\((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED_CERT)/,
+    );
+    t.diagnostic(`another CA, exit ${ca.code}: ${ca.stderr.trim()}`);
+  } finally {
+    other.remove();
+  }
+  const tokenFile = join(tmp, 'wrong-token');
+  writeFileSync(tokenFile, 'not-the-operator-token');
+  const token = await cli([
+    'runs',
+    '--kubeconfig',
+    users.operator as string,
+    '--namespace',
+    NS,
+    '--token-file',
+    tokenFile,
+  ]);
+  assert.equal(token.code, 1);
+  assert.match(token.stderr, /collector: .*(token|unauthenticated|Unauthorized)/i);
+
   const ctx = await cli(['runs', '--kubeconfig', users.operator as string, '--context', 'nope']);
   assert.equal(ctx.code, 2);
   assert.match(ctx.stderr, /--context: no context 'nope' in the kubeconfig/);
+  for (const r of [noRelease, secret, forward, token, ctx]) t.diagnostic(`exit ${r.code}: ${r.stderr.trim()}`);
 });
