@@ -74,7 +74,7 @@ export interface RemoteValues {
  * text, so every command says the same.
  */
 export const REMOTE_NOTES = [
-  `Reaching the collector: --collector URL when given; otherwise the kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config; --context) and the release (--release, default ${DEFAULT_RELEASE}; --namespace): the CLI finds the release's collector Service, port-forwards to its pod through the apiserver, reads the operator token from the release's Secret (unless --token-file) and, when the REST API serves TLS, the CA from its TLS Secret (unless --ca-file). RBAC needed in the release's namespace: list services and pods, get and create pods/portforward, get the token Secret (and the TLS Secret with TLS).`,
+  `Reaching the collector: --collector URL when given; otherwise the kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config; --context) and the release (--release, default ${DEFAULT_RELEASE}; --namespace): the CLI finds the release's collector Service, port-forwards to its pod through the apiserver, reads the operator token from the release's Secret (unless --token-file) and, when the REST API serves TLS, the CA from its TLS Secret (unless --ca-file). RBAC needed in the release's namespace: list services and pods, get and create pods/portforward, get the token Secret (and the TLS Secret with TLS); see docs/cli-cluster.md.`,
 ];
 
 function readSmallFile(flag: string, path: string): Buffer {
