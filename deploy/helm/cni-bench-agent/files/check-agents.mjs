@@ -57,7 +57,9 @@ for (;;) {
   try {
     last = await check();
   } catch (err) {
-    last = { nodes: [], problems: [err.message] };
+    // fetch() says only "fetch failed": the cause (a refused connection, an untrusted certificate) is the news.
+    const cause = err.cause ? ` (${err.cause.code ?? err.cause.message})` : '';
+    last = { nodes: [], problems: [`${err.message}${cause}`] };
   }
   if (!last.problems.length) {
     console.log(`ok: all ${last.nodes.length} agents connected (${last.nodes.join(', ')})`);
