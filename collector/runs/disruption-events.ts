@@ -32,7 +32,7 @@ export function disruptionRefusal(
   if (event === 'endpoint-removed' && !services.setEndpoints)
     return `${services.description} cannot change a Service's endpoints`;
   if (event === 'dataplane-restart' && !services.restartDataplane)
-    return `${services.description} has no dataplane agent this collector may restart (the lab's kube-proxy is emulated: rules, no process; a cluster needs the opt-in, see the collector's --allow-dataplane-restart)`;
+    return `${services.description} has no dataplane agent this collector may restart (the lab's kube-proxy is emulated: rules, no process; use the Cilium lab, --dataplane cilium; a cluster collector restarts none: docs/disruption.md)`;
   return undefined;
 }
 
