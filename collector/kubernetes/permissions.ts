@@ -12,7 +12,7 @@
 export type Scope = 'own' | 'sweep' | 'cilium' | 'kube-system' | 'cluster';
 
 export interface ApiCall {
-  verb: 'get' | 'list' | 'watch' | 'create' | 'delete' | 'deletecollection' | 'patch';
+  verb: 'get' | 'list' | 'watch' | 'create' | 'delete' | 'deletecollection' | 'patch' | 'update';
   group: string;
   resource: string;
   scope: Scope;
@@ -71,6 +71,7 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
       call('deletecollection', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),
     ];
   }),
+  call('update', 'discovery.k8s.io', 'endpointslices', 'own', "disruption phase: endpoint-removed (the run Service's slice)"),
   call('get', '', 'configmaps', 'cilium', "cilium-config: bpf-lb-map-max preflight; cluster-describer: Cilium's mode", {
     name: 'cilium-config',
     toggle: 'rbac.ciliumConfig.read',

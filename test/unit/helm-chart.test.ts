@@ -336,7 +336,7 @@ const baseRules = [
   'ClusterRole -: authentication.k8s.io/tokenreviews create',
   `Role ${NS}: /pods get,list,watch`,
   `Role ${NS}: /services get,list,create,delete,deletecollection`,
-  `Role ${NS}: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
+  `Role ${NS}: discovery.k8s.io/endpointslices get,list,create,update,delete,deletecollection`,
 ];
 
 /** Whether the rendered RBAC lets the collector make this call (the chart's toggles at their rendered values). */
