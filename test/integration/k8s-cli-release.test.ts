@@ -236,7 +236,7 @@ test('agents, cluster and runs reach the chart-run collector through --kubeconfi
   assert.deepEqual(JSON.parse(byContext.stdout), []);
 });
 
-test('a run started with KUBECONFIG and the namespace only succeeds, follows progress and reports', {
+test('a run started with KUBECONFIG and the namespace only succeeds, follows progress and reports; report and compare with --release', {
   timeout: 300_000,
 }, async (t) => {
   const scenario = join(tmp, 'scenario.yaml');
@@ -270,6 +270,16 @@ test('a run started with KUBECONFIG and the namespace only succeeds, follows pro
   assert.equal(list.code, 0, list.stderr);
   assert.match(list.stdout, new RegExp(`\\| ${report.run.id} \\| through the release \\| succeeded`));
   t.diagnostic(`cni-bench runs:\n${list.stdout}`);
+  // report and compare read the local store by default: --release (or --context) sends them to the collector.
+  const rel = ['--release', RELEASE, '--namespace', NS];
+  const csv = await cli(['report', report.run.id, ...rel, '--format', 'csv'], { KUBECONFIG: users.operator });
+  assert.equal(csv.code, 0, csv.stderr);
+  assert.match(csv.stdout, /TCP pod-to-pod 1 stream/);
+  const cmp = await cli(['compare', report.run.id, report.run.id, ...rel, '--fail-on', 'worse'], {
+    KUBECONFIG: users.operator,
+  });
+  assert.equal(cmp.code, 0, cmp.stderr);
+  assert.match(cmp.stdout, /TCP pod-to-pod 1 stream/);
   t.diagnostic(`report row: ${JSON.stringify(report.rows[0]).slice(0, 600)}`);
   t.diagnostic(`run stderr (first lines):\n${run.stderr.split('\n').slice(0, 4).join('\n')}`);
 });
