@@ -70,7 +70,13 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
       call('deletecollection', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),
     ];
   }),
-  call('update', 'discovery.k8s.io', 'endpointslices', 'own', "disruption phase: endpoint-removed (the run Service's slice)"),
+  call(
+    'update',
+    'discovery.k8s.io',
+    'endpointslices',
+    'own',
+    "disruption phase: endpoint-removed (the run Service's slice)",
+  ),
   call('get', '', 'configmaps', 'cilium', "cilium-config: bpf-lb-map-max preflight; cluster-describer: Cilium's mode", {
     name: 'cilium-config',
     toggle: 'rbac.ciliumConfig.read',
