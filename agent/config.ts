@@ -5,90 +5,83 @@
 import { readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
-import { CniBenchError, ErrorCodes, validationError } from '../core/errors.js';
-import { parseWith } from '../core/validate.js';
+import { CniBenchError, ErrorCodes, type FieldIssue, validationError } from '../core/errors.js';
+import { type FieldsOutput, fields as f, readFields } from '../core/fields.js';
 import { DEFAULT_PROCESS_NAMES } from './samplers/process-sampler.js';
 
-/** "true"/"false" (also 1/0) from env or flags. */
-const boolFlag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+/** The agent's config fields (core/fields.ts, not zod: the agent keeps within its memory budget). */
+export const agentConfigShape = {
+  /** host:port, or unix:/path for the lab's control socket. */
+  collector: f.string({ min: 1 }),
+  nodeName: f.string({ min: 1 }),
+  /** Unique among agents (default: the node name); a node's second, same-node agent needs its own. */
+  agentName: f.optionalString({ min: 1, max: 253 }),
+  podName: f.string({ min: 1 }),
+  podIp: f.string({ default: '' }),
+  hostIp: f.string({ default: '' }),
+  /** Network namespace of the node (host side): '' reads the agent's own; /proc/1/ns/net with hostPID in a cluster. */
+  hostNetns: f.string({ default: '' }),
+  /** Port of the /healthz endpoint; 0 turns it off. */
+  healthPort: f.number({ int: true, min: 0, max: 65535, default: 8477 }),
+  /** Messages kept until acknowledged; at most the collector's sequence window (SEQ_WINDOW), so a gap from drops is never refused. */
+  outboxLimit: f.number({ int: true, min: 1, max: 1_000_000, default: 10_000 }),
+  labels: f.stringMap({ default: {} }),
+  /** Dataplane processes whose CPU and memory are sampled from /proc (comm names). */
+  processNames: f.strings({ min: 1, item: { min: 1, max: 64 }, default: [...DEFAULT_PROCESS_NAMES] }),
+  /** Reconnect backoff bounds. */
+  backoffBaseMs: f.number({ int: true, min: 1, default: 100 }),
+  backoffMaxMs: f.number({ int: true, min: 1, default: 2000 }),
+  /** PEM CA that signs the collector's certificate; set, the link uses TLS, otherwise plaintext. */
+  tlsCaFile: f.string({ default: '' }),
+  /** PEM client certificate and key the agent presents when the collector asks (mTLS). */
+  tlsCertFile: f.string({ default: '' }),
+  tlsKeyFile: f.string({ default: '' }),
+  /** Name to verify the collector's certificate against instead of the address host. */
+  tlsServerName: f.string({ default: '' }),
+  /** The agent's identity for the collector: a node token, or a projected ServiceAccount token (read again before every registration, as the kubelet rotates it). */
+  tokenFile: f.string({ default: '' }),
+  /** Continuous monitoring (agent/monitor/): peer probes and dataplane gauges between runs. */
+  monitor: f.boolean({ default: false }),
+  /** Seconds between probe rounds; each round is jittered by `monitorJitter`. */
+  monitorIntervalS: f.number({ min: 0.5, max: 3600, default: 30 }),
+  /** Peers probed per round, chosen by the collector by consistent hashing over node names. */
+  monitorPeers: f.number({ int: true, min: 1, max: 1000, default: 10 }),
+  /** Fraction by which a round's start may move either way, so agents do not probe in step. */
+  monitorJitter: f.number({ min: 0, max: 0.5, default: 0.1 }),
+  /** Per-probe timeout; 0 picks min(3 s, 30% of the interval). */
+  monitorTimeoutMs: f.number({ int: true, min: 0, max: 60_000, default: 0 }),
+  /** TCP port of the probe responders (pod and host network namespace). */
+  monitorPort: f.number({ int: true, min: 1, max: 65535, default: 8478 }),
+  /** Run a responder in the host network namespace too (pod-to-host probes); needs hostNetns. */
+  monitorHostProbes: f.boolean({ default: true }),
+  /** BPF maps (name prefixes) whose entries are counted for a fill ratio, besides Cilium's LB service map. */
+  monitorBpfMaps: f.strings({ max: 32, item: { min: 1, max: 15 }, default: [] }),
+};
 
-export const agentConfigSchema = z
-  .strictObject({
-    /** host:port, or unix:/path for the lab's control socket. */
-    collector: z.string().min(1),
-    nodeName: z.string().min(1),
-    /** Unique among agents (default: the node name); a node's second, same-node agent needs its own. */
-    agentName: z.string().min(1).max(253).optional(),
-    podName: z.string().min(1),
-    podIp: z.string().default(''),
-    hostIp: z.string().default(''),
-    /** Network namespace of the node (host side): '' reads the agent's own; /proc/1/ns/net with hostPID in a cluster. */
-    hostNetns: z.string().default(''),
-    /** Port of the /healthz endpoint; 0 turns it off. */
-    healthPort: z.coerce.number().int().min(0).max(65535).default(8477),
-    /** Messages kept until acknowledged; at most the collector's sequence window (SEQ_WINDOW), so a gap from drops is never refused. */
-    outboxLimit: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
-    labels: z.record(z.string(), z.string()).default({}),
-    /** Dataplane processes whose CPU and memory are sampled from /proc (comm names). */
-    processNames: z
-      .array(z.string().min(1).max(64))
-      .min(1)
-      .default([...DEFAULT_PROCESS_NAMES]),
-    /** Reconnect backoff bounds. */
-    backoffBaseMs: z.coerce.number().int().min(1).default(100),
-    backoffMaxMs: z.coerce.number().int().min(1).default(2000),
-    /** PEM CA that signs the collector's certificate; set, the link uses TLS, otherwise plaintext. */
-    tlsCaFile: z.string().default(''),
-    /** PEM client certificate and key the agent presents when the collector asks (mTLS). */
-    tlsCertFile: z.string().default(''),
-    tlsKeyFile: z.string().default(''),
-    /** Name to verify the collector's certificate against instead of the address host. */
-    tlsServerName: z.string().default(''),
-    /** The agent's identity for the collector: a node token, or a projected ServiceAccount token (read again before every registration, as the kubelet rotates it). */
-    tokenFile: z.string().default(''),
-    /** Continuous monitoring (agent/monitor/): peer probes and dataplane gauges between runs. */
-    monitor: boolFlag.default(false),
-    /** Seconds between probe rounds; each round is jittered by `monitorJitter`. */
-    monitorIntervalS: z.coerce.number().min(0.5).max(3600).default(30),
-    /** Peers probed per round, chosen by the collector by consistent hashing over node names. */
-    monitorPeers: z.coerce.number().int().min(1).max(1000).default(10),
-    /** Fraction by which a round's start may move either way, so agents do not probe in step. */
-    monitorJitter: z.coerce.number().min(0).max(0.5).default(0.1),
-    /** Per-probe timeout; 0 picks min(3 s, 30% of the interval). */
-    monitorTimeoutMs: z.coerce.number().int().min(0).max(60_000).default(0),
-    /** TCP port of the probe responders (pod and host network namespace). */
-    monitorPort: z.coerce.number().int().min(1).max(65535).default(8478),
-    /** Run a responder in the host network namespace too (pod-to-host probes); needs hostNetns. */
-    monitorHostProbes: boolFlag.default(true),
-    /** BPF maps (name prefixes) whose entries are counted for a fill ratio, besides Cilium's LB service map. */
-    monitorBpfMaps: z.array(z.string().min(1).max(15)).max(32).default([]),
-  })
-  .superRefine((c, ctx) => {
-    if (c.monitor && c.monitorPort === c.healthPort)
-      ctx.addIssue({ code: 'custom', path: ['monitorPort'], message: `must differ from healthPort (${c.healthPort})` });
-    if (c.monitorTimeoutMs > c.monitorIntervalS * 300) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['monitorTimeoutMs'],
-        message: `must be at most 30% of monitorIntervalS (${c.monitorIntervalS * 300} ms), so a round's probes end before the next`,
-      });
-    }
-    if (c.tlsCertFile && !c.tlsKeyFile)
-      ctx.addIssue({ code: 'custom', path: ['tlsKeyFile'], message: 'required when tlsCertFile is set' });
-    if (c.tlsKeyFile && !c.tlsCertFile)
-      ctx.addIssue({ code: 'custom', path: ['tlsCertFile'], message: 'required when tlsKeyFile is set' });
-    // Without a CA the link is plaintext: a client certificate or server name would be silently ignored.
-    if (!c.tlsCaFile && (c.tlsCertFile || c.tlsServerName)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['tlsCaFile'],
-        message: `required when ${c.tlsCertFile ? 'tlsCertFile' : 'tlsServerName'} is set (TLS needs the CA)`,
-      });
-    }
-  });
+export type AgentConfig = FieldsOutput<typeof agentConfigShape>;
 
-export type AgentConfig = Readonly<z.output<typeof agentConfigSchema>>;
+/** Checks across fields, each naming the field at fault. */
+function crossCheck(c: AgentConfig): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  if (c.monitor && c.monitorPort === c.healthPort)
+    issues.push({ path: 'monitorPort', message: `must differ from healthPort (${c.healthPort})` });
+  if (c.monitorTimeoutMs > c.monitorIntervalS * 300) {
+    issues.push({
+      path: 'monitorTimeoutMs',
+      message: `must be at most 30% of monitorIntervalS (${c.monitorIntervalS * 300} ms), so a round's probes end before the next`,
+    });
+  }
+  if (c.tlsCertFile && !c.tlsKeyFile) issues.push({ path: 'tlsKeyFile', message: 'required when tlsCertFile is set' });
+  if (c.tlsKeyFile && !c.tlsCertFile) issues.push({ path: 'tlsCertFile', message: 'required when tlsKeyFile is set' });
+  // Without a CA the link is plaintext: a client certificate or server name would be silently ignored.
+  if (!c.tlsCaFile && (c.tlsCertFile || c.tlsServerName)) {
+    issues.push({
+      path: 'tlsCaFile',
+      message: `required when ${c.tlsCertFile ? 'tlsCertFile' : 'tlsServerName'} is set (TLS needs the CA)`,
+    });
+  }
+  return issues;
+}
 
 function firstIpv4(): string {
   for (const list of Object.values(networkInterfaces())) {
@@ -226,5 +219,5 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     monitorHostProbes: values['monitor-host-probes'] ?? env[AGENT_ENV.monitorHostProbes],
     monitorBpfMaps: listOf(values['monitor-bpf-maps'] ?? env[AGENT_ENV.monitorBpfMaps]),
   };
-  return parseWith(agentConfigSchema, raw, 'agent config');
+  return readFields(agentConfigShape, raw, 'agent config', crossCheck);
 }

@@ -4,7 +4,7 @@
  * cannot drift from what the agent uses.
  */
 import { configHelpText, describedFlag } from '../core/flags.js';
-import { AGENT_ENV, agentConfigSchema } from './config.js';
+import { AGENT_ENV, agentConfigShape } from './config.js';
 
 type Field = keyof typeof AGENT_ENV;
 
@@ -42,7 +42,7 @@ export function agentHelp(): string {
     help: HELP,
     flag: (field) => field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
     env: AGENT_ENV,
-    shape: agentConfigSchema.shape,
+    shape: agentConfigShape,
     extra: {
       label: describedFlag({
         help: 'a label reported with the agent, key=value (repeatable)',

@@ -6,33 +6,29 @@
  * facts out with a warning and is tried again at the next registration.
  */
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
 import { parseError } from '../core/errors.js';
+import { type Field, fields as f, readFields } from '../core/fields.js';
 import type { Logger } from '../core/log.js';
 import { run } from '../core/process.js';
 import type { NodeFacts } from '../gen/cnibench/v1/agent.js';
 
 const MAIN = fileURLToPath(new URL('./node-facts-main.js', import.meta.url));
 
-const count = z
-  .number()
-  .int()
-  .min(0)
-  .max(2 ** 32 - 1);
-const factsSchema = z.strictObject({
-  cpuModel: z.string().max(256),
-  physicalCores: count,
-  threads: count,
-  governor: z.string().max(64),
-  virtualization: z.string().max(128),
-  os: z.string().max(256),
-  memoryBytes: z.number().int().min(0),
-  podInterface: z.string().max(64),
-  nicDriver: z.string().max(64),
-  nicSpeedMbps: count,
-  mtu: count,
-  notes: z.array(z.string().max(512)).max(20),
-});
+const count = (): Field<number> => f.number({ int: true, min: 0, max: 2 ** 32 - 1 });
+const factsShape = {
+  cpuModel: f.string({ max: 256 }),
+  physicalCores: count(),
+  threads: count(),
+  governor: f.string({ max: 64 }),
+  virtualization: f.string({ max: 128 }),
+  os: f.string({ max: 256 }),
+  memoryBytes: f.number({ int: true, min: 0 }),
+  podInterface: f.string({ max: 64 }),
+  nicDriver: f.string({ max: 64 }),
+  nicSpeedMbps: count(),
+  mtu: count(),
+  notes: f.strings({ max: 20, item: { max: 512 } }),
+};
 
 /** Pure: the child's stdout as NodeFacts; anything else is an error naming node-facts and showing the output. */
 export function parseNodeFacts(stdout: string): NodeFacts {
@@ -42,12 +38,12 @@ export function parseNodeFacts(stdout: string): NodeFacts {
   } catch (err) {
     throw parseError('node-facts', stdout, `not JSON: ${(err as Error).message}`);
   }
-  const r = factsSchema.safeParse(value);
-  if (!r.success) {
-    const i = r.error.issues[0];
-    throw parseError('node-facts', stdout, `${i?.path.join('.') || '(root)'}: ${i?.message}`);
+  try {
+    const facts = readFields(factsShape, value, 'node facts');
+    return { ...facts, notes: [...facts.notes] };
+  } catch (err) {
+    throw parseError('node-facts', stdout, (err as Error).message);
   }
-  return r.data;
 }
 
 /** Runs the fingerprint child (its own Node, not the agent's --jitless flags) and parses what it prints. */

@@ -4,7 +4,9 @@
  * tables (the reference study's figures, /work/shared/reference.md) beside
  * what the lab measured, as ratios against the iptables baseline, with the
  * reasons they differ. Prints and writes docs/findings/<date>-study.md;
- * asserts nothing.
+ * asserts nothing. With CNI_BENCH_STUDY_JSON=FILE:SECONDS:LOAD it renders a
+ * study already run (`cni-bench lab study --json > FILE`, taking SECONDS, at
+ * load average LOAD) instead.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -170,15 +172,21 @@ function sweepTable(study: StudyModel): string[] {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const began = Date.now();
-  const load = loadavg()
-    .map((l) => l.toFixed(2))
-    .join(', ');
-  const res = await run(process.execPath, [CLI, 'lab', 'study', '--json', ...args], {
-    tool: 'cni-bench lab study',
-    okExitCodes: [0, 1],
-    maxBuffer: 512 * 1024 * 1024,
-  });
-  const wall = (Date.now() - began) / 1000;
+  const saved = process.env.CNI_BENCH_STUDY_JSON?.split(':');
+  const load =
+    saved?.[2] ??
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ');
+  // CNI_BENCH_STUDY_JSON=FILE:SECONDS:LOAD renders a study already run (`lab study --json > FILE`, its wall time, the load then).
+  const res = saved
+    ? { stdout: readFileSync(saved[0] ?? '', 'utf8'), exitCode: 0 }
+    : await run(process.execPath, [CLI, 'lab', 'study', '--json', ...args], {
+        tool: 'cni-bench lab study',
+        okExitCodes: [0, 1],
+        maxBuffer: 512 * 1024 * 1024,
+      });
+  const wall = saved ? Number(saved[1]) : (Date.now() - began) / 1000;
   const { study } = JSON.parse(res.stdout) as { study: StudyModel };
   const body = [
     `Command: \`cni-bench lab study${args.length ? ` ${args.join(' ')}` : ''}\` (exit ${res.exitCode}); wall time ${(wall / 60).toFixed(1)} min (${wall.toFixed(0)} s); load average at the start ${load}.`,

@@ -10,6 +10,8 @@ export { nodeToken } from './auth/principal.js';
 export { type AssembledCollector, assembleCollector, type CollectorOptions } from './collector.js';
 export { type CollectorConfig, collectorConfig } from './config.js';
 export { ClusterDescriber } from './kubernetes/cluster-describer.js';
+/** One keep-alive connection pool per KubeConfig (client-node opens a TLS connection per call otherwise). */
+export { reuseConnections } from './kubernetes/connections.js';
 /** The collector's Kubernetes side, which the Cilium lab wires against its own apiserver as collector/main.ts does in a cluster. */
 export { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 export { ClusterInventory } from './kubernetes/inventory.js';

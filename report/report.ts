@@ -117,20 +117,12 @@ function mergeGuards(perRound: readonly Guard[][]): Guard[] {
   return [...byCode.values()];
 }
 
-interface MeasureDetail {
+/** A measurement phase's record: its nodes and per-round CPU samples as the CPU cost reads them, and more. */
+interface MeasureDetail extends PhaseCpuDetail {
   measurement?: { id?: string; path?: string; tool?: string; serverTool?: string; rounds?: number };
   step?: number;
-  serverNode?: string;
-  clientNode?: string;
   startSamples?: Record<string, string>;
   endSamples?: Record<string, string>;
-  rounds?: {
-    round: number;
-    serverBefore?: string;
-    serverAfter?: string;
-    clientBefore?: string;
-    clientAfter?: string;
-  }[];
 }
 
 export interface ReportContext {

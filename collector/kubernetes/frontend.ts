@@ -10,6 +10,7 @@
  */
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import type { ClusterDescription } from '../../core/cluster.js';
+import type { ConditionDriver } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type {
@@ -24,7 +25,8 @@ import type {
 import type { LbMapPreflightRecord } from '../runs/cilium-preflight.js';
 import { CiliumConfig } from './cilium-config.js';
 import type { ClusterDescriber } from './cluster-describer.js';
-import { ALL_MANAGED, dummyPair, runSelector, type ServicePair, servicePair } from './objects.js';
+import { reuseConnections } from './connections.js';
+import { ALL_MANAGED, dummyPair, ROLE_LABEL, runSelector, type ServicePair, servicePair } from './objects.js';
 import { DEFAULT_PACER, Pacer, type PacerOptions, statusOf } from './pacer.js';
 
 export interface KubernetesFrontendOptions {
@@ -47,6 +49,8 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   /** The cluster's service proxy programs what the apiserver accepted on its own schedule. */
   readonly programmedLater = true;
   readonly pacer: Pacer;
+  /** Overhead conditions in the cluster (conditions.ts), attached by serve.ts. */
+  conditions?: ConditionDriver;
   private version: Partial<ClusterDescription> = {};
   private describer: ClusterDescriber | undefined;
   private readonly core: CoreV1Api;
@@ -67,6 +71,8 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   ) {
     this.pacer = new Pacer(opts.pacer ?? DEFAULT_PACER);
     this.allowCiliumChange = opts.allowCiliumConfigChange ?? false;
+    // One keep-alive pool for every client made from kc (connections.ts says why), not a TLS handshake per call.
+    reuseConnections(kc);
     this.core = kc.makeApiClient(CoreV1Api);
     this.discovery = kc.makeApiClient(DiscoveryV1Api);
     this.cilium = new CiliumConfig(
@@ -205,6 +211,17 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   private async resize(count: number, endpoints: number): Promise<void> {
     const ns = this.opts.sweepNamespace;
     const from = this.dummies;
+    if (count === 0 && from > 0) {
+      // All of them: two delete-collection calls by the run's label, not 2 x `from` deletes.
+      await this.removeBySelector(ns, `${runSelector(this.runId)},${ROLE_LABEL}=scale-dummy`);
+      this.dummies = await this.countDummies();
+      if (this.dummies)
+        throw new CniBenchError(
+          ErrorCodes.KUBERNETES,
+          `${this.dummies} dummy Services left in ${ns} after deleting the run's ${from} by label`,
+        );
+      return;
+    }
     const indexes = count > from ? range(from, count) : range(count, from).reverse();
     const results = await Promise.allSettled(
       indexes.map((i) =>
@@ -254,7 +271,11 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     );
   }
 
-  /** Deletes every Service and EndpointSlice matching `selector` in `namespace`; returns how many objects went. */
+  /**
+   * Deletes every Service and EndpointSlice matching `selector` in `namespace`
+   * with one delete-collection call each (the apiserver deletes them, releasing
+   * each Service's ClusterIP); returns how many objects went.
+   */
   async removeBySelector(namespace: string, selector: string): Promise<number> {
     const services = await this.pacer.run(`list services ${namespace}`, () =>
       this.core.listNamespacedService({ namespace, labelSelector: selector }),
@@ -262,15 +283,13 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     const slices = await this.pacer.run(`list endpointslices ${namespace}`, () =>
       this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: selector }),
     );
-    await Promise.all(
-      services.items.map((s) =>
-        this.pacer.run(`delete service ${namespace}/${s.metadata?.name}`, () =>
-          ignoreNotFound(this.core.deleteNamespacedService({ name: s.metadata?.name ?? '', namespace })),
-        ),
-      ),
-    );
+    // A retry after a timed-out call deletes what is left: delete-collection lists again on the server.
+    if (services.items.length)
+      await this.pacer.run(`delete services ${namespace} (${selector})`, () =>
+        this.core.deleteCollectionNamespacedService({ namespace, labelSelector: selector }),
+      );
     if (slices.items.length)
-      await this.pacer.run(`delete endpointslices ${namespace}`, () =>
+      await this.pacer.run(`delete endpointslices ${namespace} (${selector})`, () =>
         this.discovery.deleteCollectionNamespacedEndpointSlice({ namespace, labelSelector: selector }),
       );
     return services.items.length + slices.items.length;

@@ -7,6 +7,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { CollectorConfig } from '../config.js';
+import { reuseConnections } from './connections.js';
 
 export type KubeSource = 'in-cluster' | 'kubeconfig' | 'none';
 
@@ -54,5 +55,5 @@ export function loadKubeConfig(
       },
     );
   }
-  return kc;
+  return reuseConnections(kc);
 }

@@ -4,7 +4,7 @@
  * chart's RBAC grants exactly these, and test/integration/k8s-chart.test.ts asks
  * the real apiserver's authorizer about each one (and about what must stay
  * refused). Keep this list in step with frontend.ts, inventory.ts,
- * cilium-config.ts and cluster-describer.ts: a call missing here is a call the
+ * cilium-config.ts, conditions.ts and cluster-describer.ts: a call missing here is a call the
  * chart does not grant.
  */
 
@@ -64,6 +64,7 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
       call('create', '', 'services', scope, by, toggle),
       call('delete', '', 'services', scope, by, toggle),
       call('list', '', 'services', scope, `${by} (cleanup by label)`, toggle),
+      call('deletecollection', '', 'services', scope, `${by} (cleanup by label)`, toggle),
       call('create', 'discovery.k8s.io', 'endpointslices', scope, by, toggle),
       call('delete', 'discovery.k8s.io', 'endpointslices', scope, by, toggle),
       call('list', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),
@@ -97,13 +98,13 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
     name: 'cilium',
     toggle: 'rbac.ciliumConfig.write',
   }),
-  call('create', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', {
+  call('create', 'networking.k8s.io', 'networkpolicies', 'own', "conditions: a policy condition's NetworkPolicies", {
     toggle: 'rbac.networkPolicy.enabled',
   }),
-  call('delete', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', {
+  call('delete', 'networking.k8s.io', 'networkpolicies', 'own', 'conditions: revert, cleanup and start-up leftovers', {
     toggle: 'rbac.networkPolicy.enabled',
   }),
-  call('list', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario (cleanup)', {
+  call('list', 'networking.k8s.io', 'networkpolicies', 'own', "conditions: the run's policies by label", {
     toggle: 'rbac.networkPolicy.enabled',
   }),
 ]);

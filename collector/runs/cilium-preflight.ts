@@ -13,8 +13,11 @@
  * the exact command to run; with it, `ensureLbMapFits` sets the new size,
  * restarts Cilium (the caller's `restart`: a DaemonSet rollout in a cluster,
  * an agent restart in the lab), waits until every node's loaded map reads the
- * new size, and its `revert` puts the old value back the same way, verified
- * again.
+ * new size and holds again every frontend the node held before (a restarted
+ * agent starts from empty maps and fills them after it reports ready), and its
+ * `revert` puts the old value back the same way, verified again (the size
+ * only: the sweep's dummies are being deleted meanwhile, so the count before
+ * is no target).
  */
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
@@ -37,6 +40,8 @@ export interface NodeLbMaps {
   /** max_entries of the loaded maps (0: the sample did not find the map). */
   servicesMax: number;
   backendsMax: number;
+  /** Frontends whose every backend is in the backends map (what connections can use). */
+  frontends: number;
 }
 
 /** Pure: a node's LB maps from its sample; undefined when the sample shows no Cilium. */
@@ -49,6 +54,7 @@ export function nodeLbMaps(node: string, sample: DataplaneSample | undefined): N
     backendEntries: c.backendEntries,
     servicesMax: c.lbServicesMaxEntries,
     backendsMax: c.lbBackendsMaxEntries,
+    frontends: c.programmedFrontends,
   };
 }
 
@@ -175,31 +181,54 @@ async function samplesOf(deps: LbMapPreflightDeps): Promise<NodeLbMaps[]> {
   return [...samples].map(([node, s]) => nodeLbMaps(node, s)).filter((n): n is NodeLbMaps => n !== undefined);
 }
 
-/** Polls the nodes' samples until every node's loaded services and backends maps have max_entries `size`; the time it took. */
-async function verifySize(deps: LbMapPreflightDeps, size: number, expectNodes: readonly string[]): Promise<number> {
+/**
+ * Pure: why `m` (a node's maps after a restart) is not ready for `size`: the
+ * loaded maps' max_entries, and, when given, the frontends the node held
+ * before the restart. A restarted agent loads empty maps and fills them from
+ * the apiserver after it reports ready: until then a Service that worked is
+ * not in the map and a connection to it goes nowhere. Undefined when ready.
+ */
+export function notReadyAfterRestart(
+  node: string,
+  m: NodeLbMaps | undefined,
+  size: number,
+  frontendsBefore?: number,
+): string | undefined {
+  if (!m) return `${node}: no Cilium maps sampled`;
+  if (m.servicesMax !== size || m.backendsMax !== size)
+    return `${node}: services ${m.servicesMax}, backends ${m.backendsMax}`;
+  if (frontendsBefore !== undefined && m.frontends < frontendsBefore)
+    return `${node}: ${m.frontends} of the ${frontendsBefore} frontends it had before the restart are back`;
+  return undefined;
+}
+
+/**
+ * Polls the nodes' samples until every node's loaded services and backends
+ * maps have max_entries `size` and (when `frontendsBefore` is given) every
+ * node's LB map holds again at least the frontends, with all their backends,
+ * it held before the restart; the time it took.
+ */
+async function verifySize(
+  deps: LbMapPreflightDeps,
+  size: number,
+  expectNodes: readonly string[],
+  frontendsBefore?: ReadonlyMap<string, number>,
+): Promise<number> {
   const began = Date.now();
   const timeout = deps.verifyTimeoutMs ?? 300_000;
-  let last = 'no sample yet';
   for (;;) {
     if (deps.signal?.aborted)
       throw new CniBenchError(ErrorCodes.CANCELLED, `cancelled while waiting for Cilium's LB map to read ${size}`);
     const samples = await deps.sampleNodes();
     const seen = new Map([...samples].map(([node, s]) => [node, nodeLbMaps(node, s)]));
-    const behind = expectNodes.filter((n) => {
-      const m = seen.get(n);
-      return !m || m.servicesMax !== size || m.backendsMax !== size;
-    });
+    const behind = expectNodes
+      .map((n) => notReadyAfterRestart(n, seen.get(n), size, frontendsBefore?.get(n)))
+      .filter((why): why is string => why !== undefined);
     if (!behind.length) return Date.now() - began;
-    last = behind
-      .map((n) => {
-        const m = seen.get(n);
-        return m ? `${n}: services ${m.servicesMax}, backends ${m.backendsMax}` : `${n}: no Cilium maps sampled`;
-      })
-      .join('; ');
     if (Date.now() - began > timeout)
       throw new CniBenchError(
         ErrorCodes.TIMEOUT,
-        `Cilium's loaded LB maps do not read max_entries ${size} on every node ${Math.round(timeout / 1000)} s after the restart (${last})`,
+        `Cilium's loaded LB maps do not read max_entries ${size} with every Service back on every node ${Math.round(timeout / 1000)} s after the restart (${behind.join('; ')})`,
       );
     await new Promise((r) => setTimeout(r, deps.pollMs ?? 2000));
   }
@@ -261,7 +290,8 @@ export async function ensureLbMapFits(
   let raisedMs: number;
   try {
     await deps.restart();
-    await verifySize(deps, check.suggest, expectNodes);
+    // The run measures right after: every Service each node had must be back in its new map first.
+    await verifySize(deps, check.suggest, expectNodes, new Map(nodes.map((n) => [n.node, n.frontends])));
     raisedMs = Date.now() - began;
   } catch (err) {
     // Leave nothing changed behind a failed raise.

@@ -13,6 +13,7 @@ import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
 import { describeCluster } from './cluster-description.js';
+import { agentProbes } from './condition-probes.js';
 import { ConditionRunner } from './condition-runner.js';
 import { takeCpuBaseline } from './cpu-baseline.js';
 import { refuseDisruptions } from './disruption-events.js';
@@ -139,8 +140,10 @@ export class Orchestrator {
       jobSeq: 0,
       scaled: false,
       warmed: new Set(),
-      conditions: new ConditionRunner(runId, plan, this.deps.services?.conditions, log),
     };
+    ctx.conditions = new ConditionRunner(runId, plan, this.deps.services?.conditions, log, () =>
+      agentProbes(ctx, this.sender, this.deps.tracker, this.deps.registry),
+    );
     const phases = phasesOf(
       scenario,
       scenario.measurements.filter((m) => plan.measurements.some((x) => x.id === m.id)),

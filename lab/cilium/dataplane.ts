@@ -14,7 +14,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { arch, release } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  DiscoveryV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+} from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { ClusterDescriber, ClusterInventory, KubernetesServiceFrontend } from '../../collector/index.js';
 import type { ClusterDescription } from '../../core/cluster.js';
@@ -32,6 +39,7 @@ import { type CiliumBuild, ciliumBuild } from '../k8s/tools.js';
 import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from '../plan.js';
 import { labRunDir } from '../state.js';
 import { agentRunDir, type CiliumAgent, startCiliumAgent } from './agent.js';
+import { RestartCanary } from './canary.js';
 import { createLabCgroups, nodeCgroupDir, podCgroupDir, removeLabCgroups } from './cgroups.js';
 import { type CniCall, cniAdd, cniDel } from './cni.js';
 import { CILIUM_CONFIGMAP, CILIUM_NAMESPACE, type CiliumDataplane, ciliumConfigData } from './config.js';
@@ -45,6 +53,7 @@ import {
   runningPodStatus,
   withoutLifecycleTaints,
 } from './objects.js';
+import { LabCiliumRollout } from './rollout.js';
 import { waitFor } from './wait.js';
 
 const AGENT_READY_TIMEOUT_MS = 300_000;
@@ -78,6 +87,8 @@ export class CiliumLab {
   private readonly agents: CiliumAgent[] = [];
   private readonly wired: CniCall[] = [];
   private build: CiliumBuild | undefined;
+  private canary: RestartCanary | undefined;
+  private rollout: LabCiliumRollout | undefined;
 
   constructor(
     readonly mode: CiliumDataplane,
@@ -162,6 +173,16 @@ export class CiliumLab {
     this.log.info('cilium lab: agents ready', { dataplane: this.mode, readyMs: ready.join(',') });
     await this.wirePods();
     await this.startFrontend();
+    // A collector in its own process restarts Cilium as in a cluster: a rollout restart of daemonset/cilium.
+    this.rollout = new LabCiliumRollout(
+      kc.makeApiClient(AppsV1Api),
+      CILIUM_NAMESPACE,
+      this.plan.id,
+      this.plan.nodes.length,
+      () => this.restartAgents(),
+      this.log,
+    );
+    await this.rollout.start();
     this.log.info('cilium lab ready', { dataplane: this.mode, ms: Date.now() - began });
   }
 
@@ -183,13 +204,22 @@ export class CiliumLab {
    * turn stopped and started again with cilium-config as the apiserver has it
    * now, and ready (cilium-dbg status) before the next. Its bpffs goes with the
    * old agent's mount namespace, so the new one loads every map afresh;
-   * endpoints come back from the state directory. Whether a change took is for
-   * the caller to verify in the maps.
+   * endpoints come back from the state directory. Ready is not enough: each
+   * node's pod must connect through every canary Service again (canary.ts)
+   * before the next node goes. Whether a change took is for the caller to
+   * verify in the maps.
    */
   async restartAgents(signal?: AbortSignal): Promise<void> {
     const cm = await this.core.readNamespacedConfigMap({ name: CILIUM_CONFIGMAP, namespace: CILIUM_NAMESPACE });
     const config = cm.data ?? {};
     const began = Date.now();
+    this.canary ??= await RestartCanary.start(
+      this.plan,
+      this.core,
+      (this.kc as KubeConfig).makeApiClient(DiscoveryV1Api),
+    );
+    for (const i of this.plan.nodes.keys()) await this.canary.reachableFrom(i, AGENT_READY_TIMEOUT_MS, signal);
+    const canaryMs: number[] = [];
     for (const [i, agent] of this.agents.entries()) {
       await agent.stop();
       this.agents[i] = await this.startAgent(i, config);
@@ -198,9 +228,12 @@ export class CiliumLab {
       // Ready is not regenerated: each pod's endpoint is back (programs compiled and attached) before the next node.
       const pods = (this.plan.nodes[i]?.pods ?? []).map((p) => p.ip).filter((ip): ip is string => Boolean(ip));
       await restarted.endpointsReady(pods, AGENT_READY_TIMEOUT_MS, signal);
+      canaryMs.push(await this.canary.reachableFrom(i, AGENT_READY_TIMEOUT_MS, signal));
     }
     this.log.info('cilium lab: agents restarted with cilium-config', {
       ms: Date.now() - began,
+      // After each node's endpoints were ready, how long until its pod connected through every canary Service.
+      canaryMs: canaryMs.join(','),
       'bpf-lb-map-max': config['bpf-lb-map-max'] ?? '(unset)',
     });
   }
@@ -436,6 +469,10 @@ export class CiliumLab {
       if (code !== undefined)
         this.log.error(`cilium-agent on ${a.nodeName} exited (code ${code}) while the lab ran`, { tail: a.tail(5) });
     }
+    await this.rollout?.stop();
+    this.rollout = undefined;
+    await this.canary?.stop();
+    this.canary = undefined;
     for (const call of this.wired.splice(0)) {
       await cniDel(call).catch((err: Error) =>
         this.log.warn('cilium-cni DEL failed', { pod: call.podName, error: err.message }),

@@ -11,6 +11,7 @@ import {
   lbMapPreflight,
   type NodeLbMaps,
   nodeLbMaps,
+  notReadyAfterRestart,
 } from '../../../../collector/runs/cilium-preflight.js';
 import { isCniBenchError } from '../../../../core/errors.js';
 import { createLogger } from '../../../../core/log.js';
@@ -22,6 +23,7 @@ const node = (name: string, serviceEntries: number, max: number): NodeLbMaps => 
   backendEntries: 0,
   servicesMax: max,
   backendsMax: max,
+  frontends: 0,
 });
 
 // The study's largest step: 30,000 Services x (4 endpoints + frontend + wildcard) = 180,000 entries,
@@ -156,4 +158,48 @@ test('no cilium-config: nothing to check', async () => {
   const w = world('256', { allow: true });
   w.deps.readConfig = async () => undefined;
   assert.equal(await ensureLbMapFits(100_000, 4, w.deps), undefined);
+});
+
+test('after a restart a node is ready only with the new size and every frontend it had before back', () => {
+  const m = (servicesMax: number, frontends: number): NodeLbMaps => ({
+    ...node('n0', 10, servicesMax),
+    frontends,
+  });
+  assert.equal(notReadyAfterRestart('n0', undefined, 512), 'n0: no Cilium maps sampled');
+  assert.equal(notReadyAfterRestart('n0', m(256, 9), 512), 'n0: services 256, backends 256');
+  // The map reads right but the restarted agent has not yet filled it from the apiserver.
+  assert.equal(
+    notReadyAfterRestart('n0', m(512, 1), 512, 3),
+    'n0: 1 of the 3 frontends it had before the restart are back',
+  );
+  assert.equal(notReadyAfterRestart('n0', m(512, 3), 512, 3), undefined);
+  assert.equal(notReadyAfterRestart('n0', m(512, 0), 512), undefined, 'no count asked (the revert)');
+});
+
+test('the raise waits for the frontends each node had before the restart, not only the size', async () => {
+  const w = world('256', { allow: true });
+  let polls = 0;
+  const sample = w.deps.sampleNodes;
+  let restarted = false;
+  const restart = w.deps.restart;
+  w.deps.restart = async () => {
+    restarted = true;
+    await restart();
+  };
+  w.deps.sampleNodes = async () => {
+    const got = await sample();
+    if (restarted) polls++;
+    // Before the restart 3 frontends; after it, the agents fill their new maps over three polls.
+    const frontends = restarted ? Math.min(3, polls - 1) : 3;
+    return new Map(
+      [...got].map(([n, s]) => [
+        n,
+        DataplaneSample.fromPartial({ cilium: { ...s?.cilium, programmedFrontends: frontends } }),
+      ]),
+    );
+  };
+  w.deps.verifyTimeoutMs = 5_000;
+  const r = await ensureLbMapFits(100, 2, w.deps);
+  assert.equal(r?.change?.to, 65_536);
+  assert.equal(polls, 4, 'ready at the fourth poll after the restart, when 3 frontends are back');
 });
