@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 export { wrk } from './drivers/wrk.js';
 export { AGENT_NODE_FLAGS } from './node-flags.js';
 export { DataplaneSampler } from './samplers/dataplane-sampler.js';
+export { parseProcStat } from './samplers/proc.js';
 export { checkRequirements, type RequirementCheck } from './tools/preflight.js';
 
 /** The agent's entry script; run it with `process.execPath` and AGENT_NODE_FLAGS. */

@@ -2,7 +2,7 @@
 import { type FlagValues, oneOfFlag } from '../core/flags.js';
 import { mdText } from '../report/escape.js';
 import { type CliContext, defineCommand } from './command.js';
-import { connect, remoteFlags } from './remote/connect.js';
+import { REMOTE_NOTES, remoteFlags, withCollector } from './remote/connect.js';
 
 interface AgentView {
   agentId: string;
@@ -22,7 +22,7 @@ const flags = {
 };
 
 async function agents(v: FlagValues<typeof flags>, ctx: CliContext): Promise<number> {
-  const { agents } = await connect(v).json<{ agents: AgentView[] }>('GET', 'v1/agents');
+  const { agents } = await withCollector(v, (c) => c.json<{ agents: AgentView[] }>('GET', 'v1/agents'));
   if (v.format === 'json') {
     ctx.stdout(`${JSON.stringify(agents, null, 2)}\n`);
     return 0;
@@ -44,8 +44,11 @@ export const command = defineCommand({
     usage: 'cni-bench agents',
     summary: 'Lists the agents a collector knows: node, connection, kernel, version and the tools each found.',
     flags,
-    examples: ['cni-bench agents --collector http://127.0.0.1:8080 --token-file ./token'],
-    notes: ['Exit codes: 0 listed, 1 the collector could not be reached or refused, 2 bad flags.'],
+    examples: [
+      'cni-bench agents --release cni-bench-agent --namespace cni-bench',
+      'cni-bench agents --collector http://127.0.0.1:8080 --token-file ./token',
+    ],
+    notes: ['Exit codes: 0 listed, 1 the collector could not be reached or refused, 2 bad flags.', ...REMOTE_NOTES],
   },
   run: (values, _p, ctx) => agents(values, ctx),
 });

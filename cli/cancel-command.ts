@@ -3,7 +3,7 @@
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import { type FlagValues, switchFlag } from '../core/flags.js';
 import { type CliContext, defineCommand } from './command.js';
-import { connect, remoteFlags } from './remote/connect.js';
+import { REMOTE_NOTES, remoteFlags, withCollector } from './remote/connect.js';
 import { checkRunId, type RunView, waitForEnd } from './remote/runs.js';
 
 const flags = {
@@ -17,9 +17,10 @@ async function cancel(v: FlagValues<typeof flags>, positionals: readonly string[
       details: { field: 'RUN' },
     });
   const id = checkRunId(positionals[0]);
-  const client = connect(v);
-  let run = await client.json<RunView>('DELETE', `v1/runs/${encodeURIComponent(id)}`);
-  if (v.wait) run = await waitForEnd(client, id, { intervalMs: 500, timeoutMs: 120_000 });
+  const run = await withCollector(v, async (client) => {
+    const r = await client.json<RunView>('DELETE', `v1/runs/${encodeURIComponent(id)}`);
+    return v.wait ? waitForEnd(client, id, { intervalMs: 500, timeoutMs: 120_000 }) : r;
+  });
   ctx.stdout(`${run.id} ${run.state}${run.reason ? ` (${run.reason})` : ''}\n`);
   return v.wait && run.state !== 'cancelled' ? 1 : 0;
 }
@@ -30,9 +31,13 @@ export const command = defineCommand({
     summary: 'Cancels a running run on a collector: its jobs stop and the agents clean up; prints the run state.',
     flags,
     positionals: 'RUN',
-    examples: ['cni-bench cancel r1a2b3c --collector http://127.0.0.1:8080 --token-file ./token --wait'],
+    examples: [
+      'cni-bench cancel r1a2b3c --namespace cni-bench --wait',
+      'cni-bench cancel r1a2b3c --collector http://127.0.0.1:8080 --token-file ./token --wait',
+    ],
     notes: [
       'Exit codes: 0 cancel requested (with --wait: the run ended cancelled), 1 not found, already ended (409) or not cancelled in time, 2 bad flags.',
+      ...REMOTE_NOTES,
     ],
   },
   run: (values, positionals, ctx) => cancel(values, positionals, ctx),

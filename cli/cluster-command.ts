@@ -2,7 +2,7 @@
 import { type FlagValues, oneOfFlag } from '../core/flags.js';
 import { mdText } from '../report/escape.js';
 import { type CliContext, defineCommand } from './command.js';
-import { connect, remoteFlags } from './remote/connect.js';
+import { REMOTE_NOTES, remoteFlags, withCollector } from './remote/connect.js';
 
 const flags = {
   format: oneOfFlag<'md' | 'json'>(['md', 'json'], { help: 'text or the JSON the API returns', default: 'md' }),
@@ -10,9 +10,8 @@ const flags = {
 };
 
 async function cluster(v: FlagValues<typeof flags>, ctx: CliContext): Promise<number> {
-  const c = await connect(v).json<{ serviceFrontend: string; description: Record<string, unknown> }>(
-    'GET',
-    'v1/cluster',
+  const c = await withCollector(v, (client) =>
+    client.json<{ serviceFrontend: string; description: Record<string, unknown> }>('GET', 'v1/cluster'),
   );
   if (v.format === 'json') {
     ctx.stdout(`${JSON.stringify(c, null, 2)}\n`);
@@ -33,8 +32,11 @@ export const command = defineCommand({
     summary:
       'What the collector detects of its cluster now (Kubernetes version, CNI and mode, kube-proxy mode, nodes), before any run.',
     flags,
-    examples: ['cni-bench cluster --collector http://127.0.0.1:8080 --token-file ./token'],
-    notes: ['Exit codes: 0 printed, 1 the collector could not be reached or refused, 2 bad flags.'],
+    examples: [
+      'cni-bench cluster --kubeconfig ~/.kube/config --release cni-bench-agent --namespace cni-bench',
+      'cni-bench cluster --collector http://127.0.0.1:8080 --token-file ./token',
+    ],
+    notes: ['Exit codes: 0 printed, 1 the collector could not be reached or refused, 2 bad flags.', ...REMOTE_NOTES],
   },
   run: (values, _p, ctx) => cluster(values, ctx),
 });

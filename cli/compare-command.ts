@@ -26,7 +26,7 @@ import { buildReport, type ReportModel } from '../report/report.js';
 import { defineCommand } from './command.js';
 import { dbFlag } from './common-flags.js';
 import type { CollectorClient } from './remote/client.js';
-import { connect, remoteFlags } from './remote/connect.js';
+import { REMOTE_NOTES, remoteFlags, wantsRemote, withCollector } from './remote/connect.js';
 import { checkRunId, fetchReport } from './remote/runs.js';
 
 /** What compare reads of a report file; everything else passes through untouched. */
@@ -159,7 +159,9 @@ async function compare(
     throw invalid('runs', `need at least 2 run ids or report files, got ${positionals.length}`);
   if (labels && labels.length !== positionals.length)
     throw invalid('--label', `${labels.length} label(s) for ${positionals.length} runs; give one per run`);
-  const reports = await loadReports([...positionals], values.db, values.collector ? connect(values) : undefined);
+  const reports = wantsRemote(values)
+    ? await withCollector(values, (c) => loadReports([...positionals], values.db, c))
+    : await loadReports([...positionals], values.db);
   const table = compareReports(reports, {
     ...(labels ? { labels } : {}),
     ...(noiseFloor !== undefined ? { noiseFloor } : {}),
@@ -189,8 +191,9 @@ export const command = defineCommand({
       'cni-bench compare iptables.json nftables.json --format html > comparison.html',
     ],
     notes: [
-      'With --collector, a run id names a run of that collector; report files are read as before.',
+      'With --collector, or --release/--context (the in-cluster collector found through the kubeconfig), a run id names a run of that collector; report files are read as before.',
       'Exit codes: 0 compared, 1 a run or file not found, 2 bad flags or arguments, 3 --fail-on worse and a measurement is significantly worse.',
+      ...REMOTE_NOTES,
     ],
   },
   run: (values, positionals, ctx) => compare(values, positionals, ctx.stdout),

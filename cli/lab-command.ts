@@ -22,6 +22,7 @@ import {
   shareCpusFlag,
   warmupFlag,
 } from './common-flags.js';
+import { labRunOptions } from './lab-run-options.js';
 import { followProgress, type LogStyle, logFlag } from './progress.js';
 import { readScenarioFile } from './scenario-file.js';
 
@@ -166,16 +167,8 @@ const flags = {
 
 function options(v: FlagValues<typeof flags>): LabCommandOptions {
   return {
-    nodes: v.nodes,
-    durationSeconds: v.duration,
-    warmupSeconds: v.warmup,
+    ...labRunOptions(v),
     ...(v.scenario ? { scenarioFile: v.scenario } : {}),
-    json: v.json,
-    format: v.format,
-    log: v.log,
-    dbPath: v.db,
-    agentWaitMs: v['agent-wait'] * 1000,
-    shareCpus: v['share-cpus'],
     policyEnforcer: v['policy-enforcer'],
     ...(v['link-mbit'] !== undefined ? { linkMbit: v['link-mbit'] } : {}),
     proxy: dataplaneOf(v),

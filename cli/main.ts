@@ -67,11 +67,17 @@ const ROOT: CommandSpec = {
       help: "the collector's REST address for run, runs, report, cancel, compare, cluster, agents",
     },
     { name: 'CNI_BENCH_TOKEN_FILE', help: "file holding the collector's operator token" },
+    {
+      name: 'KUBECONFIG',
+      help: "without --collector: the kubeconfig through which the chart release's collector is found and port-forwarded to (docs/cli-cluster.md)",
+    },
+    { name: 'CNI_BENCH_RELEASE', help: "the chart's release to reach (default cni-bench-agent)" },
   ],
   examples: [
     'cni-bench lab',
     'cni-bench lab --help',
     'cni-bench run --collector http://127.0.0.1:8080 --token-file ./token',
+    'cni-bench agents --namespace cni-bench',
   ],
   notes: [
     'Exit codes: 0 ok, 1 the run or check failed, 2 bad command or flags, 3 compare --fail-on worse found a measurement significantly worse, 130/143 interrupted (SIGINT/SIGTERM).',

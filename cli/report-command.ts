@@ -1,6 +1,6 @@
 /**
  * `cni-bench report RUN`: a run's report in any format, from a collector
- * (`--collector`) or from the local store of lab runs (`--db`). `--wait`
+ * (`--collector`, or the in-cluster one with `--release`/`--context`) or from the local store of lab runs (`--db`). `--wait`
  * follows a running run to its end first.
  */
 import { existsSync } from 'node:fs';
@@ -12,7 +12,8 @@ import { renderReport } from '../report/report-formats.js';
 import { type CliContext, defineCommand } from './command.js';
 import { dbFlag, formatFlag } from './common-flags.js';
 import { followProgress, logFlag } from './progress.js';
-import { connect, remoteFlags } from './remote/connect.js';
+import type { CollectorClient } from './remote/client.js';
+import { REMOTE_NOTES, remoteFlags, wantsRemote, withCollector } from './remote/connect.js';
 import { checkRunId, fetchReport, getRun, type RunView, TERMINAL } from './remote/runs.js';
 
 const flags = {
@@ -49,11 +50,15 @@ async function report(v: FlagValues<typeof flags>, positionals: readonly string[
       details: { field: 'RUN' },
     });
   const id = checkRunId(positionals[0]);
-  if (!v.collector) {
+  if (!wantsRemote(v)) {
     ctx.stdout(renderReport(fromStore(v.db, id), v.format).body);
     return 0;
   }
-  const client = connect(v);
+  ctx.stdout(await withCollector(v, (client) => remoteReport(client, id, v)));
+  return 0;
+}
+
+async function remoteReport(client: CollectorClient, id: string, v: FlagValues<typeof flags>): Promise<string> {
   let last: RunView = await getRun(client, id);
   if (v.wait && !TERMINAL.has(last.state)) {
     const follower = followProgress(() => last, { style: v.log });
@@ -66,8 +71,7 @@ async function report(v: FlagValues<typeof flags>, positionals: readonly string[
       await follower.stop();
     }
   }
-  ctx.stdout(renderReport(await fetchReport(client, id), v.format).body);
-  return 0;
+  return renderReport(await fetchReport(client, id), v.format).body;
 }
 
 export const command = defineCommand({
@@ -82,7 +86,7 @@ export const command = defineCommand({
       'cni-bench report r1a2b3c --format csv > run.csv',
       'cni-bench report r1a2b3c --collector http://127.0.0.1:8080 --wait',
     ],
-    notes: ['Exit codes: 0 printed, 1 the run or collector not found, 2 bad flags or run id.'],
+    notes: ['Exit codes: 0 printed, 1 the run or collector not found, 2 bad flags or run id.', ...REMOTE_NOTES],
   },
   run: (values, positionals, ctx) => report(values, positionals, ctx),
 });

@@ -11,7 +11,8 @@ import { renderReport } from '../report/report-formats.js';
 import { type CliContext, defineCommand } from './command.js';
 import { formatFlag } from './common-flags.js';
 import { followProgress, logFlag } from './progress.js';
-import { connect, remoteFlags } from './remote/connect.js';
+import type { CollectorClient } from './remote/client.js';
+import { REMOTE_NOTES, remoteFlags, withCollector } from './remote/connect.js';
 import { fetchReport, getRun, type RunView, TERMINAL, waitForEnd } from './remote/runs.js';
 import { readScenarioFile } from './scenario-file.js';
 
@@ -35,14 +36,26 @@ const flags = {
 const CANCEL_WAIT_MS = 60_000;
 
 async function run(v: FlagValues<typeof flags>, ctx: CliContext): Promise<number> {
-  const client = connect(v);
   const scenario = v.scenario ? await readScenarioFile(v.scenario) : {};
+  return withCollector(v, (client) => startAndFollow(client, scenario, v, ctx));
+}
+
+async function startAndFollow(
+  client: CollectorClient,
+  scenario: unknown,
+  v: FlagValues<typeof flags>,
+  ctx: CliContext,
+): Promise<number> {
   const created = await client.json<RunView>('POST', 'v1/runs', scenario);
   if (v.detach) {
     ctx.stdout(v.format === 'json' ? `${JSON.stringify(created, null, 2)}\n` : `${created.id}\n`);
     return 0;
   }
-  ctx.log.info('run started', { runId: created.id, collector: client.endpoint.url });
+  ctx.log.info('run started', {
+    runId: created.id,
+    collector: client.endpoint.url,
+    ...(client.endpoint.via ? { via: client.endpoint.via } : {}),
+  });
   const interrupts = trapInterrupts(ctx.log);
   const intervalMs = v.poll * 1000;
   let last: RunView = created;
@@ -74,12 +87,14 @@ export const command = defineCommand({
       "Starts a run on a collector (the chart's, or any collector's REST API), shows its progress on stderr and prints its report when it ends. Ctrl-C cancels the run on the collector and prints what was measured.",
     flags,
     examples: [
+      'cni-bench run --release cni-bench-agent --namespace cni-bench --scenario scenario.yaml',
       'cni-bench run --collector http://127.0.0.1:8080 --token-file ./token --scenario scenario.yaml',
       'cni-bench run --collector https://collector:8080 --ca-file ca.pem --token-file token --format html > report.html',
       'cni-bench run --detach --collector http://127.0.0.1:8080',
     ],
     notes: [
       'Exit codes: 0 the run succeeded, 1 it failed or the collector refused it, 2 bad flags or scenario (the field is named), 130/143 interrupted (the run was cancelled).',
+      ...REMOTE_NOTES,
     ],
   },
   run: (values, _p, ctx) => run(values, ctx),

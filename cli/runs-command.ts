@@ -2,7 +2,7 @@
 import { type FlagValues, numberFlag, oneOfFlag } from '../core/flags.js';
 import { mdText } from '../report/escape.js';
 import { type CliContext, defineCommand } from './command.js';
-import { connect, remoteFlags } from './remote/connect.js';
+import { REMOTE_NOTES, remoteFlags, withCollector } from './remote/connect.js';
 import type { RunView } from './remote/runs.js';
 
 const flags = {
@@ -16,7 +16,9 @@ function seconds(r: RunView): string {
 }
 
 async function runs(v: FlagValues<typeof flags>, ctx: CliContext): Promise<number> {
-  const { runs } = await connect(v).json<{ runs: RunView[] }>('GET', `v1/runs?limit=${Math.min(1000, v.limit)}`);
+  const { runs } = await withCollector(v, (c) =>
+    c.json<{ runs: RunView[] }>('GET', `v1/runs?limit=${Math.min(1000, v.limit)}`),
+  );
   if (v.format === 'json') {
     ctx.stdout(`${JSON.stringify(runs, null, 2)}\n`);
     return 0;
@@ -38,8 +40,12 @@ export const command = defineCommand({
     usage: 'cni-bench runs',
     summary: "Lists a collector's runs, newest first: state, when, how long, phases done.",
     flags,
-    examples: ['cni-bench runs --collector http://127.0.0.1:8080 --token-file ./token', 'cni-bench runs --format json'],
-    notes: ['Exit codes: 0 listed, 1 the collector could not be reached or refused, 2 bad flags.'],
+    examples: [
+      'cni-bench runs --namespace cni-bench',
+      'cni-bench runs --collector http://127.0.0.1:8080 --token-file ./token',
+      'cni-bench runs --format json',
+    ],
+    notes: ['Exit codes: 0 listed, 1 the collector could not be reached or refused, 2 bad flags.', ...REMOTE_NOTES],
   },
   run: (values, _p, ctx) => runs(values, ctx),
 });

@@ -25,6 +25,7 @@ import { renderStudyMarkdown } from '../report/study-render.js';
 import { defineCommand } from './command.js';
 import { agentWaitFlag, dbFlag, durationFlag, iptablesBackendFlag, shareCpusFlag, warmupFlag } from './common-flags.js';
 import { LAB_DEFAULTS } from './lab-command.js';
+import { labRunOptions } from './lab-run-options.js';
 import { followProgress, type LogStyle, logFlag } from './progress.js';
 import { readScenarioFile } from './scenario-file.js';
 import { modeLabel, sweepScenario } from './sweep-command.js';
@@ -209,22 +210,14 @@ const flags = {
 async function options(v: FlagValues<typeof flags>): Promise<StudyCommandOptions> {
   return {
     ...(v.scenario ? { matrixScenario: await readScenarioFile(v.scenario) } : {}),
+    ...labRunOptions(v),
     dataplanes: v.dataplanes,
-    nodes: v.nodes,
-    durationSeconds: v.duration,
-    warmupSeconds: v.warmup,
     rounds: v.rounds,
     steps: v.steps,
     endpointsPerService: v.endpoints,
     sweepDurationSeconds: v['sweep-duration'],
     sweepRounds: v['sweep-rounds'],
     iptablesBackend: v['iptables-backend'],
-    json: v.json,
-    format: v.format,
-    log: v.log,
-    dbPath: v.db,
-    agentWaitMs: v['agent-wait'] * 1000,
-    shareCpus: v['share-cpus'],
   };
 }
 

@@ -35,6 +35,7 @@ import {
   warmupFlag,
 } from './common-flags.js';
 import { LAB_DEFAULTS } from './lab-command.js';
+import { labRunOptions } from './lab-run-options.js';
 import { followProgress, type LogStyle, logFlag } from './progress.js';
 
 export interface SweepCommandOptions {
@@ -161,20 +162,12 @@ const flags = {
 
 function options(v: FlagValues<typeof flags>): SweepCommandOptions {
   return {
-    nodes: v.nodes,
+    ...labRunOptions(v),
     modes: v.modes,
     iptablesBackend: v['iptables-backend'],
     steps: v.steps,
     endpointsPerService: v.endpoints,
-    durationSeconds: v.duration,
-    warmupSeconds: v.warmup,
     rounds: v.rounds,
-    json: v.json,
-    format: v.format,
-    log: v.log,
-    dbPath: v.db,
-    agentWaitMs: v['agent-wait'] * 1000,
-    shareCpus: v['share-cpus'],
   };
 }
 

@@ -73,6 +73,11 @@ export const collectorConfigSchema = z
       .enum(['true', 'false'])
       .default('false')
       .transform((v) => v === 'true'),
+    /** Create NetworkPolicies in the collector's namespace for a scenario's policy conditions (and delete them); off: refuse with the chart value. */
+    allowNetworkPolicy: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
   })
   .superRefine((c, ctx) => {
     if (c.tlsCertFile && !c.tlsKeyFile)
@@ -174,6 +179,7 @@ export const COLLECTOR_ENV = {
   kubeParallelism: 'CNI_BENCH_KUBE_PARALLELISM',
   ciliumNamespace: 'CNI_BENCH_CILIUM_NAMESPACE',
   allowCiliumConfigChange: 'CNI_BENCH_ALLOW_CILIUM_CONFIG_CHANGE',
+  allowNetworkPolicy: 'CNI_BENCH_ALLOW_NETWORK_POLICY',
 } as const satisfies Partial<Record<keyof CollectorConfig, string>>;
 
 /** Flag name by config field; every field in COLLECTOR_ENV has one. */
@@ -203,6 +209,7 @@ export const COLLECTOR_FLAGS = {
   kubeParallelism: 'kube-parallelism',
   ciliumNamespace: 'cilium-namespace',
   allowCiliumConfigChange: 'allow-cilium-config-change',
+  allowNetworkPolicy: 'allow-network-policy',
 } as const satisfies Record<keyof typeof COLLECTOR_ENV, string>;
 
 /** Reads flags (`--grpc-listen`, `--tls-cert-file`, ...) over environment (`CNI_BENCH_GRPC_LISTEN`, ...). */

@@ -49,6 +49,10 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
     'true|false',
     'raise bpf-lb-map-max for a sweep that would overflow it (and restore it after)',
   ],
+  allowNetworkPolicy: [
+    'true|false',
+    "create NetworkPolicies in the collector's namespace for a scenario's policy conditions (and delete them)",
+  ],
 };
 
 export function collectorHelp(): string {

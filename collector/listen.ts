@@ -10,32 +10,20 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@grpc/grpc-js';
 import type { Logger } from '../core/log.js';
 import type { ServiceFrontend } from '../core/service-frontend.js';
-import type { AgentRegistry } from './agents/registry.js';
 import { type AssembledCollector, assembleCollector, type CollectorOptions } from './collector.js';
 import type { CollectorConfig } from './config.js';
-import type { MonitorCoordinator } from './monitor/coordinator.js';
-import type { JobTracker } from './runs/job-tracker.js';
-import type { Orchestrator } from './runs/orchestrator.js';
-import type { RunsApi } from './runs/runs-api.js';
-import type { Store } from './store/store.js';
-import type { WriteQueue } from './store/write-queue.js';
+import { removeStaleSocket, unixSocketPath } from './stale-socket.js';
 
-export interface Collector {
-  readonly api: RunsApi;
-  readonly registry: AgentRegistry;
-  readonly orchestrator: Orchestrator;
-  readonly store: Store;
-  /** Agents' results and samples on their way to the store. */
-  readonly queue: WriteQueue;
-  /** Which agent owns which job of which run. */
-  readonly tracker: JobTracker;
-  readonly monitor: MonitorCoordinator;
+/** A bound collector: the assembled one's parts, where it listens, and a close that also closes the listeners. */
+export interface Collector
+  extends Pick<
+    AssembledCollector,
+    'api' | 'registry' | 'orchestrator' | 'store' | 'queue' | 'tracker' | 'monitor' | 'registryMetrics'
+  > {
   /** Bound gRPC address (host:port or unix:path). */
   readonly grpcAddress: string;
   /** Bound REST base URL. */
   readonly httpUrl: string;
-  /** The Prometheus exposition, as /metrics serves it. */
-  registryMetrics(): Promise<string>;
   /** Cancels active runs (with cleanup on the agents), then closes listeners and the store. */
   close(): Promise<void>;
 }
@@ -60,6 +48,9 @@ export async function listenCollector(c: AssembledCollector, config: CollectorCo
     'grpc.http2.min_ping_interval_without_data_ms': 5000,
   });
   c.addToServer(grpcServer);
+  const socket = unixSocketPath(config.grpcListen);
+  if (socket && (await removeStaleSocket(socket)))
+    log.warn('removed the socket a collector that did not stop cleanly left behind', { path: socket });
   const port = await bindGrpc(grpcServer, c, config.grpcListen);
   const grpcAddress = config.grpcListen.startsWith('unix:')
     ? config.grpcListen

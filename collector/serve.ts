@@ -5,10 +5,12 @@
  * main.ts loads this only after the Node version check (the store needs
  * node:sqlite, the Kubernetes client a recent undici).
  */
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from '../core/log.js';
 import { tokenReviewer } from './auth/token-review.js';
 import type { CollectorConfig } from './config.js';
 import { ClusterDescriber } from './kubernetes/cluster-describer.js';
+import { ClusterConditions } from './kubernetes/conditions.js';
 import { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 import { ClusterInventory } from './kubernetes/inventory.js';
 import { loadKubeConfig } from './kubernetes/kube-config.js';
@@ -30,6 +32,19 @@ export async function serve(config: CollectorConfig, log: Logger): Promise<void>
       log,
     });
     const { leftovers } = await frontend.init();
+    const conditions = new ClusterConditions(kc, kc.makeApiClient(CoreV1Api), frontend.pacer, {
+      namespace: config.namespace,
+      agentSelector: config.agentSelector,
+      ciliumNamespace: config.ciliumNamespace,
+      allowCiliumConfigChange: config.allowCiliumConfigChange,
+      allowNetworkPolicy: config.allowNetworkPolicy,
+      log,
+    });
+    if (config.allowNetworkPolicy) {
+      const stale = await conditions.init();
+      if (stale) log.warn('removed condition NetworkPolicies an earlier collector left behind', { objects: stale });
+    }
+    frontend.conditions = conditions;
     inventory = new ClusterInventory(kc, frontend.pacer, config.namespace, config.agentSelector, log);
     await inventory.start();
     const describer = new ClusterDescriber(kc, frontend.pacer, inventory, {

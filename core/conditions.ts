@@ -8,6 +8,8 @@
  * show the condition in force, and revert() when it cannot show it gone.
  */
 
+import type { ProbeEnd, Prober } from './policy-verify.js';
+
 export const CONDITION_KINDS = ['networkPolicy', 'policyCount', 'l7Policy', 'hubble', 'encryption'] as const;
 export type ConditionKind = (typeof CONDITION_KINDS)[number];
 
@@ -23,6 +25,21 @@ export interface ConditionTarget {
   runId: string;
   serverPodIp: string;
   clientPodIps: string[];
+  /** Probes through the run's agents, given by the orchestrator (a cluster collector verifies with these). */
+  probes?: ConditionProbes;
+}
+
+/**
+ * Verification through the agents: a TCP listener on the server's agent, TCP
+ * connects from any agent. `allowed` are the run's clients; `others` the
+ * connected agents that are neither server nor client (the denied end).
+ */
+export interface ConditionProbes {
+  allowed: ProbeEnd[];
+  others: ProbeEnd[];
+  /** Starts a listener that accepts and closes on `port` in the server agent's pod; stop() ends it. */
+  listen(port: number, signal?: AbortSignal): Promise<{ stop(): Promise<void> }>;
+  probe: Prober;
 }
 
 /** What showed the condition in force (or gone), recorded in the phase. */

@@ -48,6 +48,19 @@ export interface ServiceFrontend {
   /** Present when the frontend can put overhead conditions (policies, Hubble, ...) in place (core/conditions.ts). */
   conditions?: ConditionDriver;
   /**
+   * Replaces a run Service's endpoints in one update, as an EndpointSlice
+   * write does (a disruption phase's endpoint-removed event); absent where the
+   * frontend cannot.
+   */
+  setEndpoints?(name: string, endpoints: ServiceEndpoint[]): Promise<void>;
+  /**
+   * Restarts the dataplane's agent on one node (kube-proxy, cilium-agent) as a
+   * rollout would, and resolves once it runs again, with what it did (a
+   * disruption phase's dataplane-restart event). Absent where there is none to
+   * restart (the lab's emulated kube-proxy) or the operator has not allowed it.
+   */
+  restartDataplane?(nodeName: string, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /**
    * True where a Service reaches the dataplane some time after expose()
    * returns (a cluster's own service proxy programs it): a measurement through
    * a new Service then waits until the client's node shows it. The lab

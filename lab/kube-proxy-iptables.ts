@@ -119,6 +119,26 @@ function clusterIpMatch(s: LabService): string {
   return `-d ${s.clusterIp}/32 -p ${s.protocol} -m comment --comment "${servicePortName(s)} cluster IP" -m ${s.protocol} --dport ${s.port}`;
 }
 
+/** A Service's own chain and its endpoint chains: declarations and rules, as kube-proxy writes them. */
+function serviceBody(s: LabService, clusterCidr: string, decl: string[], rules: string[]): void {
+  const svc = svcChain(s);
+  rules.push(`-A ${svc} ! -s ${clusterCidr} ${clusterIpMatch(s)} -j KUBE-MARK-MASQ`);
+  const n = s.endpoints.length;
+  s.endpoints.forEach((ep, i) => {
+    const sep = sepChain(s, ep);
+    const comment = `-m comment --comment "${servicePortName(s)} -> ${ep.ip}:${ep.port}"`;
+    const remaining = n - i;
+    // kube-proxy formats 1/n with %0.10f.
+    const pick = remaining > 1 ? ` -m statistic --mode random --probability ${(1 / remaining).toFixed(10)}` : '';
+    rules.push(`-A ${svc} ${comment}${pick} -j ${sep}`);
+    decl.push(`:${sep} - [0:0]`);
+    rules.push(`-A ${sep} -s ${ep.ip}/32 -m comment --comment "${servicePortName(s)}" -j KUBE-MARK-MASQ`);
+    rules.push(
+      `-A ${sep} -p ${s.protocol} -m comment --comment "${servicePortName(s)}" -m ${s.protocol} -j DNAT --to-destination ${ep.ip}:${ep.port}`,
+    );
+  });
+}
+
 /** Lines (inside a *nat table) that add Services; the KUBE-SERVICES rules go in front of the nodeports rule. */
 export function renderServicesAdd(services: readonly LabService[], clusterCidr: string): string {
   const decl: string[] = [];
@@ -127,23 +147,28 @@ export function renderServicesAdd(services: readonly LabService[], clusterCidr: 
     const svc = svcChain(s);
     decl.push(`:${svc} - [0:0]`);
     rules.push(`-I KUBE-SERVICES 1 ${clusterIpMatch(s)} -j ${svc}`);
-    rules.push(`-A ${svc} ! -s ${clusterCidr} ${clusterIpMatch(s)} -j KUBE-MARK-MASQ`);
-    const n = s.endpoints.length;
-    s.endpoints.forEach((ep, i) => {
-      const sep = sepChain(s, ep);
-      const comment = `-m comment --comment "${servicePortName(s)} -> ${ep.ip}:${ep.port}"`;
-      const remaining = n - i;
-      // kube-proxy formats 1/n with %0.10f.
-      const pick = remaining > 1 ? ` -m statistic --mode random --probability ${(1 / remaining).toFixed(10)}` : '';
-      rules.push(`-A ${svc} ${comment}${pick} -j ${sep}`);
-      decl.push(`:${sep} - [0:0]`);
-      rules.push(`-A ${sep} -s ${ep.ip}/32 -m comment --comment "${servicePortName(s)}" -j KUBE-MARK-MASQ`);
-      rules.push(
-        `-A ${sep} -p ${s.protocol} -m comment --comment "${servicePortName(s)}" -m ${s.protocol} -j DNAT --to-destination ${ep.ip}:${ep.port}`,
-      );
-    });
+    serviceBody(s, clusterCidr, decl, rules);
   }
   return ['*nat', ...decl, ...rules, 'COMMIT', ''].join('\n');
+}
+
+/**
+ * One transaction that gives an existing Service port new endpoints, as
+ * kube-proxy's sync does after an EndpointSlice change: its KUBE-SVC chain
+ * declared again (iptables-restore --noflush flushes a declared chain) and
+ * filled with the new endpoints, endpoint chains no longer used flushed and
+ * deleted; its KUBE-SERVICES rule stays. Atomic: no packet sees the Service
+ * without endpoints.
+ */
+export function renderEndpointsChange(before: LabService, after: LabService, clusterCidr: string): string {
+  const decl = [`:${svcChain(after)} - [0:0]`];
+  const rules: string[] = [];
+  serviceBody(after, clusterCidr, decl, rules);
+  const kept = new Set(after.endpoints.map((ep) => sepChain(after, ep)));
+  const gone = before.endpoints.map((ep) => sepChain(before, ep)).filter((c) => !kept.has(c));
+  return ['*nat', ...decl, ...rules, ...gone.map((c) => `-F ${c}`), ...gone.map((c) => `-X ${c}`), 'COMMIT', ''].join(
+    '\n',
+  );
 }
 
 /** Lines that remove Services: their KUBE-SERVICES rule, then their chains. */

@@ -14,6 +14,7 @@ import type { Logger } from '../core/log.js';
 import { netnsArgv } from '../core/netns.js';
 import { type LongRunning, run, spawnLongRunning } from '../core/process.js';
 import { PEER_ROLE_LABEL } from '../core/tools.js';
+import { LabAgentIdentities } from './agent-identity.js';
 import { removeLeftovers } from './cleanup.js';
 import { allowedCpus, nodeCpuSets, onNodeCpus } from './cpu-sets.js';
 import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
@@ -105,7 +106,17 @@ export class Lab {
     readonly services: LabProxy,
     private readonly log: Logger,
     readonly monitor?: LabMonitorOptions,
-  ) {}
+  ) {
+    this.identities = new LabAgentIdentities(labRunDir(plan.id));
+  }
+
+  /** Each node's own agent identity (agent-identity.ts). */
+  readonly identities: LabAgentIdentities;
+
+  /** The key the lab's collector is started with (agentKeyFile): its agents must then each present their own node's token. */
+  get agentKeyFile(): string {
+    return this.identities.keyFile;
+  }
 
   /** Unix socket path agents use to reach the collector (control traffic never crosses the lab's links). */
   get controlSocket(): string {
@@ -195,6 +206,8 @@ export class Lab {
       `/run/netns/${node.ns}`,
       '--label',
       `lab=${this.plan.id}`,
+      // Its node's own token (a collector without the lab's key ignores it), unless the caller brings one.
+      ...(extraArgs.includes('--token-file') ? [] : ['--token-file', this.identities.tokenFile(node.name)]),
       ...own,
       ...extraArgs,
     ];

@@ -3,11 +3,10 @@
  * agent is connected: the session behind `cni-bench lab monitor`, the
  * monitoring tests and `bench:monitor-cost`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type Collector, collectorConfig, startCollector } from '../collector/index.js';
-import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import type { Collector } from '../collector/index.js';
 import type { Logger } from '../core/log.js';
 import { Lab, type LabMonitorOptions } from './lab.js';
+import { closeLabSession, connectLabAgents, startLabCollector } from './lab-collector.js';
 import type { LabProxyOptions } from './proxy.js';
 
 export interface MonitorLabOptions {
@@ -39,37 +38,11 @@ export async function startMonitorLab(opts: MonitorLabOptions, log: Logger): Pro
     ...(opts.proxy ? { proxy: opts.proxy } : {}),
   });
   let collector: Collector | undefined;
-  const close = async (): Promise<void> => {
-    await collector
-      ?.close()
-      .catch((err: unknown) => log.error('collector close failed', { error: (err as Error).message }));
-    await lab.destroy().catch((err: unknown) => log.error('lab teardown failed', { error: (err as Error).message }));
-  };
+  const close = (): Promise<void> => closeLabSession(lab, collector, log);
   try {
-    collector = await startCollector(
-      collectorConfig({
-        grpcListen: `unix:${lab.controlSocket}`,
-        httpHost: '127.0.0.1',
-        httpPort: 0,
-        dbPath: opts.dbPath,
-        heartbeatIntervalMs: 1000,
-        livenessTimeoutMs: 30_000,
-      }),
-      log,
-      lab.services,
-    );
-    await opts.beforeAgents?.(lab);
-    lab.startAgents(collector.grpcAddress);
-    const c = collector;
-    const deadline = Date.now() + opts.agentWaitMs;
-    while (c.registry.available().length < lab.agentCount) {
-      if (Date.now() > deadline)
-        throw new CniBenchError(
-          ErrorCodes.NO_AGENTS,
-          `only ${c.registry.available().length} of ${lab.agentCount} lab agents connected within ${opts.agentWaitMs} ms`,
-        );
-      await sleep(100);
-    }
+    const c = await startLabCollector(lab, opts.dbPath, log);
+    collector = c;
+    await connectLabAgents(lab, c, opts);
     return { lab, collector: c, close };
   } catch (err) {
     await close();

@@ -26,6 +26,8 @@ export interface LabRules {
   init(): Promise<void>;
   add(services: readonly LabService[]): Promise<void>;
   delete(services: readonly LabService[]): Promise<void>;
+  /** Gives existing Service ports new endpoints in one transaction per node (the old and the new, port by port). */
+  replaceEndpoints(before: readonly LabService[], after: readonly LabService[]): Promise<void>;
   /** What every node must show once `total` Services (dummies and the run's own) are programmed. */
   expect(total: number): SyncTarget;
 }
@@ -83,6 +85,19 @@ export abstract class LabProxyBase implements ServiceFrontend, ServiceScaler {
     if (!svcs) return;
     this.services.delete(name);
     await this.rules.delete(svcs);
+  }
+
+  /** A run Service's endpoints replaced in one transaction per node, as kube-proxy applies an EndpointSlice change. */
+  async setEndpoints(name: string, endpoints: ServiceEndpoint[]): Promise<void> {
+    const before = this.services.get(name);
+    if (!before) throw new CniBenchError(ErrorCodes.NOT_FOUND, `lab service '${name}' does not exist`);
+    const after = before.map((s, i) => ({
+      ...s,
+      // Extra ports keep their own target port on the new endpoints.
+      endpoints: endpoints.map((e) => ({ ip: e.ip, port: i === 0 ? e.port : (s.endpoints[0]?.port ?? e.port) })),
+    }));
+    await this.rules.replaceEndpoints(before, after);
+    this.services.set(name, after);
   }
 
   /** Service ports the run's own Services program (what the sync targets count beside the dummies). */

@@ -6,7 +6,8 @@
  */
 import { runInNetns } from '../core/netns.js';
 import { onNodeCpus } from './cpu-sets.js';
-import { renderBase, renderServicesAdd, renderServicesDelete } from './kube-proxy-iptables.js';
+import type { LabService } from './kube-proxy-iptables.js';
+import { renderBase, renderEndpointsChange, renderServicesAdd, renderServicesDelete } from './kube-proxy-iptables.js';
 import { CLUSTER_CIDR, type LabPlan } from './plan.js';
 import { LabProxyBase, type LabRules } from './proxy-base.js';
 
@@ -31,6 +32,10 @@ function iptablesRules(plan: LabPlan, backend: IptablesBackend): LabRules {
     init: () => restore(renderBase()),
     add: (services) => restore(renderServicesAdd(services, CLUSTER_CIDR)),
     delete: (services) => restore(renderServicesDelete(services)),
+    replaceEndpoints: async (before, after) => {
+      for (const [i, b] of before.entries())
+        await restore(renderEndpointsChange(b, after[i] as LabService, CLUSTER_CIDR));
+    },
     // One KUBE-SERVICES rule per Service port plus kube-proxy's trailing nodeports rule.
     expect: (total) => ({ kubeServicesRules: total + 1 }),
   };

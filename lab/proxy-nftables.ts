@@ -44,6 +44,8 @@ function nftRules(plan: LabPlan): LabRules {
     init: () => apply((node) => renderNftBase({ serviceCidr: SERVICE_CIDR, nodeIp: node.underlayIp })),
     add: (services) => apply(renderNftServicesAdd(services)),
     delete: (services) => apply(renderNftServicesDelete(services)),
+    // One `nft -f` input is one transaction: the old Service out and the new one in, atomically.
+    replaceEndpoints: (before, after) => apply(renderNftServicesDelete(before) + renderNftServicesAdd(after)),
     expect: (total) => ({ nftServiceIps: total }),
   };
 }

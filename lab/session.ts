@@ -3,21 +3,13 @@
  * collector in this process (root namespace) and agents in the lab's pods,
  * runs a scenario to its end, and tears everything down whatever happens.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type Collector, collectorConfig, startCollector } from '../collector/index.js';
-import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import type { Collector } from '../collector/index.js';
 import type { Logger } from '../core/log.js';
 import type { ProgressRun } from '../report/progress.js';
 import type { ReportModel } from '../report/report.js';
 import { Lab } from './lab.js';
+import { closeLabSession, connectLabAgents, startLabCollector } from './lab-collector.js';
 import type { LabProxyOptions } from './proxy.js';
-
-/**
- * Lab agents share two cores with the kernel work of programming tens of
- * thousands of rules; a sweep step starved them of CPU for more than 8 s and
- * the collector declared them lost. Lab links are local: a long timeout costs nothing.
- */
-const LAB_LIVENESS_TIMEOUT_MS = 30_000;
 
 export interface LabSessionOptions {
   nodes: number;
@@ -34,20 +26,6 @@ export interface LabSessionOptions {
   beforeAgents?: (lab: Lab) => Promise<void>;
   /** Called once the run exists with a reader of its record (for progress); stopped when the run ends. */
   watch?: (read: () => ProgressRun) => { stop(): Promise<void> };
-}
-
-async function waitForAgents(c: Collector, n: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (c.registry.available().length < n) {
-    if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'interrupted while waiting for agents');
-    if (Date.now() > deadline) {
-      throw new CniBenchError(
-        ErrorCodes.NO_AGENTS,
-        `only ${c.registry.available().length} of ${n} lab agents connected within ${timeoutMs} ms`,
-      );
-    }
-    await sleep(100);
-  }
 }
 
 /**
@@ -90,31 +68,15 @@ export async function runScenariosInLab(
       ...(opts.linkMbit !== undefined ? { linkMbit: opts.linkMbit } : {}),
     });
     if (signal.aborted) return models;
-    collector = await startCollector(
-      collectorConfig({
-        grpcListen: `unix:${lab.controlSocket}`,
-        httpHost: '127.0.0.1',
-        httpPort: 0,
-        dbPath: opts.dbPath,
-        heartbeatIntervalMs: 1000,
-        livenessTimeoutMs: LAB_LIVENESS_TIMEOUT_MS,
-      }),
-      log,
-      lab.services,
-    );
-    await opts.beforeAgents?.(lab);
-    lab.startAgents(collector.grpcAddress);
-    await waitForAgents(collector, lab.agentCount, opts.agentWaitMs, signal);
+    collector = await startLabCollector(lab, opts.dbPath, log);
+    await connectLabAgents(lab, collector, opts, signal);
     for (const scenario of scenarios) {
       if (signal.aborted) break;
       models.push(await runOne(collector, lab, opts, scenario, log, signal));
     }
     return models;
   } finally {
-    await collector
-      ?.close()
-      .catch((err: unknown) => log.error('collector close failed', { error: (err as Error).message }));
-    await lab?.destroy().catch((err: unknown) => log.error('lab teardown failed', { error: (err as Error).message }));
+    await closeLabSession(lab, collector, log);
   }
 }
 

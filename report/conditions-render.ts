@@ -16,7 +16,7 @@ export function renderConditions(t: ConditionsTable): string[] {
   return [
     '## Overhead conditions',
     '',
-    'Each condition was applied, verified in the dataplane and reverted (revert verified too); a condition that could not be verified has no numbers, only the reason.',
+    "Each condition was applied, verified in the dataplane and reverted (revert verified too); a condition that could not be verified has no numbers, only the reason. Each is compared with its own baseline, measured right before its group was applied (the run's first baseline only where that one failed).",
     '',
     '| step | status | enforcement | API | how verified (or why not) |',
     '|---|---|---:|---:|---|',
@@ -34,7 +34,7 @@ export function renderConditions(t: ConditionsTable): string[] {
     ...(t.rows.some((r) => r.group === 'policyCount' && r.condition === '0 policies' && r.value !== null)
       ? [
           '',
-          "The 0 policies step measures the baseline's dataplane again, later in the same run: its change is what drift alone (machine load, warm-up) did here, and a condition's change no larger than that cannot be put down to the condition.",
+          "The 0 policies step measures the baseline's dataplane again, after the pods were relabelled and the enforcer had settled: its change is what drift alone (machine load, warm-up) did here, and a condition's change no larger than that cannot be put down to the condition.",
         ]
       : []),
   ];

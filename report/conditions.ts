@@ -22,6 +22,11 @@ export interface ConditionRow {
   change: number | null;
   verdict: Verdict | null;
   reason: string;
+  /** Which baseline: the one measured right before the condition's group ('adjacent'), or the run's first ('run'). */
+  baselineFrom: 'adjacent' | 'run';
+  /** 95% intervals of the mean over the rounds (baseline, under the condition); null with fewer than 2 rounds. */
+  baselineCi95: [number, number] | null;
+  valueCi95: [number, number] | null;
   /** The phase failed (its condition unverified, or the measurement itself): the reason, and no value. */
   error: string;
 }
@@ -48,6 +53,7 @@ interface Detail {
   condition?: {
     label?: string;
     group: string;
+    baseline?: boolean;
     action?: 'apply' | 'revert';
     request?: { kind: string; policies?: number };
   };
@@ -66,9 +72,15 @@ export function buildConditions(phases: PhaseRecord[], rows: ReportRow[]): Condi
   const steps: ConditionStep[] = [];
   const out: ConditionRow[] = [];
   const baselines = new Map<string, ReportRow>();
+  /** Each group's adjacent baseline (measured right before it), by group and measurement. */
+  const adjacent = new Map<string, ReportRow>();
   phases.forEach((p, i) => {
     const d = p.detail as Detail;
-    if (d.measurement && !d.condition && rows[i]) baselines.set(d.measurement.id, rows[i] as ReportRow);
+    const row = rows[i];
+    if (!d.measurement || !row) return;
+    if (!d.condition) baselines.set(d.measurement.id, row);
+    else if (d.condition.baseline && row.status === 'succeeded')
+      adjacent.set(`${d.condition.group}/${d.measurement.id}`, row);
   });
   phases.forEach((p, i) => {
     const d = p.detail as Detail;
@@ -88,32 +100,40 @@ export function buildConditions(phases: PhaseRecord[], rows: ReportRow[]): Condi
       return;
     }
     const row = rows[i];
-    if (!row || !d.measurement) return;
-    const base = baselines.get(d.measurement.id);
+    if (!row || !d.measurement || c.baseline) return;
+    const paired = adjacent.get(`${c.group}/${d.measurement.id}`);
+    const base = paired ?? baselines.get(d.measurement.id);
     const cand = rateOf(row);
     const b = base ? rateOf(base) : undefined;
     let change: number | null = null;
     let verdict: Verdict | null = null;
     let reason = '';
+    let baselineCi95: [number, number] | null = null;
+    let valueCi95: [number, number] | null = null;
     if (cand.value !== null && b?.value) {
       change = cand.value / b.value - 1;
       if (cand.rounds.length && b.rounds.length) {
         const cmp = compareRounds(b.rounds, cand.rounds, { higherIsBetter: cand.higherIsBetter });
         verdict = cmp.verdict;
         reason = cmp.reason;
+        baselineCi95 = cmp.baseline.ci95;
+        valueCi95 = cmp.candidate.ci95;
       }
     }
     out.push({
       condition: c.label ?? c.group,
       group: c.group,
       measurementId: d.measurement.id,
-      measurement: base?.measurement ?? row.measurement.replace(/ \[.*\]$/, ''),
+      measurement: row.measurement.replace(/ \[.*\]$/, ''),
+      baselineFrom: paired ? 'adjacent' : 'run',
       unit: cand.unit || b?.unit || '',
       baseline: b?.value ?? null,
       value: cand.value,
       change,
       verdict,
       reason,
+      baselineCi95,
+      valueCi95,
       error: row.status === 'succeeded' ? '' : row.error || row.status,
     });
   });

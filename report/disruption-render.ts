@@ -1,6 +1,7 @@
 /** A disruption timeline as Markdown: the summary per probe kind, then the 100 ms bins around the event, the event marked. */
 import { LatencyHistogram } from '../core/histogram.js';
 import type { DisruptionSummary, KindBin, Timeline } from './disruption.js';
+import type { DisruptionEntry } from './disruption-report.js';
 import { mdText } from './escape.js';
 
 const ms = (us: number | null): string => (us === null ? '—' : (us / 1000).toFixed(us < 10_000 ? 2 : 0));
@@ -33,7 +34,7 @@ export function renderDisruption(
       .map(([r, n]) => `${n} ${r}`)
       .join(', ');
     lines.push(
-      `| ${k.kind === 'new' ? 'new connections' : 'kept connections'} | ${k.attemptsAfter} | ${k.errorsAfter}${reasons ? ` (${reasons})` : ''} | ${k.firstErrorMs === null ? '—' : `${k.firstErrorMs} ms`} | ${k.recoveredAfterMs} ms | ${ms(k.baseline.p99Us)} ms | ${(100 * k.baseline.errorShare).toFixed(1)}% |`,
+      `| ${k.kind === 'new' ? 'new connections' : 'kept connections'} | ${k.attemptsAfter} | ${k.errorsAfter}${reasons ? ` (${reasons})` : ''} | ${k.firstErrorMs === null ? '—' : `${k.firstErrorMs} ms`} | ${k.recovered ? `${k.recoveredAfterMs} ms` : `**not back** by the stream's end (${k.recoveredAfterMs} ms)`} | ${ms(k.baseline.p99Us)} ms | ${(100 * k.baseline.errorShare).toFixed(1)}% |`,
     );
   }
   const first = Math.floor(s.eventAtMs / t.binMs);
@@ -56,4 +57,43 @@ export function renderDisruption(
     '',
   );
   return lines;
+}
+
+/** What the event did, in words: "1,000 Services programmed in 840 ms", "198.18.0.5:8179 removed, its server stopped". */
+function didLine(e: DisruptionEntry): string {
+  const d = e.event.did ?? {};
+  const parts = Object.entries(d).map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+  return `${mdText(e.event.event)}: ${mdText(parts.join(', ') || 'done')}; the control plane took ${e.eventTookMs} ms${e.event.error ? `; **the event failed**: ${mdText(e.event.error)}` : ''}.`;
+}
+
+/** Every disruption phase of a run: what the event did, then its summary and timeline (or why there is none). */
+export function renderDisruptions(entries: readonly DisruptionEntry[]): string[] {
+  const out: string[] = [];
+  for (const e of entries) {
+    if (e.timeline && e.summary) {
+      const [head, blank, ...rest] = renderDisruption(e.name, e.timeline, e.summary);
+      out.push(
+        head as string,
+        blank as string,
+        didLine(e),
+        ...(e.event.service
+          ? [
+              '',
+              `Service ${e.event.service.ip}:${e.event.service.port}, backends ${e.event.service.backends.join(', ')}.`,
+            ]
+          : []),
+        '',
+        ...rest,
+      );
+    } else
+      out.push(
+        `## Disruption: ${mdText(e.name)}`,
+        '',
+        didLine(e),
+        '',
+        `No timeline: ${mdText(e.problem ?? 'unknown')}.`,
+        '',
+      );
+  }
+  return out;
 }

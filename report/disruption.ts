@@ -11,7 +11,7 @@
  */
 import { CniBenchError, ErrorCodes, parseError } from '../core/errors.js';
 import { LatencyHistogram, mergeHistograms } from '../core/histogram.js';
-import { Histogram } from '../gen/cnibench/v1/agent.js';
+import { Histogram, type ProbeKindBin, type ProbeTimeline } from '../gen/cnibench/v1/agent.js';
 
 export const PROBE_KINDS = ['new', 'kept'] as const;
 export type ProbeKind = (typeof PROBE_KINDS)[number];
@@ -39,6 +39,8 @@ export interface Timeline {
   binMs: number;
   /** Attempts per second of each kind. */
   rate: number;
+  /** Long-lived connections the kept requests went round (0: not said). */
+  kept?: number;
   bins: Record<ProbeKind, KindBin>[];
 }
 
@@ -94,7 +96,39 @@ export function parseTimeline(stdout: string): Timeline {
     };
     return { new: kind('new'), kept: kind('kept') };
   });
-  return { startMs: num('startMs'), binMs: num('binMs'), rate: num('rate'), bins };
+  const kept = typeof doc.kept === 'number' && doc.kept >= 0 ? { kept: doc.kept } : {};
+  return { startMs: num('startMs'), binMs: num('binMs'), rate: num('rate'), ...kept, bins };
+}
+
+/** The timeline as the agent sends it to the collector (JobResult.measurement.disruption). Pure. */
+export function timelineToProto(t: Timeline): ProbeTimeline {
+  const kind = (b: KindBin): ProbeKindBin => ({
+    attempts: b.attempts,
+    errors: { ...b.errors },
+    histogram: b.histogram,
+  });
+  return {
+    startMs: t.startMs,
+    binMs: t.binMs,
+    rate: t.rate,
+    keptConnections: t.kept ?? 0,
+    bins: t.bins.map((b) => ({ newConnections: kind(b.new), keptConnections: kind(b.kept) })),
+  };
+}
+
+/** Back from the wire; a bin without its two kinds is E_PARSE naming probe-stream. Pure. */
+export function timelineFromProto(p: ProbeTimeline): Timeline {
+  const kind = (k: ProbeKindBin | undefined, i: number): KindBin => {
+    if (!k?.histogram) throw parseError('probe-stream', JSON.stringify(p).slice(0, 200), `bin ${i} lacks a kind`);
+    return { attempts: k.attempts, errors: { ...k.errors }, histogram: k.histogram };
+  };
+  return {
+    startMs: Number(p.startMs),
+    binMs: p.binMs,
+    rate: p.rate,
+    kept: p.keptConnections,
+    bins: p.bins.map((b, i) => ({ new: kind(b.newConnections, i), kept: kind(b.keptConnections, i) })),
+  };
 }
 
 export interface KindSummary {
@@ -114,6 +148,8 @@ export interface KindSummary {
    * baseline's); 0 when no bin was.
    */
   recoveredAfterMs: number;
+  /** False when the last bin of the stream was still worse than the baseline: not back before the stream ended. */
+  recovered: boolean;
   /** The thresholds used. */
   thresholds: { errorShare: number; p99Us: number | null };
 }
@@ -168,6 +204,7 @@ export function summariseDisruption(t: Timeline, eventAtMs: number, p99Factor = 
       errorsByReason: byReason,
       firstErrorMs: firstError === null ? null : Math.max(0, binStart(firstError) - eventAtMs),
       recoveredAfterMs: lastBad < 0 ? 0 : binStart(lastBad) + t.binMs - eventAtMs,
+      recovered: lastBad < after.length - 1,
       thresholds,
     };
   });

@@ -2,6 +2,7 @@
 import { BUILTIN_TOOLS } from '../core/tools.js';
 import { renderConditions } from './conditions-render.js';
 import { renderCpuCost } from './cpu-cost-render.js';
+import { renderDisruptions } from './disruption-render.js';
 import { mdText } from './escape.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';
@@ -10,6 +11,7 @@ import { latencyNote, renderLatencyComparison, stepLatency } from './sweep-laten
 export function fmt(v: number | null, unit: string): string {
   if (v === null) return '—';
   if (unit === 'Gbit/s') return v.toFixed(2);
+  if (unit === 'errors after event') return v.toLocaleString('en-US');
   return v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1);
 }
 
@@ -82,6 +84,7 @@ export function renderMarkdown(report: ReportModel): string {
     ...skippedLines(report),
     ...(report.sweep ? ['', ...renderSweep(report.sweep)] : []),
     ...(report.conditions ? ['', ...renderConditions(report.conditions)] : []),
+    ...(report.disruptions ? ['', ...renderDisruptions(report.disruptions)] : []),
     '',
     ...renderCpuCost(report.rows),
     ...renderDataplane(report.rows),

@@ -11,6 +11,7 @@ import { SINGLE_THREADED_SERVERS } from '../core/tools.js';
 import type { ClientObservation, DataplaneSample, JobResult } from '../gen/cnibench/v1/agent.js';
 import { buildConditions, type ConditionsTable } from './conditions.js';
 import { type PhaseCpuDetail, phaseCpuCost } from './cpu-cost.js';
+import { buildDisruptions, type DisruptionEntry, errorsAfterEvent } from './disruption-report.js';
 import {
   type CounterPair,
   dispersionGuard,
@@ -45,6 +46,8 @@ export interface ReportModel {
   sweep?: SweepTable;
   /** Present for a run with overhead conditions (report/conditions.ts). */
   conditions?: ConditionsTable;
+  /** Present for a run with disruption phases (report/disruption-report.ts): the event and the timeline around it. */
+  disruptions?: DisruptionEntry[];
 }
 
 function sumSep(s: DataplaneSample): number {
@@ -114,20 +117,12 @@ function mergeGuards(perRound: readonly Guard[][]): Guard[] {
   return [...byCode.values()];
 }
 
-interface MeasureDetail {
+/** A measurement phase's record: its nodes and per-round CPU samples as the CPU cost reads them, and more. */
+interface MeasureDetail extends PhaseCpuDetail {
   measurement?: { id?: string; path?: string; tool?: string; serverTool?: string; rounds?: number };
   step?: number;
-  serverNode?: string;
-  clientNode?: string;
   startSamples?: Record<string, string>;
   endSamples?: Record<string, string>;
-  rounds?: {
-    round: number;
-    serverBefore?: string;
-    serverAfter?: string;
-    clientBefore?: string;
-    clientAfter?: string;
-  }[];
 }
 
 export interface ReportContext {
@@ -228,6 +223,16 @@ export function buildReport(
   });
   const sweep = buildSweep(phases, rows);
   const conditions = buildConditions(phases, rows);
+  const disruptions = buildDisruptions(phases, results);
+  for (const d of disruptions) {
+    // A disruption row's number is the failed probes from the event on; its section has the timeline. One event,
+    // one round: no interval to miss; its Service is gone by the phase's end sample, so no DNAT delta either.
+    const row = rows[phases.findIndex((p) => p.index === d.phaseIndex)];
+    if (!row) continue;
+    Object.assign(row, { value: errorsAfterEvent(d), unit: 'errors after event', dnatConnections: null });
+    row.warnings = row.warnings.filter((w) => w.code !== 'few-samples');
+    delete row.cpuMissing;
+  }
   return {
     run: {
       id: run.id,
@@ -242,6 +247,7 @@ export function buildReport(
     rows,
     ...(sweep ? { sweep } : {}),
     ...(conditions ? { conditions } : {}),
+    ...(disruptions.length ? { disruptions } : {}),
   };
 }
 

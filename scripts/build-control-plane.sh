@@ -58,14 +58,20 @@ wrapper() {
 
 built() { [ -x "$1" ] && echo "build-control-plane: $(basename "$1") already built" >&2; }
 
-build_etcd() {
-  local dest="${tools_dir}/etcd-${ETCD_VERSION}"
-  if ! built "${dest}/etcd"; then
-    echo "build-control-plane: building etcd ${ETCD_VERSION}" >&2
-    local dir; dir="$(wrapper "etcd-${ETCD_VERSION}" go.etcd.io/etcd/server/v3 "$ETCD_VERSION" </dev/null)"
-    (cd "$dir" && go build -trimpath -o "${dest}/etcd" go.etcd.io/etcd/server/v3)
+# Builds <tools_dir>/<name>-<version>/<name> from package $4 of module $3 at $version, with go build -ldflags $5,
+# unless it is built already, and links it.
+build_binary() {
+  local name="$1" version="$2" module="$3" pkg="$4" ldflags="$5" dest="${tools_dir}/$1-$2"
+  if ! built "${dest}/${name}"; then
+    echo "build-control-plane: building ${name} ${version}" >&2
+    local dir; dir="$(wrapper "${name}-${version}" "$module" "$version" </dev/null)"
+    (cd "$dir" && go build -trimpath -ldflags "$ldflags" -o "${dest}/${name}" "$pkg")
   fi
-  link etcd "${dest}/etcd"
+  link "$name" "${dest}/${name}"
+}
+
+build_etcd() {
+  build_binary etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3 ""
 }
 
 build_kubernetes() {
@@ -94,11 +100,7 @@ build_kubernetes() {
 
 build_kwok() {
   local dest="${tools_dir}/kwok-${KWOK_VERSION}"
-  if ! built "${dest}/kwok"; then
-    echo "build-control-plane: building kwok ${KWOK_VERSION}" >&2
-    local dir; dir="$(wrapper "kwok-${KWOK_VERSION}" sigs.k8s.io/kwok "$KWOK_VERSION" </dev/null)"
-    (cd "$dir" && go build -trimpath -ldflags "-s -w" -o "${dest}/kwok" sigs.k8s.io/kwok/cmd/kwok)
-  fi
+  build_binary kwok "$KWOK_VERSION" sigs.k8s.io/kwok sigs.k8s.io/kwok/cmd/kwok "-s -w"
   # kwok acts only through Stage definitions; its default ones ship in the same
   # module version (nodes turn Ready and heartbeat, pods get an IP and run).
   # The harness passes them with --config; they stay in the cache.
@@ -109,27 +111,16 @@ build_kwok() {
     cp "${src}/node/fast/node-initialize.yaml" "${src}/node/heartbeat/node-heartbeat.yaml" \
       "${src}/pod/fast/pod-ready.yaml" "${src}/pod/fast/pod-complete.yaml" "${src}/pod/fast/pod-delete.yaml" "${dest}/stages/"
   fi
-  link kwok "${dest}/kwok"
 }
 
 build_helm() {
-  local dest="${tools_dir}/helm-${HELM_VERSION}"
-  if ! built "${dest}/helm"; then
-    echo "build-control-plane: building helm ${HELM_VERSION}" >&2
-    local dir; dir="$(wrapper "helm-${HELM_VERSION}" helm.sh/helm/v4 "$HELM_VERSION" </dev/null)"
-    (cd "$dir" && go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}" -o "${dest}/helm" helm.sh/helm/v4/cmd/helm)
-  fi
-  link helm "${dest}/helm"
+  build_binary helm "$HELM_VERSION" helm.sh/helm/v4 helm.sh/helm/v4/cmd/helm \
+    "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}"
 }
 
 build_promtool() {
-  local dest="${tools_dir}/promtool-${PROMETHEUS_VERSION}"
-  if ! built "${dest}/promtool"; then
-    echo "build-control-plane: building promtool ${PROMETHEUS_VERSION}" >&2
-    local dir; dir="$(wrapper "promtool-${PROMETHEUS_VERSION}" github.com/prometheus/prometheus "$PROMETHEUS_VERSION" </dev/null)"
-    (cd "$dir" && go build -trimpath -ldflags "-s -w" -o "${dest}/promtool" github.com/prometheus/prometheus/cmd/promtool)
-  fi
-  link promtool "${dest}/promtool"
+  build_binary promtool "$PROMETHEUS_VERSION" github.com/prometheus/prometheus \
+    github.com/prometheus/prometheus/cmd/promtool "-s -w"
 }
 
 for tool in $wanted; do

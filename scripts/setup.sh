@@ -37,15 +37,19 @@ packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool procp
 # Cilium 1.20 compiles its datapath at run time with clang and LLVM >= 18.1
 # (Debian's 19 here) and needs ipset for native routing with masquerading.
 if "$with_cilium"; then packages+=(clang-19 llvm-19 ipset); fi
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "setup: installing ${missing[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# Installs those of the given Debian packages that are not installed yet (nothing, not even an update, when none).
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "setup: installing ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+install_missing "${packages[@]}"
 
 # netperf (TCP_RR and TCP_CRR, also through a Service) is in Debian's non-free component only: this
 # fetches that one package with the machine's own apt sources plus non-free in a private copy (the
@@ -67,15 +71,7 @@ if "$with_test_tools"; then
   command -v go >/dev/null || { echo "setup: --test needs 'go' on PATH to build the Kubernetes control plane" >&2; exit 1; }
   bash scripts/build-control-plane.sh
   bash scripts/install-hadolint.sh
-  test_packages=()
-  for p in buildah debootstrap chromium iputils-ping; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || test_packages+=("$p")
-  done
-  if [ "${#test_packages[@]}" -gt 0 ]; then
-    echo "setup: installing ${test_packages[*]}" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${test_packages[@]}" >/dev/null
-  fi
+  install_missing buildah debootstrap chromium iputils-ping
   bash scripts/image-sbom.sh --install
 fi
 if "$with_cilium"; then

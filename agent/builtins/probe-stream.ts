@@ -15,7 +15,10 @@
  * ONE JSON line: the timeline in `--bin-ms` bins (report/disruption.ts
  * binAttempts; parsed by parseTimeline). On stderr, one line
  * `{"event":"started","startMs":...}` as the first attempt goes out, so a
- * caller can time an event from the stream's own start. Exits 2 on bad arguments.
+ * caller can time an event from the stream's own start; with `--start-at-ms`
+ * (wall clock) the first attempt waits for that moment, so a caller that
+ * leaves room for the process to start knows the schedule in advance. Exits 2
+ * on bad arguments.
  */
 import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -34,6 +37,7 @@ const { values: v } = parseArgs({
     kept: { type: 'string', default: '4' },
     'timeout-ms': { type: 'string', default: '1000' },
     'bin-ms': { type: 'string', default: '100' },
+    'start-at-ms': { type: 'string', default: '0' },
   },
 });
 const o = {
@@ -44,12 +48,14 @@ const o = {
   kept: intFlag(TOOL, 'kept', v.kept, 1, 1000),
   timeoutMs: intFlag(TOOL, 'timeout-ms', v['timeout-ms'], 1, 60_000),
   binMs: intFlag(TOOL, 'bin-ms', v['bin-ms'], 1, 60_000),
+  startAtMs: intFlag(TOOL, 'start-at-ms', v['start-at-ms'], 0, Number.MAX_SAFE_INTEGER),
 };
 
 const attempts: Attempt[] = [];
 const live = new Set<Socket>();
-const startWall = Date.now();
-const t0 = process.hrtime.bigint();
+// Set when the first attempt goes out (at --start-at-ms, or at once when that has passed).
+let startWall = Date.now();
+let t0 = process.hrtime.bigint();
 const nowMs = (): number => Number(process.hrtime.bigint() - t0) / 1e6;
 let inFlight = 0;
 
@@ -173,6 +179,12 @@ function drain(): void {
 }
 
 if (!(o.seconds * o.rate >= 1)) failWith(TOOL, 2, '--duration × --rate must give at least one attempt');
-// A caller timing an event against the stream waits for this line (process start-up takes seconds on a busy machine).
-process.stderr.write(`${JSON.stringify({ tool: TOOL, event: 'started', startMs: startWall })}\n`);
-schedule();
+function start(): void {
+  startWall = Date.now();
+  t0 = process.hrtime.bigint();
+  // A caller timing an event against the stream waits for this line (process start-up takes seconds on a busy machine).
+  process.stderr.write(`${JSON.stringify({ tool: TOOL, event: 'started', startMs: startWall })}\n`);
+  schedule();
+}
+// A wall-clock start lets a caller that spawned the stream early fire its event on the stream's own schedule.
+setTimeout(start, Math.max(0, o.startAtMs - Date.now()));

@@ -27,6 +27,13 @@ export interface ClientSpec {
   connectPerTransaction?: boolean;
   requestBytes?: number;
   responseBytes?: number;
+  /** Disruption probe stream: attempts per second of each kind, kept connections, per-attempt timeout, bin width. */
+  rate?: number;
+  keptConnections?: number;
+  timeoutMs?: number;
+  binMs?: number;
+  /** Wall clock of the stream's first attempt (0: at once). */
+  streamStartAtMs?: number;
 }
 
 export interface ServerSpec {

@@ -338,5 +338,15 @@ function clientSpecFields(spec: RunClient['spec']): Partial<ClientSpec> {
       responseBytes: v.responseBytes || 1,
     };
   }
+  if (spec?.$case === 'disruption') {
+    const v = spec.value;
+    return {
+      rate: v.rate,
+      keptConnections: v.keptConnections,
+      timeoutMs: v.timeoutMs,
+      binMs: v.binMs,
+      streamStartAtMs: v.startAtMs,
+    };
+  }
   return {};
 }

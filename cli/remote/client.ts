@@ -19,6 +19,14 @@ export interface CollectorEndpoint {
   token?: string;
   /** PEM CA bundle that signs the collector's REST certificate. */
   ca?: Buffer;
+  /** The name the certificate must carry when the URL's host is not it (a port-forward to 127.0.0.1). */
+  serverName?: string;
+  /** How the URL reaches the collector, for errors (e.g. "port-forward to pod ns/name"). */
+  via?: string;
+  /** Why the last connection through the way in failed (a port-forward stream's error). */
+  viaError?: () => Error | undefined;
+  /** Closes what connect() opened for this endpoint (a port-forward). */
+  close?: () => Promise<void>;
 }
 
 export interface Reply {
@@ -59,6 +67,11 @@ export function replyError(method: string, path: string, r: Reply): CniBenchErro
 export class CollectorClient {
   constructor(readonly endpoint: CollectorEndpoint) {}
 
+  /** Closes the way in connect() opened (a port-forward); a no-op for a plain URL. */
+  async close(): Promise<void> {
+    await this.endpoint.close?.();
+  }
+
   /** One request; resolves with any status (callers decide), rejects only when the collector cannot be reached. */
   send(method: string, path: string, body?: unknown): Promise<Reply> {
     const url = new URL(path, this.endpoint.url);
@@ -71,7 +84,13 @@ export class CollectorClient {
     return new Promise((resolve, reject) => {
       const req = request(
         url,
-        { method, headers, timeout: TIMEOUT_MS, ...(this.endpoint.ca ? { ca: this.endpoint.ca } : {}) },
+        {
+          method,
+          headers,
+          timeout: TIMEOUT_MS,
+          ...(this.endpoint.ca ? { ca: this.endpoint.ca } : {}),
+          ...(this.endpoint.serverName ? { servername: this.endpoint.serverName } : {}),
+        },
         (res) => {
           const chunks: Buffer[] = [];
           let size = 0;
@@ -91,15 +110,18 @@ export class CollectorClient {
         },
       );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
-      req.on('error', (err) =>
+      req.on('error', (err) => {
+        const via = this.endpoint.viaError?.();
+        if (via instanceof CniBenchError) return reject(via);
+        const how = this.endpoint.via ? ` through ${this.endpoint.via}` : '';
+        const why = `${(err as NodeJS.ErrnoException).code ?? err.message}${via ? `; ${via.message}` : ''}`;
         reject(
-          new CniBenchError(
-            ErrorCodes.NOT_FOUND,
-            `--collector: cannot reach ${this.endpoint.url} (${(err as NodeJS.ErrnoException).code ?? err.message})`,
-            { cause: err, details: { field: '--collector', url: this.endpoint.url } },
-          ),
-        ),
-      );
+          new CniBenchError(ErrorCodes.NOT_FOUND, `--collector: cannot reach ${this.endpoint.url}${how} (${why})`, {
+            cause: via ?? err,
+            details: { field: '--collector', url: this.endpoint.url },
+          }),
+        );
+      });
       req.end(payload);
     });
   }

@@ -10,6 +10,7 @@
  */
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import type { ClusterDescription } from '../../core/cluster.js';
+import type { ConditionDriver } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type {
@@ -48,6 +49,8 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   /** The cluster's service proxy programs what the apiserver accepted on its own schedule. */
   readonly programmedLater = true;
   readonly pacer: Pacer;
+  /** Overhead conditions in the cluster (conditions.ts), attached by serve.ts. */
+  conditions?: ConditionDriver;
   private version: Partial<ClusterDescription> = {};
   private describer: ClusterDescriber | undefined;
   private readonly core: CoreV1Api;
@@ -59,6 +62,8 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   private runId = 'none';
   /** Fronting Services by name, for remove(). */
   private readonly own = new Set<string>();
+  /** Their ports, for setEndpoints() to write a whole EndpointSlice again. */
+  private readonly ports = new Map<string, { port: number; extraPorts: readonly ExtraServicePort[] }>();
 
   constructor(
     private readonly kc: KubeConfig,
@@ -122,6 +127,7 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     );
     const svc = await this.create(pair);
     this.own.add(pair.service.metadata?.name ?? '');
+    this.ports.set(name, { port, extraPorts });
     const ip = svc.spec?.clusterIP;
     if (!ip || ip === 'None')
       throw new CniBenchError(
@@ -131,8 +137,33 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     return { ip, port };
   }
 
+  /**
+   * The run Service's EndpointSlice written again with `endpoints` (one PUT, as
+   * the EndpointSlice controller updates a slice when a pod goes): a
+   * disruption phase's endpoint-removed.
+   */
+  async setEndpoints(name: string, endpoints: ServiceEndpoint[]): Promise<void> {
+    const known = this.ports.get(name);
+    if (!known) throw new CniBenchError(ErrorCodes.NOT_FOUND, `service cni-bench-${name} is not one of this run's`);
+    const namespace = this.opts.namespace;
+    const pair = servicePair(
+      namespace,
+      `cni-bench-${name}`,
+      known.port,
+      endpoints,
+      this.runId,
+      'frontend',
+      known.extraPorts,
+    );
+    const full = `cni-bench-${name}`;
+    await this.pacer.run(`update endpointslice ${namespace}/${full}`, () =>
+      this.discovery.replaceNamespacedEndpointSlice({ name: full, namespace, body: pair.slice }),
+    );
+  }
+
   async remove(name: string): Promise<void> {
     const full = `cni-bench-${name}`;
+    this.ports.delete(name);
     this.own.delete(full);
     await this.deletePair(this.opts.namespace, full);
   }

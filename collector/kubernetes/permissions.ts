@@ -4,7 +4,7 @@
  * chart's RBAC grants exactly these, and test/integration/k8s-chart.test.ts asks
  * the real apiserver's authorizer about each one (and about what must stay
  * refused). Keep this list in step with frontend.ts, inventory.ts,
- * cilium-config.ts and cluster-describer.ts: a call missing here is a call the
+ * cilium-config.ts, conditions.ts and cluster-describer.ts: a call missing here is a call the
  * chart does not grant.
  */
 
@@ -12,7 +12,7 @@
 export type Scope = 'own' | 'sweep' | 'cilium' | 'kube-system' | 'cluster';
 
 export interface ApiCall {
-  verb: 'get' | 'list' | 'watch' | 'create' | 'delete' | 'deletecollection' | 'patch';
+  verb: 'get' | 'list' | 'watch' | 'create' | 'delete' | 'deletecollection' | 'patch' | 'update';
   group: string;
   resource: string;
   scope: Scope;
@@ -71,6 +71,13 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
       call('deletecollection', 'discovery.k8s.io', 'endpointslices', scope, `${by} (cleanup by label)`, toggle),
     ];
   }),
+  call(
+    'update',
+    'discovery.k8s.io',
+    'endpointslices',
+    'own',
+    "disruption phase: endpoint-removed (the run Service's slice)",
+  ),
   call('get', '', 'configmaps', 'cilium', "cilium-config: bpf-lb-map-max preflight; cluster-describer: Cilium's mode", {
     name: 'cilium-config',
     toggle: 'rbac.ciliumConfig.read',
@@ -91,13 +98,13 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
     name: 'cilium',
     toggle: 'rbac.ciliumConfig.write',
   }),
-  call('create', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', {
+  call('create', 'networking.k8s.io', 'networkpolicies', 'own', "conditions: a policy condition's NetworkPolicies", {
     toggle: 'rbac.networkPolicy.enabled',
   }),
-  call('delete', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario', {
+  call('delete', 'networking.k8s.io', 'networkpolicies', 'own', 'conditions: revert, cleanup and start-up leftovers', {
     toggle: 'rbac.networkPolicy.enabled',
   }),
-  call('list', 'networking.k8s.io', 'networkpolicies', 'own', 'policy overhead scenario (cleanup)', {
+  call('list', 'networking.k8s.io', 'networkpolicies', 'own', "conditions: the run's policies by label", {
     toggle: 'rbac.networkPolicy.enabled',
   }),
 ]);

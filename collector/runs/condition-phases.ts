@@ -1,6 +1,7 @@
 /**
  * Lays out a scenario's overhead conditions as phases after the baseline: per
- * condition (per step of a policy-count sweep) a phase that applies and
+ * condition every measurement once more without it (the group's adjacent
+ * baseline), then (per step of a policy-count sweep) a phase that applies and
  * verifies it, every measurement under it, and a phase that reverts it and
  * verifies the revert. Measurements under a condition carry its group and
  * label, so the report puts each beside its baseline. Pure.
@@ -23,7 +24,8 @@ export type ConditionMeasureSpec = {
   kind: 'measure';
   name: string;
   measurement: ScenarioMeasurement;
-  condition: { group: string; label: string; request: ConditionRequest };
+  /** `baseline`: measured without the condition right before its group is applied, the group's own baseline. */
+  condition: { group: string; label: string; request: ConditionRequest; baseline?: true };
   step?: undefined;
 };
 
@@ -50,7 +52,18 @@ export function conditionPhases(
 ): (ConditionPhaseSpec | ConditionMeasureSpec)[] {
   return conditionGroups(c).flatMap(({ group, requests }) => {
     const last = requests[requests.length - 1] as ConditionRequest;
+    const first = requests[0] as ConditionRequest;
     return [
+      // The group's own baseline, measured minutes (not a run) before the group: drift of the machine between the
+      // run's first baseline and a late condition is not put down to the condition.
+      ...measurements.map(
+        (m): ConditionMeasureSpec => ({
+          kind: 'measure',
+          name: `${measurementLabel(m)} [baseline before ${group}]`,
+          measurement: m,
+          condition: { group, label: `baseline before ${group}`, request: first, baseline: true },
+        }),
+      ),
       ...requests.flatMap((request): (ConditionPhaseSpec | ConditionMeasureSpec)[] => {
         const label = conditionLabel(request);
         return [

@@ -4,7 +4,7 @@
  * which groups are in place so cleanup reverts them on failure, cancel and
  * SIGTERM, and refuses to measure under a condition that was not verified.
  */
-import type { ConditionDriver, ConditionEvidence, ConditionTarget } from '../../core/conditions.js';
+import type { ConditionDriver, ConditionEvidence, ConditionProbes, ConditionTarget } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { ConditionMeasureSpec, ConditionPhaseSpec } from './condition-phases.js';
@@ -21,11 +21,19 @@ export class ConditionRunner {
     private readonly plan: RunPlan,
     private readonly driver: ConditionDriver | undefined,
     private readonly log: Logger,
+    /** Verification through the run's agents (condition-probes.ts), for drivers that cannot probe themselves. */
+    private readonly probes?: () => ConditionProbes,
   ) {}
 
   private get target(): ConditionTarget {
     const ips = [this.plan.client.info.podIp, this.plan.peer?.info.podIp].filter((ip): ip is string => !!ip);
-    return { runId: this.runId, serverPodIp: this.plan.server.info.podIp, clientPodIps: [...new Set(ips)] };
+    const probes = this.probes?.();
+    return {
+      runId: this.runId,
+      serverPodIp: this.plan.server.info.podIp,
+      clientPodIps: [...new Set(ips)],
+      ...(probes ? { probes } : {}),
+    };
   }
 
   /** Applies or reverts; resolves the evidence for the phase record, throws the reason it could not. */

@@ -71,6 +71,11 @@ export function clientSpecOf(m: PlannedMeasurement): RunClient['spec'] {
       },
     };
   }
+  if (m.kind === 'disruption')
+    return {
+      $case: 'disruption',
+      value: { rate: m.rate, keptConnections: m.keptConnections, timeoutMs: m.timeoutMs, binMs: 100, startAtMs: 0 },
+    };
   return {
     $case: 'rr',
     value: {
@@ -156,7 +161,7 @@ export class MeasurePhase {
    * elements in nftables mode), as their samples carry no addresses; Cilium's
    * by the Service's own frontend holding its backends in the LB maps.
    */
-  private async untilProgrammed(
+  async untilProgrammed(
     ctx: RunContext,
     client: AgentEntry,
     before: DataplaneSample | undefined,

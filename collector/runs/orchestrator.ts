@@ -13,8 +13,11 @@ import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { CollectorMetrics } from '../metrics.js';
 import type { PhaseRecord, RunState, Store } from '../store/store.js';
 import { describeCluster } from './cluster-description.js';
+import { agentProbes } from './condition-probes.js';
 import { ConditionRunner } from './condition-runner.js';
 import { takeCpuBaseline } from './cpu-baseline.js';
+import { refuseDisruptions } from './disruption-events.js';
+import { DisruptionPhase } from './disruption-phase.js';
 import type { JobTracker } from './job-tracker.js';
 import { MeasurePhase, placementOf, serviceName } from './measure-phase.js';
 import { type PhaseSpec, phasesOf } from './phases.js';
@@ -43,11 +46,13 @@ export class Orchestrator {
   private readonly active = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private readonly sender: JobSender;
   private readonly measure: MeasurePhase;
+  private readonly disruption: DisruptionPhase;
 
   constructor(private readonly deps: OrchestratorDeps) {
     deps.registry.on('lost', (id) => deps.tracker.agentLost(id));
     this.sender = new JobSender(deps.registry, deps.tracker);
     this.measure = new MeasurePhase(this.sender, deps.tracker, deps.services);
+    this.disruption = new DisruptionPhase(this.sender, deps.tracker, deps.services, this.measure);
   }
 
   isActive(runId: string): boolean {
@@ -110,13 +115,15 @@ export class Orchestrator {
   }
 
   plan(scenario: Scenario): RunPlan {
-    return planRun(
+    const plan = planRun(
       scenario,
       this.deps.registry.available(),
       this.deps.services !== undefined,
       this.deps.services?.scale !== undefined,
       this.deps.canLoad,
     );
+    refuseDisruptions(scenario, plan, this.deps.services);
+    return plan;
   }
 
   private async execute(runId: string, scenario: Scenario, plan: RunPlan, signal: AbortSignal): Promise<void> {
@@ -133,8 +140,10 @@ export class Orchestrator {
       jobSeq: 0,
       scaled: false,
       warmed: new Set(),
-      conditions: new ConditionRunner(runId, plan, this.deps.services?.conditions, log),
     };
+    ctx.conditions = new ConditionRunner(runId, plan, this.deps.services?.conditions, log, () =>
+      agentProbes(ctx, this.sender, this.deps.tracker, this.deps.registry),
+    );
     const phases = phasesOf(
       scenario,
       scenario.measurements.filter((m) => plan.measurements.some((x) => x.id === m.id)),
@@ -269,6 +278,18 @@ export class Orchestrator {
       if (!m) throw new CniBenchError(ErrorCodes.INTERNAL, `measurement '${spec.measurement.id}' is not in the plan`);
       const place = placementOf(m, ctx.plan);
       const startSamples = await this.boundarySample(ctx);
+      if (m.kind === 'disruption') {
+        const detail: Record<string, unknown> = { ...specDetail(spec), measurement: m, serverNode: ctx.plan.server.id };
+        Object.assign(detail, { clientNode: place.client.id, startSamples });
+        store.upsertPhase({ ...base, detail });
+        const record = await this.disruption.run(ctx, index, m, place);
+        detail.disruption = record;
+        detail.endSamples = await this.boundarySample(ctx);
+        const error = record.error ? `event ${record.event} failed: ${record.error}` : '';
+        store.upsertPhase({ ...base, detail, state: error ? 'failed' : 'succeeded', error, endedMs: Date.now() });
+        if (error) log.warn('phase failed', { runId: ctx.runId, phase: index, error });
+        return !error;
+      }
       const target = await this.measure.target(ctx, m, place);
       const detail: Record<string, unknown> = {
         ...specDetail(spec),

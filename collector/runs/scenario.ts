@@ -70,7 +70,36 @@ const rr = z.strictObject({
   responseBytes: z.number().int().min(1).max(65_536).default(1),
 });
 
-const measurement = z.discriminatedUnion('kind', [throughput, http, rr]);
+/** Control-plane events a disruption phase fires (collector/runs/disruption-events.ts says what each does). */
+export const DISRUPTION_EVENTS = ['services-added', 'endpoint-removed', 'backend-gone', 'dataplane-restart'] as const;
+export type DisruptionEvent = (typeof DISRUPTION_EVENTS)[number];
+
+/**
+ * A steady open-loop probe stream through a Service with two backends while
+ * the collector fires one event `eventAtSeconds` into it. Its own duration
+ * (the lab's short load durations would leave no time to recover) and one
+ * round: an event is not repeated on a dataplane it already changed.
+ */
+const disruption = z.strictObject({
+  ...common,
+  kind: z.literal('disruption'),
+  path: z.literal('service').default('service'),
+  tool: z.enum(['auto', ...names(clientsOf('disruption'))]).default('auto'),
+  event: z.enum(DISRUPTION_EVENTS),
+  /** services-added: Services (one endpoint each, outside the lab) created at once. */
+  services: z.number().int().min(1).max(100_000).default(1000),
+  /** Seconds of undisturbed stream before the event (the baseline). */
+  eventAtSeconds: z.number().min(0.5).max(600).default(3),
+  durationSeconds: duration.default(12),
+  rounds: z.literal(1).default(1),
+  warmupSeconds: z.literal(0).default(0),
+  /** Attempts per second of each kind (new connections, requests on kept ones). */
+  rate: z.number().int().min(1).max(2000).default(100),
+  keptConnections: z.number().int().min(1).max(64).default(4),
+  timeoutMs: z.number().int().min(50).max(10_000).default(1000),
+});
+
+const measurement = z.discriminatedUnion('kind', [throughput, http, rr, disruption]);
 
 const serviceScale = z.strictObject({
   /** Dummy Services present at each step (cumulative; the first is the baseline). */
@@ -161,6 +190,11 @@ export const scenarioSchema = z
 
 /** Combinations no tool can measure, refused before anything runs. */
 function refineMeasurement(m: z.output<typeof measurement>, at: (field: string, message: string) => void): void {
+  if (m.kind === 'disruption') {
+    if (m.durationSeconds < m.eventAtSeconds + 1)
+      at('durationSeconds', `must leave at least 1 s after the event (eventAtSeconds ${m.eventAtSeconds})`);
+    return;
+  }
   if (m.kind === 'throughput') {
     if (m.protocol === 'udp' && m.udpTargetMbps === undefined)
       at('udpTargetMbps', 'required for UDP (UDP has no congestion control: the sender needs a rate)');
@@ -225,6 +259,8 @@ export function measurementLabel(m: Measurement): string {
   }
   if (m.kind === 'rr')
     return `${m.mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'} ${path}${m.connections > 1 ? ` c${m.connections}` : ''}${tool}`;
+  if (m.kind === 'disruption')
+    return `disruption: ${m.event === 'services-added' ? `${m.services.toLocaleString('en-US')} Services added` : m.event} (${m.rate}/s probes via ${path})`;
   if (m.qps > 0) return `HTTP latency at ${m.qps} QPS c${m.connections} ${path}${tool}`;
   return `HTTP ${m.mode} c${m.connections} ${path}${tool}`;
 }
@@ -233,6 +269,7 @@ function defaultId(m: Measurement): string {
   if (m.kind === 'throughput')
     return m.protocol === 'udp' ? `udp-${m.path}-${m.udpTargetMbps}m` : `tput-${m.path}-p${m.streams}`;
   if (m.kind === 'rr') return `${m.mode}-${m.path}${m.connections > 1 ? `-c${m.connections}` : ''}`;
+  if (m.kind === 'disruption') return `disruption-${m.event}`;
   if (m.qps > 0)
     return `http-qps${m.qps}-${m.path}-c${m.connections}${m.tool === 'http-open-loop' ? '-open-loop' : ''}`;
   return `http-${m.mode === 'keepalive' ? 'ka' : 'sc'}-${m.path}-c${m.connections}`;
@@ -263,6 +300,8 @@ export function parseScenario(input: unknown, env: Readonly<Record<string, strin
     const n = used.get(id) ?? 0;
     used.set(id, n + 1);
     if (!m.id && n > 0) id = `${id}-${n + 1}`;
+    // A disruption phase keeps its own duration and its one round: the lab's and the study's knobs are for load.
+    if (m.kind === 'disruption') return { ...m, id };
     const envDuration = m.kind === 'throughput' ? o.throughputDurationSeconds : o.loadDurationSeconds;
     const scenarioDuration =
       m.kind === 'throughput' ? (s.throughputDurationSeconds ?? s.durationSeconds) : s.durationSeconds;

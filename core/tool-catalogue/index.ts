@@ -13,6 +13,7 @@ import { httpOpenLoop } from './http-open-loop.js';
 import { iperf3 } from './iperf3.js';
 import { netperf } from './netperf.js';
 import { netserver } from './netserver.js';
+import { probeStream } from './probe-stream.js';
 import { readers } from './readers.js';
 import { sockperf } from './sockperf.js';
 import { tcpEcho } from './tcp-echo.js';
@@ -43,6 +44,7 @@ export const TOOLS: readonly ToolFacts[] = Object.freeze([
   httpOpenLoop,
   tcpRr,
   tcpEcho,
+  probeStream,
 ]);
 
 const byName: ReadonlyMap<string, ToolFacts> = new Map(TOOLS.map((t) => [t.name, t]));
@@ -92,7 +94,9 @@ export function clientsOf(kind: MeasurementKind): Client[] {
 
 /** Servers of a kind, native first (the built-in last: every node has it). */
 export function serversOf(kind: MeasurementKind): Server[] {
-  return SERVERS.filter((t) => t.server.serves === kind).sort((a, b) => Number(a.builtIn) - Number(b.builtIn));
+  return SERVERS.filter((t) => t.server.serves === kind || t.server.alsoServes?.includes(kind)).sort(
+    (a, b) => Number(a.builtIn) - Number(b.builtIn),
+  );
 }
 
 /** The tools' names as a non-empty tuple, for a zod enum. */

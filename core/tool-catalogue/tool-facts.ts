@@ -7,7 +7,7 @@
  */
 
 /** The kinds of measurement a scenario asks for (collector/runs/scenario.ts). */
-export type MeasurementKind = 'throughput' | 'http' | 'rr';
+export type MeasurementKind = 'throughput' | 'http' | 'rr' | 'disruption';
 
 /** How to ask a binary for its version: `binary ...args`, version = first group of `pattern` over stdout and stderr. */
 export interface VersionProbe {
@@ -63,6 +63,8 @@ export interface ClientFacts {
 export interface ServerFacts {
   /** The measurement its clients make; HTTP servers are what a scenario's `server` picks from. */
   readonly serves: MeasurementKind;
+  /** Further kinds its clients make against it (tcp-echo: the disruption probe stream beside TCP_RR). */
+  readonly alsoServes?: readonly MeasurementKind[];
   /** Where it listens (pod or host network) and the port its run Service exposes. */
   readonly port: number;
   readonly servicePort: number;

@@ -238,6 +238,36 @@ export class CiliumLab {
     });
   }
 
+  /**
+   * One node's cilium-agent stopped (SIGTERM) and started again with the same
+   * cilium-config, as a pod of the DaemonSet restarting: a disruption phase's
+   * dataplane-restart. Resolves once it is ready with its endpoints back. The
+   * lab's agent mounts its bpffs in its own mount namespace, so the new agent
+   * pins maps afresh where a cluster's would find them on the node (said in
+   * docs/disruption.md).
+   */
+  async restartDataplane(nodeName: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const i = this.plan.nodes.findIndex((n) => n.name === nodeName);
+    const old = this.agents[i];
+    if (!old) throw new CniBenchError(ErrorCodes.NOT_FOUND, `cilium lab: no cilium-agent on node '${nodeName}'`);
+    const cm = await this.core.readNamespacedConfigMap({ name: CILIUM_CONFIGMAP, namespace: CILIUM_NAMESPACE });
+    const began = Date.now();
+    await old.stop();
+    const stoppedMs = Date.now() - began;
+    const agent = await this.startAgent(i, cm.data ?? {});
+    this.agents[i] = agent;
+    await agent.ready(AGENT_READY_TIMEOUT_MS, signal);
+    const readyMs = Date.now() - began;
+    const pods = (this.plan.nodes[i]?.pods ?? []).map((p) => p.ip).filter((ip): ip is string => Boolean(ip));
+    await agent.endpointsReady(pods, AGENT_READY_TIMEOUT_MS, signal);
+    return {
+      restarted: `cilium-agent on ${nodeName} (pid ${old.pid} -> ${agent.pid})`,
+      stoppedMs,
+      readyMs,
+      endpointsReadyMs: Date.now() - began,
+    };
+  }
+
   private get core(): CoreV1Api {
     return (this.kc as KubeConfig).makeApiClient(CoreV1Api);
   }
@@ -403,6 +433,10 @@ export class CiliumLab {
 
   remove(name: string): Promise<void> {
     return this.front.remove(name);
+  }
+
+  setEndpoints(name: string, endpoints: ServiceEndpoint[]): Promise<void> {
+    return this.front.setEndpoints(name, endpoints);
   }
 
   setDummyServices(count: number, endpointsPerService: number, runId?: string): Promise<ScaleStep> {

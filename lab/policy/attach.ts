@@ -33,6 +33,8 @@ export async function attachConditions(
       cilium: true,
       ciliumDir: `${TOOLS_DIR}/cilium-${CILIUM_VERSION}`,
       ciliumAgents: () => services.ciliumAgents,
+      restartCilium: (signal) => services.restartAgents(signal),
+      enforcerPids: () => services.ciliumAgents.map((a) => a.pid),
       log,
     });
     return undefined;
@@ -45,6 +47,7 @@ export async function attachConditions(
     plan,
     enforcer: `kube-router ${KUBE_ROUTER_VERSION} policy controller (iptables + ipset)`,
     cilium: false,
+    enforcerPids: () => e.pids,
     log,
   });
   return e;

@@ -22,8 +22,10 @@ import { labPodName } from '../cilium/dataplane.js';
 import { LAB_POD_NAMESPACE } from '../cilium/objects.js';
 import type { LabPlan } from '../plan.js';
 import { type CiliumFeatures, readCiliumFeatures } from './cilium-status.js';
+import { type HubbleEnds, hubbleOff, hubbleOn } from './hubble.js';
 import { ROLE_LABEL, RUN_LABEL, runPolicies } from './objects.js';
 import { PROBE_PORT, startListener } from './probe.js';
+import { type Quiet, waitQuiet } from './settle.js';
 import { envoySupport, ipsecSupport, wireguardSupport } from './support.js';
 import { type ProbeEnd, waitForPolicy } from './verify.js';
 
@@ -38,6 +40,10 @@ export interface LabConditionsOptions {
   ciliumDir?: string;
   /** Each Cilium agent's node name and API socket (Hubble and encryption state come from the agents). */
   ciliumAgents?: () => readonly { nodeName: string; socket: string }[];
+  /** Rolls the Cilium agents with cilium-config as the apiserver has it (CiliumLab.restartAgents): how Hubble is turned on and off. */
+  restartCilium?: (signal?: AbortSignal) => Promise<void>;
+  /** The enforcer's processes (cilium-agents or kube-routers): a change counts as settled once they are quiet (settle.ts). */
+  enforcerPids?: () => readonly number[];
   log: Logger;
 }
 
@@ -48,12 +54,14 @@ function deadlineFor(policies: number): number {
 
 interface Ends {
   server: ProbeEnd & { ip: string };
-  clients: ProbeEnd[];
+  clients: (ProbeEnd & { ip: string })[];
   denied: ProbeEnd;
 }
 
 export class LabConditions implements ConditionDriver {
   private readonly net: NetworkingV1Api;
+  /** The server node's Hubble seen-flows when the condition was verified (what the measurements add is read at revert). */
+  private hubbleSeenAtApply: number | undefined;
 
   constructor(private readonly o: LabConditionsOptions) {
     this.net = o.kc.makeApiClient(NetworkingV1Api);
@@ -66,10 +74,26 @@ export class LabConditions implements ConditionDriver {
   async apply(req: ConditionRequest, target: ConditionTarget, signal: AbortSignal): Promise<ConditionEvidence> {
     if (req.kind === 'networkPolicy' || req.kind === 'policyCount')
       return this.policies(req.policies ?? (req.kind === 'networkPolicy' ? 1 : 0), target, signal);
+    if (req.kind === 'hubble' && this.hubbleDeps) {
+      const on = await hubbleOn(this.hubbleDeps, this.hubbleEnds(target), signal);
+      this.hubbleSeenAtApply = on.facts.seenFlowsAfter as number;
+      return this.settled(on, signal);
+    }
     throw new CniBenchError(ErrorCodes.LAB, await this.unsupported(req));
   }
 
   async revert(req: ConditionRequest, target: ConditionTarget): Promise<ConditionEvidence> {
+    if (req.kind === 'hubble' && this.hubbleDeps) {
+      let ends: HubbleEnds | undefined;
+      try {
+        ends = this.hubbleEnds(target);
+      } catch {
+        // still turn it off
+      }
+      const seen = this.hubbleSeenAtApply;
+      this.hubbleSeenAtApply = undefined;
+      return this.settled(await hubbleOff(this.hubbleDeps, ends, seen));
+    }
     if (req.kind !== 'networkPolicy' && req.kind !== 'policyCount') return { how: 'nothing was applied', facts: {} };
     const ends = this.ends(target);
     const began = Date.now();
@@ -84,15 +108,48 @@ export class LabConditions implements ConditionDriver {
         began,
         deadlineFor(deleted),
       );
-      return {
+      return await this.settled({
         how: `${deleted} policies deleted; the denied client ${ends.denied.name} connects to ${ends.server.name} again`,
         enforcementMs: open.ms,
         apiMs,
         facts: { deleted, polls: open.polls },
-      };
+      });
     } finally {
       await listener.stop();
     }
+  }
+
+  /**
+   * Waits for the enforcer to finish reacting to the change (settle.ts) before
+   * anything is measured under it; the evidence says how long that took.
+   */
+  private async settled(e: ConditionEvidence, signal?: AbortSignal): Promise<ConditionEvidence> {
+    if (!this.o.enforcerPids) return e;
+    const q: Quiet = await waitQuiet(this.o.enforcerPids, signal ? { signal } : {});
+    const said = q.quiet
+      ? `; ${this.o.enforcer} quiet ${q.ms} ms later (${Math.round(q.millicores)} m)`
+      : `; ${this.o.enforcer} still busy after ${q.ms} ms (${Math.round(q.millicores)} m): measured beside it`;
+    return {
+      ...e,
+      how: `${e.how}${said}`,
+      facts: { ...e.facts, settleMs: q.ms, enforcerMillicores: Math.round(q.millicores), settled: q.quiet },
+    };
+  }
+
+  /** What Hubble on/off needs: the Cilium lab's agents and their restart. */
+  private get hubbleDeps() {
+    const { ciliumAgents, restartCilium } = this.o;
+    if (!this.o.cilium || !ciliumAgents || !restartCilium) return undefined;
+    return { core: this.o.core, agents: ciliumAgents, restart: restartCilium };
+  }
+
+  private hubbleEnds(target: ConditionTarget): HubbleEnds {
+    const e = this.ends(target, false);
+    const node = this.o.plan.nodes.find((n) => n.pods.some((p) => p.ip === e.server.ip));
+    return {
+      server: { ...e.server, nodeName: node?.name ?? '' },
+      clients: e.clients,
+    };
   }
 
   private async unsupported(req: ConditionRequest): Promise<string> {
@@ -111,7 +168,7 @@ export class LabConditions implements ConditionDriver {
     if (req.kind === 'hubble') {
       if (!this.o.cilium) return 'Hubble is part of Cilium; this lab runs kube-proxy';
       const agents = await this.agentStates((f) => `Hubble ${f.hubble}`);
-      return `the agents report ${agents}; Hubble on against off needs every agent restarted with --enable-hubble (and again without), which the lab does not do yet, so no flow counter can be shown moving`;
+      return `the agents report ${agents}, and this lab cannot restart them with enable-hubble (no restart given), so no flow counter can be shown moving`;
     }
     return `unknown condition ${req.kind}`;
   }
@@ -148,27 +205,33 @@ export class LabConditions implements ConditionDriver {
       await this.label(ends, true);
       const open = await waitForPolicy('open', probeEnds, cleared, deadlineFor(old), signal);
       if (n === 0)
-        return {
-          how: `no policy selects ${ends.server.name}: the other client ${ends.denied.name} connects, as it must`,
-          facts: { policies: 0, deletedBefore: old, openMs: open.ms },
-        };
+        return await this.settled(
+          {
+            how: `no policy selects ${ends.server.name}: the other client ${ends.denied.name} connects, as it must`,
+            facts: { policies: 0, deletedBefore: old, openMs: open.ms },
+          },
+          signal,
+        );
       const policies = runPolicies(LAB_POD_NAMESPACE, target.runId, n);
       const began = Date.now();
       await this.create(policies, signal);
       const apiMs = Date.now() - began;
       const on = await waitForPolicy('enforced', probeEnds, began, deadlineFor(n), signal);
-      return {
-        how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
-        enforcementMs: on.ms,
-        apiMs,
-        facts: {
-          policies: n,
-          afterLastCreateMs: Math.max(0, on.ms - apiMs),
-          denied: ends.denied.name,
-          allowed: ends.clients.map((c) => c.name).join(','),
-          polls: on.polls,
+      return await this.settled(
+        {
+          how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
+          enforcementMs: on.ms,
+          apiMs,
+          facts: {
+            policies: n,
+            afterLastCreateMs: Math.max(0, on.ms - apiMs),
+            denied: ends.denied.name,
+            allowed: ends.clients.map((c) => c.name).join(','),
+            polls: on.polls,
+          },
         },
-      };
+        signal,
+      );
     } finally {
       await listener.stop();
     }
@@ -210,7 +273,9 @@ export class LabConditions implements ConditionDriver {
   }
 
   /** The lab pods behind the target's addresses, and a denied client: a pod that is neither. */
-  private ends(target: ConditionTarget): Ends {
+  private ends(target: ConditionTarget): Ends;
+  private ends(target: ConditionTarget, needDenied: false): Omit<Ends, 'denied'>;
+  private ends(target: ConditionTarget, needDenied = true): Ends | Omit<Ends, 'denied'> {
     const all = this.o.plan.nodes.flatMap((n) =>
       n.pods.map((p, j) => ({ ns: p.ns, ip: p.ip, name: labPodName(n.index, j) })),
     );
@@ -221,6 +286,7 @@ export class LabConditions implements ConditionDriver {
       .filter((p): p is (typeof all)[number] => p !== undefined);
     if (!clients.length) throw new CniBenchError(ErrorCodes.LAB, 'no lab pod has a client address');
     const denied = all.find((p) => p !== server && !clients.includes(p));
+    if (!needDenied) return { server, clients };
     if (!denied)
       throw new CniBenchError(
         ErrorCodes.LAB,

@@ -178,6 +178,11 @@ export class PolicyEnforcer {
   }
 
   /** Stops one node's enforcer (the failure tests stop it on purpose); its rules stay, new policies are not programmed. */
+  /** The running kube-routers' pids (ip netns exec execs the binary, so the pid is kube-router's). */
+  get pids(): number[] {
+    return [...this.routers.values()].map((r) => r.pid).filter((p): p is number => p !== undefined);
+  }
+
   async stopOn(index: number): Promise<void> {
     await this.routers.get(index)?.stop();
     this.routers.delete(index);

@@ -6,12 +6,13 @@
  * pod's namespace that accepts and closes. A policy drop shows as a timeout,
  * a reject as "refused"; both are "blocked".
  */
+import type { ProbeOutcome } from '../../core/policy-verify.js';
 import { type LongRunning, run, spawnLongRunning } from '../../core/process.js';
+
+export type { ProbeOutcome };
 
 /** The port the lab's verification listener binds in the server pod (policies do not restrict ports). */
 export const PROBE_PORT = 39_099;
-
-export type ProbeOutcome = 'connected' | 'timeout' | 'refused' | 'unreachable';
 
 export function probeArgv(podNs: string, ip: string, port: number, timeoutMs: number): string[] {
   return [

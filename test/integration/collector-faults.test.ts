@@ -13,13 +13,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processTree } from '../../agent/observe/process-tree.js';
+import { connectedAgents, restartableCollectorArgs } from '../support/helpers/collector-main.js';
+import { loopbackAgentArgs } from '../support/helpers/loopback.js';
+import { anyDescendant, descendantsMatching } from '../support/helpers/own-processes.js';
 import {
   AGENT_MAIN,
   COLLECTOR_MAIN,
@@ -70,36 +71,16 @@ interface Setup {
 async function setup(name: string, db: string, extra: string[] = []): Promise<Setup> {
   const grpcPort = await freePort();
   const httpPort = await freePort();
-  const collectorArgs = [
-    '--grpc-listen',
-    `127.0.0.1:${grpcPort}`,
-    '--http-host',
-    '127.0.0.1',
-    '--http-port',
-    String(httpPort),
-    '--db',
-    db,
-    '--heartbeat-interval-ms',
-    '500',
-    '--liveness-timeout-ms',
-    '4000',
-    '--kubernetes',
-    'off',
-    ...extra,
-  ];
+  const collectorArgs = restartableCollectorArgs(
+    { grpcListen: `127.0.0.1:${grpcPort}`, httpPort, db, livenessMs: 4000 },
+    extra,
+  );
   const s: Setup = {
     base: `http://127.0.0.1:${httpPort}`,
     collector: startNode(COLLECTOR_MAIN, collectorArgs),
     collectorArgs,
     agents: new Map(),
-    async ownTools(pattern, pids = s.agentPids()) {
-      for (const agentPid of pids)
-        for (const pid of (await processTree(agentPid)).slice(1)) {
-          const args = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-          if (pattern.test(args.replaceAll('\0', ' '))) return true;
-        }
-      return false;
-    },
+    ownTools: (pattern, pids = s.agentPids()) => anyDescendant(pattern, pids),
     agentPids: () => [...s.agents.values()].flatMap((a) => (a.proc.child.pid ? [a.proc.child.pid] : [])),
     restartCollector() {
       s.collector = startNode(COLLECTOR_MAIN, collectorArgs);
@@ -118,16 +99,7 @@ async function setup(name: string, db: string, extra: string[] = []): Promise<Se
   procs.push(s.collector);
   for (const node of [`${name}-a`, `${name}-b`]) {
     const health = await freePort();
-    const args = [
-      '--collector',
-      `127.0.0.1:${grpcPort}`,
-      '--node-name',
-      node,
-      '--pod-ip',
-      '127.0.0.1',
-      '--health-port',
-      String(health),
-    ];
+    const args = loopbackAgentArgs(`127.0.0.1:${grpcPort}`, node, health);
     s.agents.set(node, { proc: startNode(AGENT_MAIN, args), health, args });
     procs.push(s.agents.get(node)!.proc);
   }
@@ -136,7 +108,7 @@ async function setup(name: string, db: string, extra: string[] = []): Promise<Se
 }
 
 async function connected(s: Setup, n: number): Promise<boolean> {
-  return (await getJson(`${s.base}/v1/agents`)).body.agents.filter((a: any) => a.connected).length === n;
+  return (await connectedAgents(s.base)) === n;
 }
 
 const scenario = (name: string, seconds: number, extra: Record<string, unknown> = {}) =>
@@ -155,7 +127,7 @@ async function post(s: Setup, body: string): Promise<{ status: number; body: any
   return getJson(`${s.base}/v1/runs`, { method: 'POST', body });
 }
 
-async function ended(s: Setup, id: string, timeoutMs: number): Promise<any> {
+async function ended(s: Pick<Setup, 'base'>, id: string, timeoutMs: number): Promise<any> {
   return waitFor(
     `run ${id} ended`,
     async () => {
@@ -179,18 +151,6 @@ async function idle(s: Setup): Promise<void> {
   await waitFor('no iperf3 left', async () => !(await s.ownTools(/\biperf3 -[cs]\b/)), 20_000);
 }
 
-function pidsOf(pattern: RegExp, parents: number[]): Promise<number[]> {
-  return (async () => {
-    const out: number[] = [];
-    for (const parent of parents)
-      for (const pid of (await processTree(parent)).slice(1)) {
-        const args = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-        if (pattern.test(args.replaceAll('\0', ' '))) out.push(pid);
-      }
-    return out;
-  })();
-}
-
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -205,7 +165,7 @@ test('an agent SIGKILLed mid-phase: the run fails naming it, the other agent sto
   const run = (await post(s, scenario('fk', 60))).body;
   await waitFor('iperf3 client running', () => s.ownTools(/iperf3 -c 127\.0\.0\.1/), 20_000);
   const victim = s.agents.get('fk-b')!;
-  const orphans = await pidsOf(/\biperf3 -c\b/, [victim.proc.child.pid!]);
+  const orphans = await descendantsMatching(/\biperf3 -c\b/, [victim.proc.child.pid!]);
   victim.proc.child.kill('SIGKILL');
   await victim.proc.exited;
   const t0 = Date.now();
@@ -417,47 +377,26 @@ test('the agents\u2019 link to the collector down for 30 s mid-run: they hold th
   const db = join(tmp, 'link.db');
   // A liveness timeout above the outage: the run is meant to ride it out (with the default 10 s the agents are
   // declared lost and the run fails naming them, as the first test shows for a killed agent).
-  const collector = startNode(COLLECTOR_MAIN, [
-    '--grpc-listen',
-    `${hostIp}:${grpcPort}`,
-    '--insecure',
-    'true',
-    '--http-host',
-    '127.0.0.1',
-    '--http-port',
-    String(httpPort),
-    '--db',
-    db,
-    '--heartbeat-interval-ms',
-    '500',
-    '--liveness-timeout-ms',
-    '45000',
-    '--kubernetes',
-    'off',
-  ]);
+  const collector = startNode(
+    COLLECTOR_MAIN,
+    restartableCollectorArgs({ grpcListen: `${hostIp}:${grpcPort}`, httpPort, db, livenessMs: 45_000 }, [
+      '--insecure',
+      'true',
+    ]),
+  );
   procs.push(collector);
   const rest = `http://127.0.0.1:${httpPort}`;
   const agents: { proc: Proc; health: number }[] = [];
   for (const node of ['fl-a', 'fl-b']) {
     const health = await freePort();
-    const proc = startInNs(ns, AGENT_MAIN, [
-      '--collector',
-      `${hostIp}:${grpcPort}`,
-      '--node-name',
-      node,
-      '--pod-ip',
-      '127.0.0.1',
-      '--health-port',
-      String(health),
-    ]);
+    const proc = startInNs(ns, AGENT_MAIN, loopbackAgentArgs(`${hostIp}:${grpcPort}`, node, health));
     procs.push(proc);
     agents.push({ proc, health });
   }
-  const connectedAll = async () =>
-    (await getJson(`${rest}/v1/agents`)).body.agents.filter((a: any) => a.connected).length === 2;
+  const connectedAll = async () => (await connectedAgents(rest)) === 2;
   await waitFor('agents connected across the veth', connectedAll, 60_000);
   const pids = agents.map((a) => a.proc.child.pid!);
-  const own = async (pattern: RegExp) => (await pidsOf(pattern, pids)).length > 0;
+  const own = (pattern: RegExp) => anyDescendant(pattern, pids);
   const run = (
     await getJson(`${rest}/v1/runs`, {
       method: 'POST',
@@ -498,15 +437,7 @@ test('the agents\u2019 link to the collector down for 30 s mid-run: they hold th
   };
   await waitFor('the outage\u2019s samples stored', () => outageSamples() >= 20, 60_000, 100);
   const backMs = Date.now() - upAt;
-  const r = await waitFor(
-    'run ended',
-    async () => {
-      const x = (await getJson(`${rest}/v1/runs/${run.id}`)).body;
-      return ['succeeded', 'failed', 'cancelled', 'interrupted'].includes(x.state) ? x : undefined;
-    },
-    120_000,
-    200,
-  );
+  const r = await ended({ base: rest }, run.id, 120_000);
   const d = new DatabaseSync(db, { readOnly: true });
   const times = (
     d.prepare('SELECT time_ms AS t FROM samples WHERE run_id = ? ORDER BY time_ms').all(run.id) as { t: number }[]

@@ -6,12 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { processTree } from '../../agent/observe/process-tree.js';
+import { connectedAgents, restartableCollectorArgs } from '../support/helpers/collector-main.js';
 import { startLoopbackAgent } from '../support/helpers/loopback.js';
+import { anyDescendant } from '../support/helpers/own-processes.js';
 import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-restart-'));
@@ -26,33 +26,18 @@ test('agents survive a collector crash and the interrupted run is never left run
   const grpcPort = await freePort();
   const httpPort = await freePort();
   const base = `http://127.0.0.1:${httpPort}`;
-  const collectorArgs = [
-    '--grpc-listen',
-    `127.0.0.1:${grpcPort}`,
-    '--http-host',
-    '127.0.0.1',
-    '--http-port',
-    String(httpPort),
-    '--db',
-    join(tmp, 'c.db'),
-    '--heartbeat-interval-ms',
-    '500',
-    '--liveness-timeout-ms',
-    '3000',
-  ];
+  const collectorArgs = restartableCollectorArgs({
+    grpcListen: `127.0.0.1:${grpcPort}`,
+    httpPort,
+    db: join(tmp, 'c.db'),
+    livenessMs: 3000,
+  });
   let collector = startNode(COLLECTOR_MAIN, collectorArgs);
   procs.push(collector);
   const health: number[] = [];
   const agentPids: number[] = [];
   // iperf3 processes this test's agents started (other checkouts' labs may run iperf3 on the same machine).
-  const ownIperf3 = async (pattern: RegExp): Promise<boolean> => {
-    for (const agentPid of agentPids)
-      for (const pid of (await processTree(agentPid)).slice(1)) {
-        const args = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-        if (pattern.test(args.replaceAll('\0', ' '))) return true;
-      }
-    return false;
-  };
+  const ownIperf3 = (pattern: RegExp): Promise<boolean> => anyDescendant(pattern, agentPids);
   for (const node of ['node-a', 'node-b']) {
     const hp = await freePort();
     health.push(hp);
@@ -60,8 +45,7 @@ test('agents survive a collector crash and the interrupted run is never left run
     procs.push(agent);
     if (agent.child.pid !== undefined) agentPids.push(agent.child.pid);
   }
-  const connected = async () =>
-    (await getJson(`${base}/v1/agents`)).body.agents.filter((a: any) => a.connected).length === 2;
+  const connected = async () => (await connectedAgents(base)) === 2;
   // Generous: at load 40 the collector and two agents take far longer than 20 s to start.
   await waitFor('agents connected', connected, 180_000);
 

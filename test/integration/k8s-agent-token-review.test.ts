@@ -14,16 +14,9 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { tokenReviewer } from '../../collector/auth/token-review.js';
 import { kubeConfigFrom } from '../support/harness/apply.js';
 import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
-import {
-  AGENT_MAIN,
-  COLLECTOR_MAIN,
-  freePort,
-  getJson,
-  type Proc,
-  startNode,
-  stop,
-  waitFor,
-} from '../support/helpers/procs.js';
+import { startCollectorMain } from '../support/helpers/collector-main.js';
+import { startLoopbackAgent } from '../support/helpers/loopback.js';
+import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
 
 const NS = 'cni-bench';
 const SA = 'cni-bench-agent';
@@ -109,23 +102,17 @@ test('the TokenReview API names the node of a pod-bound agent token, and refuses
 });
 
 test('the real collector with --agent-token-review: an agent registers only as its token\u2019s node', async () => {
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
   // Agents have identities, so REST wants the operator's token.
   const operatorToken = 'operator-token-for-the-token-review-test';
   const operatorFile = join(cp.dir, 'operator-token');
   writeFileSync(operatorFile, operatorToken, { mode: 0o600 });
-  const collector = startNode(COLLECTOR_MAIN, [
+  const {
+    proc: collector,
+    grpc,
+    http: base,
+  } = await startCollectorMain([
     '--rest-token-file',
     operatorFile,
-    '--grpc-listen',
-    `127.0.0.1:${grpcPort}`,
-    '--http-host',
-    '127.0.0.1',
-    '--http-port',
-    String(httpPort),
-    '--db',
-    ':memory:',
     '--kubernetes',
     'kubeconfig',
     '--kubeconfig',
@@ -136,25 +123,10 @@ test('the real collector with --agent-token-review: an agent registers only as i
     `${NS}/${SA}`,
   ]);
   procs.push(collector);
-  const base = `http://127.0.0.1:${httpPort}`;
-  await waitFor('collector ready', async () => (await getJson(`${base}/healthz`)).status === 200, 60_000).catch((e) => {
-    throw new Error(`${e.message}: ${collector.output().slice(-2000)}`);
-  });
   const agent = (node: string, token: string): Proc => {
     const file = join(cp.dir, `token-${node}-${procs.length}`);
     writeFileSync(file, token, { mode: 0o600 });
-    const p = startNode(AGENT_MAIN, [
-      '--collector',
-      `127.0.0.1:${grpcPort}`,
-      '--node-name',
-      node,
-      '--pod-ip',
-      '127.0.0.1',
-      '--health-port',
-      '0',
-      '--token-file',
-      file,
-    ]);
+    const p = startLoopbackAgent(grpc, node, 0, ['--token-file', file]);
     procs.push(p);
     return p;
   };

@@ -207,7 +207,8 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       cluster: undefined,
     } as const;
     const refused: string[] = [];
-    for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle !== 'rbac.ciliumConfig.write')) {
+    const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled']);
+    for (const c of COLLECTOR_API_CALLS.filter((x) => !optIn.has(x.toggle ?? ''))) {
       if (!(await allowed(c, scopeNs[c.scope]))) refused.push(describe(c, scopeNs[c.scope]));
     }
     assert.deepEqual(refused, [], 'calls the chart does not grant');
@@ -238,6 +239,9 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       [{ verb: 'patch', group: '', resource: 'configmaps', scope: 'cilium', name: 'cilium-config' }, 'kube-system'],
       [{ verb: 'delete', group: '', resource: 'namespaces', scope: 'cluster' }, undefined],
       [{ verb: 'create', group: 'apps', resource: 'daemonsets', scope: 'own' }, NS],
+      // Policy conditions are opt-in (rbac.networkPolicy.enabled=false by default).
+      [{ verb: 'create', group: 'networking.k8s.io', resource: 'networkpolicies', scope: 'own' }, NS],
+      [{ verb: 'delete', group: 'networking.k8s.io', resource: 'networkpolicies', scope: 'own' }, NS],
     ];
     const granted: string[] = [];
     for (const [c, ns] of never) if (await allowed({ ...c, by: '' }, ns)) granted.push(describe({ ...c, by: '' }, ns));
@@ -270,6 +274,56 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
     const cilium = COLLECTOR_API_CALLS.find((c) => c.toggle === 'rbac.ciliumConfig.read')!;
     assert.equal(await allowed(cilium, 'kube-system'), true, 'the cilium-config read stays');
   });
+
+  await t.test(
+    'rbac.networkPolicy.enabled=true grants list, create and delete of networkpolicies in the release namespace, nothing more',
+    async () => {
+      const policyCalls = COLLECTOR_API_CALLS.filter((c) => c.toggle === 'rbac.networkPolicy.enabled');
+      assert.deepEqual(policyCalls.map((c) => c.verb).sort(), ['create', 'delete', 'list']);
+      for (const c of policyCalls) assert.equal(await allowed(c, NS), false, `before the opt-in: ${describe(c, NS)}`);
+      helm(cp, [
+        'upgrade',
+        RELEASE,
+        fileURLToPath(new URL('../../../deploy/helm/cni-bench-agent', import.meta.url)),
+        '--namespace',
+        NS,
+        '--reuse-values',
+        '--set',
+        'rbac.networkPolicy.enabled=true',
+        '--wait',
+        '--timeout',
+        '120s',
+      ]);
+      await waitFor(
+        'the authorizer to allow the policy calls',
+        async () => (await Promise.all(policyCalls.map((c) => allowed(c, NS)))).every(Boolean),
+        10_000,
+        250,
+      );
+      const np = { group: 'networking.k8s.io', resource: 'networkpolicies', by: '' };
+      const never: [ApiCall, string | undefined][] = [
+        ...policyCalls.flatMap((c): [ApiCall, string][] => [
+          [c, 'default'],
+          [c, 'kube-system'],
+          [{ ...c, scope: 'sweep' }, `${RELEASE}-sweep`],
+        ]),
+        [{ ...np, verb: 'patch', scope: 'own' }, NS],
+        [{ ...np, verb: 'get', scope: 'own' }, NS],
+        [{ ...np, verb: 'watch', scope: 'own' }, NS],
+        [{ ...np, verb: 'deletecollection', scope: 'own' }, NS],
+        [{ ...np, verb: 'list', scope: 'cluster' }, undefined],
+        [{ verb: 'patch', group: '', resource: 'pods', scope: 'own', by: '' }, NS],
+      ];
+      const granted: string[] = [];
+      for (const [c, ns] of never) if (await allowed(c, ns)) granted.push(describe(c, ns));
+      assert.deepEqual(granted, [], 'must stay refused with the opt-in');
+      const deploy = await admin
+        .makeApiClient(AppsV1Api)
+        .readNamespacedDeployment({ name: 'cni-bench-collector', namespace: NS });
+      const env = deploy.spec?.template.spec?.containers[0]?.env ?? [];
+      assert.equal(env.find((e) => e.name === 'CNI_BENCH_ALLOW_NETWORK_POLICY')?.value, 'true');
+    },
+  );
 
   // The label selector below must see the release before it can prove the release gone.
   const installed = await releaseObjects();

@@ -5,9 +5,11 @@
  * run with that ServiceAccount's real token against the apiserver and against
  * a real collector whose real agents register under the kwok nodes' names. It
  * passes with every agent connected and fails naming the node whose agent was
- * stopped. Substitute, named: the script runs as a local process, not in the
- * hook Pod (kwok runs no containers); the Pod itself is checked by
- * test/unit/helm-chart-user.test.ts.
+ * stopped; with rest.tls it trusts the collector's CA as the hook mounts it.
+ * Substitute, named: the script runs as a local process, not in the hook Pod:
+ * kwok runs no containers and this machine has no container runtime, so no
+ * kubelet here can start the Pod (`helm test` itself would wait on a Pod that
+ * never runs). The Pod as rendered is checked by test/unit/helm-chart-user.test.ts.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -22,6 +24,7 @@ import { type ControlPlane, startControlPlane } from '../support/harness/control
 import { addKwokNodes } from '../support/harness/kwok-nodes.js';
 import { type CollectorMain, startCollectorMain } from '../support/helpers/collector-main.js';
 import { AGENT_MAIN, freePort, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { TestCerts } from '../support/helpers/test-certs.js';
 
 const NS = 'cni-bench-t';
 const RELEASE = 'cni-bench-agent';
@@ -34,8 +37,12 @@ let collector: CollectorMain;
 const agents = new Map<string, Proc>();
 const restToken = join(tmp, 'rest-token');
 const kubeToken = join(tmp, 'kube-token');
+let validKubeToken = '';
 
-async function check(timeoutSeconds: number): Promise<{ code: number; stdout: string; stderr: string }> {
+async function check(
+  timeoutSeconds: number,
+  extra: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = {
     PATH: process.env.PATH ?? '',
     KUBE_API_URL: cp.server,
@@ -47,6 +54,7 @@ async function check(timeoutSeconds: number): Promise<{ code: number; stdout: st
     CHECK_COLLECTOR_URL: collector.http,
     CHECK_REST_TOKEN_FILE: restToken,
     CHECK_TIMEOUT_SECONDS: String(timeoutSeconds),
+    ...extra,
   };
   try {
     const r = await promisify(execFile)(process.execPath, [SCRIPT], { env, timeout: 120_000 });
@@ -73,7 +81,8 @@ before(async () => {
     namespace: NS,
     body: { spec: { audiences: ['https://kubernetes.default.svc.cluster.local'], expirationSeconds: 3600 } },
   });
-  writeFileSync(kubeToken, tr.status?.token ?? '', { mode: 0o600 });
+  validKubeToken = tr.status?.token ?? '';
+  writeFileSync(kubeToken, validKubeToken, { mode: 0o600 });
   writeFileSync(restToken, 'a-test-token-of-the-operator-0123456789', { mode: 0o600 });
   collector = await startCollectorMain(['--rest-token-file', restToken]);
   for (const node of nodes) {
@@ -101,7 +110,7 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-test('the helm test check passes with every agent connected and fails naming the node whose agent is gone', async () => {
+test('the helm test check (its script as a local process, not the hook Pod: kwok runs no containers) passes with every agent connected and fails naming the node whose agent is gone', async () => {
   const ok = await check(120);
   assert.equal(ok.code, 0, `${ok.stdout}\n${ok.stderr}`);
   assert.match(ok.stdout, new RegExp(`^ok: all 2 agents connected \\(${[...nodes].sort().join(', ')}\\)`));
@@ -125,9 +134,42 @@ test('the helm test check passes with every agent connected and fails naming the
   assert.doesNotMatch(failed.stderr, new RegExp(`${nodes[0]}:`));
 });
 
-test('a token the apiserver does not accept fails the check, never passes it', async () => {
+test('the helm test check (script run locally): a token the apiserver does not accept fails it, never passes it', async () => {
   writeFileSync(kubeToken, 'not-a-token');
   const r = await check(2);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /401/);
+});
+
+test('the helm test check with rest.tls (script run locally): it trusts the collector CA from CHECK_COLLECTOR_CA_FILE beside the apiserver CA, and fails on TLS without it', async () => {
+  writeFileSync(kubeToken, validKubeToken, { mode: 0o600 }); // the test before spoilt it
+  const certs = new TestCerts('cnib-helm-test-tls-');
+  let tlsCollector: CollectorMain | undefined;
+  try {
+    certs.ca('ca');
+    certs.leaf('server', 'ca', 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n');
+    tlsCollector = await startCollectorMain([
+      '--rest-token-file',
+      restToken,
+      '--rest-tls',
+      'true',
+      '--tls-cert-file',
+      certs.file('server.crt'),
+      '--tls-key-file',
+      certs.file('server.key'),
+    ]);
+    const url = tlsCollector.http.replace('127.0.0.1', 'localhost');
+    assert.match(url, /^https:\/\/localhost:\d+/);
+    // No agent is connected to this collector: with its CA the check gets that far and names the nodes.
+    const trusted = await check(2, { CHECK_COLLECTOR_URL: url, CHECK_COLLECTOR_CA_FILE: certs.file('ca.crt') });
+    assert.equal(trusted.code, 1, trusted.stdout);
+    assert.match(trusted.stderr, new RegExp(`${nodes[0]}: agent not connected`));
+    const untrusted = await check(2, { CHECK_COLLECTOR_URL: url });
+    assert.equal(untrusted.code, 1, untrusted.stdout);
+    assert.match(untrusted.stderr, /fetch failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/);
+    assert.doesNotMatch(untrusted.stderr, /agent not connected/);
+  } finally {
+    await stop(tlsCollector?.proc);
+    certs.remove();
+  }
 });

@@ -19,25 +19,22 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, type TestContext, test } from 'node:test';
+import { after, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernetes/client-node';
-import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.js';
+import { CoreV1Api, DiscoveryV1Api, type V1EndpointSlice } from '@kubernetes/client-node';
 import { servicePair } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
 import { type DisruptionSummary, parseTimeline, summariseDisruption, type Timeline } from '../../report/disruption.js';
 import { renderDisruption } from '../../report/disruption-render.js';
-import { installCollectorIdentity, kubeConfigFrom } from '../support/harness/apply.js';
-import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
-import { type RealKubeProxy, startKubeProxy } from '../support/harness/kube-proxy.js';
+import { COLLECTOR_NAMESPACE, collectorCluster, startKubeProxies } from '../support/harness/collector-cluster.js';
+import type { RealKubeProxy } from '../support/harness/kube-proxy.js';
 import { saveIptables, serviceCounts } from '../support/harness/kube-proxy-rules.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
 import { DIST, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
-const NS = 'cni-bench';
-const RELEASE = 'cni-bench-agent';
+const NS = COLLECTOR_NAMESPACE;
 const ECHO_PORT = 7101;
 const SERVICE_PORT = 7100;
 const RATE = 100;
@@ -47,22 +44,8 @@ const ADDED = 200;
 const log = createLogger({ test: 'k8s-lab-disruption' }, 'warn');
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-disruption-'));
 
-let cp: ControlPlane;
-let admin: KubeConfig;
-let saKubeconfig: string;
-let sweepNs: string;
-
-before(async () => {
-  if (notRoot) return;
-  cp = await startControlPlane({});
-  admin = kubeConfigFrom(cp.adminKubeconfig);
-  ({ kubeconfig: saKubeconfig, sweepNamespace: sweepNs } = await installCollectorIdentity(cp, RELEASE, NS));
-});
-
-after(async () => {
-  await cp?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
+const k8s = collectorCluster(notRoot);
+after(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** The probe stream in `ns`: its output, and its start (wall clock) once its first attempt went out. */
 function probe(ns: string, host: string, seconds: number): { out: Promise<string>; started: Promise<number> } {
@@ -156,28 +139,14 @@ test('disruption timelines on the real kube-proxy: agent restart, an endpoint re
   const lab = await Lab.create({ nodes: 2, log, proxy: { mode: 'external' } });
   const proxies: RealKubeProxy[] = [];
   const echoes: ChildProcess[] = [];
-  const frontend = new KubernetesServiceFrontend(kubeConfigFrom(saKubeconfig), {
-    namespace: NS,
-    sweepNamespace: sweepNs,
-    log,
-  });
+  const frontend = k8s.frontend(log);
   try {
     const [serverNode, clientNode] = lab.plan.nodes;
     assert.ok(serverNode && clientNode);
     const [keep, gone] = serverNode.pods;
     const client = clientNode.pods[0];
     assert.ok(keep && gone && client);
-    for (const node of lab.plan.nodes)
-      proxies.push(
-        await startKubeProxy(cp, { mode: 'iptables', netns: node.ns, nodeName: node.name, nodeIp: node.underlayIp }),
-      );
-    for (const [i, node] of lab.plan.nodes.entries())
-      await waitFor(
-        `kube-proxy in ${node.ns} to sync`,
-        async () => (await serviceCounts(node.ns)).kubeServicesRules > 0 || proxies[i]?.exitCode() !== undefined,
-        60_000,
-        200,
-      );
+    await startKubeProxies(k8s.cp, lab.plan.nodes, 'iptables', proxies);
     for (const pod of [keep, gone]) {
       const p = spawn(
         'ip',
@@ -210,7 +179,7 @@ test('disruption timelines on the real kube-proxy: agent restart, an endpoint re
     t.diagnostic(`kept connections through the restart: ${kept?.errorsAfter} errors of ${kept?.attemptsAfter}`);
 
     // Endpoint removed: the EndpointSlice loses `gone`; how long until the client node's rules stop sending there.
-    const discovery = admin.makeApiClient(DiscoveryV1Api);
+    const discovery = k8s.admin.makeApiClient(DiscoveryV1Api);
     let removedAt = 0;
     await around(t, `endpoint ${gone.ip} removed`, client.ns, svc.ip, async () => {
       const slice = (await discovery.readNamespacedEndpointSlice({
@@ -241,7 +210,7 @@ test('disruption timelines on the real kube-proxy: agent restart, an endpoint re
     });
     t.diagnostic(`endpoint removed: no rule of ${clientNode.ns} sends to it after ≤ ${Date.now() - removedAt} ms`);
 
-    const core = admin.makeApiClient(CoreV1Api);
+    const core = k8s.admin.makeApiClient(CoreV1Api);
     const pairs = Array.from({ length: ADDED }, (_, i) =>
       servicePair(
         NS,

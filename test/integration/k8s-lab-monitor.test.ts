@@ -17,54 +17,29 @@
  * removed afterwards, also on failure.
  */
 import assert from 'node:assert/strict';
-import { after, before, type TestContext, test } from 'node:test';
-import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { type TestContext, test } from 'node:test';
+import { CoreV1Api, DiscoveryV1Api, type V1Node } from '@kubernetes/client-node';
 import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import { Lab } from '../../lab/lab.js';
-import { installCollectorIdentity, kubeConfigFrom } from '../support/harness/apply.js';
-import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
-import { type RealKubeProxy, startKubeProxy } from '../support/harness/kube-proxy.js';
-import { serviceCounts } from '../support/harness/kube-proxy-rules.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
-import {
-  COLLECTOR_MAIN,
-  DIST,
-  freePort,
-  getJson,
-  type Proc,
-  startNode,
-  stop,
-  waitFor,
-} from '../support/helpers/procs.js';
+import { COLLECTOR_NAMESPACE, collectorCluster, startKubeProxies } from '../support/harness/collector-cluster.js';
+import { startKubernetesCollector } from '../support/harness/collector-process.js';
+import type { RealKubeProxy } from '../support/harness/kube-proxy.js';
+import { NO_LEFTOVERS, ownLabLeftovers, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
-const NS = 'cni-bench';
-const RELEASE = 'cni-bench-agent';
+const NS = COLLECTOR_NAMESPACE;
 const PROBE_SERVICE = 'cni-bench-monitor-probe';
 const INTERVAL_S = 1;
 const log = createLogger({ test: 'k8s-lab-monitor' }, 'warn');
 
-let cp: ControlPlane;
-let admin: KubeConfig;
-let saKubeconfig: string;
-let sweepNs: string;
-
-before(async () => {
-  if (notRoot) return;
-  cp = await startControlPlane({});
-  admin = kubeConfigFrom(cp.adminKubeconfig);
-  ({ kubeconfig: saKubeconfig, sweepNamespace: sweepNs } = await installCollectorIdentity(cp, RELEASE, NS));
-});
-
-after(async () => {
-  await cp?.stop();
-});
+const k8s = collectorCluster(notRoot);
 
 /** Sets the node's Ready condition (kube-proxy's ensureNode keeps conditions when it adds the addresses). */
 async function setReady(name: string, ready: boolean): Promise<void> {
-  const core = admin.makeApiClient(CoreV1Api);
+  const core = k8s.admin.makeApiClient(CoreV1Api);
   const node = await core.readNode({ name });
   const now = new Date();
   const conditions = [
@@ -80,7 +55,7 @@ async function setReady(name: string, ready: boolean): Promise<void> {
 }
 
 async function setCordoned(name: string, cordoned: boolean): Promise<void> {
-  const core = admin.makeApiClient(CoreV1Api);
+  const core = k8s.admin.makeApiClient(CoreV1Api);
   const node = await core.readNode({ name });
   await core.replaceNode({ name, body: { ...node, spec: { ...node.spec, unschedulable: cordoned } } });
 }
@@ -94,10 +69,12 @@ async function probeObjects(): Promise<{
   addresses: string[];
 }> {
   const services = (
-    await admin.makeApiClient(CoreV1Api).listNamespacedService({ namespace: NS, labelSelector: ALL_MANAGED })
+    await k8s.admin.makeApiClient(CoreV1Api).listNamespacedService({ namespace: NS, labelSelector: ALL_MANAGED })
   ).items;
   const slices = (
-    await admin.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: NS, labelSelector: ALL_MANAGED })
+    await k8s.admin
+      .makeApiClient(DiscoveryV1Api)
+      .listNamespacedEndpointSlice({ namespace: NS, labelSelector: ALL_MANAGED })
   ).items;
   const svc = services.find((s) => s.metadata?.name === PROBE_SERVICE);
   const slice = slices.find((s) => s.metadata?.name === PROBE_SERVICE);
@@ -115,26 +92,13 @@ function targets(s: MonitorSnapshot): string[] {
   return [...new Set(s.nodes.flatMap((n) => n.peers))].sort();
 }
 
-async function startCollectorProcess(lab: Lab): Promise<{ proc: Proc; url: string }> {
-  const httpPort = await freePort();
-  const proc = startNode(COLLECTOR_MAIN, [], {
-    CNI_BENCH_KUBERNETES: 'kubeconfig',
-    CNI_BENCH_KUBECONFIG: saKubeconfig,
-    CNI_BENCH_NAMESPACE: NS,
-    CNI_BENCH_SWEEP_NAMESPACE: sweepNs,
-    CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
-    CNI_BENCH_HTTP_HOST: '127.0.0.1',
-    CNI_BENCH_HTTP_PORT: String(httpPort),
-    CNI_BENCH_DB: ':memory:',
-    CNI_BENCH_HEARTBEAT_INTERVAL_MS: '1000',
-  });
-  const url = `http://127.0.0.1:${httpPort}`;
-  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 30_000).catch(
-    (err: Error) => {
-      throw new Error(`${err.message}\n${proc.output()}`);
-    },
+/** The collector process as the chart's ServiceAccount, its agents' gRPC on the lab's control socket. */
+function startCollectorProcess(lab: Lab): Promise<{ proc: Proc; url: string }> {
+  return startKubernetesCollector(
+    { kubeconfig: k8s.kubeconfig, namespace: NS, sweepNamespace: k8s.sweepNamespace },
+    `unix:${lab.controlSocket}`,
+    { CNI_BENCH_HEARTBEAT_INTERVAL_MS: '1000' },
   );
-  return { proc, url };
 }
 
 /** Waits until the plans target exactly `want` and the probe Service's slice holds exactly their pod IPs. */
@@ -172,7 +136,7 @@ async function monitorWithRealKubeProxy(t: TestContext): Promise<void> {
   let collector: { proc: Proc; url: string } | undefined;
   const names = lab.plan.nodes.map((n) => n.name).sort();
   try {
-    const core = admin.makeApiClient(CoreV1Api);
+    const core = k8s.admin.makeApiClient(CoreV1Api);
     for (const node of lab.plan.nodes) {
       await core.createNode({
         body: {
@@ -180,22 +144,8 @@ async function monitorWithRealKubeProxy(t: TestContext): Promise<void> {
         },
       });
       await setReady(node.name, true);
-      proxies.push(
-        await startKubeProxy(cp, { mode: 'iptables', netns: node.ns, nodeName: node.name, nodeIp: node.underlayIp }),
-      );
     }
-    for (const [i, node] of lab.plan.nodes.entries()) {
-      const kp = proxies[i] as RealKubeProxy;
-      await waitFor(
-        `kube-proxy in ${node.ns} to sync`,
-        async () => {
-          if (kp.exitCode() !== undefined) throw new Error(`kube-proxy exited with ${kp.exitCode()}:\n${kp.tail(30)}`);
-          return (await serviceCounts(node.ns)).kubeServicesRules > 0;
-        },
-        60_000,
-        200,
-      );
-    }
+    await startKubeProxies(k8s.cp, lab.plan.nodes, 'iptables', proxies);
 
     collector = await startCollectorProcess(lab);
     lab.startAgents(`unix:${lab.controlSocket}`);
@@ -275,16 +225,10 @@ async function monitorWithRealKubeProxy(t: TestContext): Promise<void> {
     for (const kp of proxies)
       await kp.stop().catch((err: Error) => log.error('kube-proxy stop failed', { error: err.message }));
     await lab.destroy();
-    const core = admin.makeApiClient(CoreV1Api);
+    const core = k8s.admin.makeApiClient(CoreV1Api);
     for (const n of names) await core.deleteNode({ name: n }).catch(() => undefined);
   }
-  // This lab's and this checkout's only: another checkout's lab may be running beside it.
-  assert.deepEqual(labNamespaces(lab.plan.id), []);
-  assert.deepEqual(
-    labProcesses().filter((l) => l.includes(DIST)),
-    [],
-  );
-  assert.deepEqual(labStateFiles(undefined, lab.plan.id), []);
+  assert.deepEqual(ownLabLeftovers(lab.plan.id), NO_LEFTOVERS);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 }

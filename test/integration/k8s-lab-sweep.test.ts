@@ -16,25 +16,22 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, type TestContext, test } from 'node:test';
-import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { after, type TestContext, test } from 'node:test';
+import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { collectorConfig } from '../../collector/config.js';
 import { type Collector, startCollector } from '../../collector/index.js';
-import { KubernetesServiceFrontend } from '../../collector/kubernetes/frontend.js';
 import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';
 import { ErrorCodes, isCniBenchError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
-import { installCollectorIdentity, kubeConfigFrom } from '../support/harness/apply.js';
-import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
-import { type KubeProxyMode, type RealKubeProxy, startKubeProxy } from '../support/harness/kube-proxy.js';
+import { COLLECTOR_NAMESPACE, collectorCluster, startKubeProxies } from '../support/harness/collector-cluster.js';
+import type { KubeProxyMode, RealKubeProxy } from '../support/harness/kube-proxy.js';
 import { serviceCounts } from '../support/harness/kube-proxy-rules.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import { NO_LEFTOVERS, ownLabLeftovers, rootLinks, rootRules } from '../support/helpers/host-state.js';
 import { getJson, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
-const NS = 'cni-bench';
-const RELEASE = 'cni-bench-agent';
+const NS = COLLECTOR_NAMESPACE;
 const STEPS = [0, 300];
 const SCENARIO = {
   durationSeconds: 1,
@@ -48,28 +45,14 @@ const SCENARIO = {
 const log = createLogger({ test: 'k8s-lab-sweep' }, 'warn');
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-k8s-sweep-'));
 
-let cp: ControlPlane;
-let admin: KubeConfig;
-let saKubeconfig: string;
-let sweepNs: string;
-
-before(async () => {
-  if (notRoot) return;
-  cp = await startControlPlane({});
-  admin = kubeConfigFrom(cp.adminKubeconfig);
-  ({ kubeconfig: saKubeconfig, sweepNamespace: sweepNs } = await installCollectorIdentity(cp, RELEASE, NS));
-});
-
-after(async () => {
-  await cp?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
+const k8s = collectorCluster(notRoot);
+after(() => rmSync(tmp, { recursive: true, force: true }));
 
 async function managedCount(namespace: string): Promise<{ services: number; slices: number }> {
-  const services = await admin
+  const services = await k8s.admin
     .makeApiClient(CoreV1Api)
     .listNamespacedService({ namespace, labelSelector: ALL_MANAGED });
-  const slices = await admin
+  const slices = await k8s.admin
     .makeApiClient(DiscoveryV1Api)
     .listNamespacedEndpointSlice({ namespace, labelSelector: ALL_MANAGED });
   return { services: services.items.length, slices: slices.items.length };
@@ -109,33 +92,15 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
       (err) => isCniBenchError(err, ErrorCodes.LAB) && /external kube-proxy programs the nodes/.test(err.message),
     );
 
-    for (const node of lab.plan.nodes)
-      proxies.push(await startKubeProxy(cp, { mode, netns: node.ns, nodeName: node.name, nodeIp: node.underlayIp }));
     // kube-proxy's first sync (after its informers synced): the nodeports rule in KUBE-SERVICES, or the service-ips map.
-    const baseline = new Map<string, number>();
-    for (const [i, node] of lab.plan.nodes.entries()) {
-      const kp = proxies[i] as RealKubeProxy;
-      const n = await waitFor(
-        `kube-proxy ${mode} in ${node.ns} to sync`,
-        async () => {
-          if (kp.exitCode() !== undefined) throw new Error(`kube-proxy exited with ${kp.exitCode()}:\n${kp.tail(30)}`);
-          const c = await proxyCount(node.ns, mode);
-          return c !== undefined && (mode === 'nftables' || c > 0) ? { c } : undefined;
-        },
-        60_000,
-        200,
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}\n--- kube-proxy log\n${kp.tail(30)}`, { cause: err });
-      });
-      baseline.set(node.ns, n.c);
-    }
+    const synced = await startKubeProxies(k8s.cp, lab.plan.nodes, mode, proxies, async (ns) => {
+      const c = await proxyCount(ns, mode);
+      return c !== undefined && (mode === 'nftables' || c > 0) ? c : undefined;
+    });
+    const baseline = new Map(lab.plan.nodes.map((node, i) => [node.ns, synced[i] as number]));
     const backend = (await serviceCounts(lab.plan.nodes[0]?.ns ?? '')).backend;
 
-    const frontend = new KubernetesServiceFrontend(kubeConfigFrom(saKubeconfig), {
-      namespace: NS,
-      sweepNamespace: sweepNs,
-      log,
-    });
+    const frontend = k8s.frontend(log);
     await frontend.init();
     collector = await startCollector(
       collectorConfig({
@@ -253,7 +218,7 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
       );
 
     // The collector removed its objects; kube-proxy then removed the rules (it syncs asynchronously: poll).
-    assert.deepEqual(await managedCount(sweepNs), { services: 0, slices: 0 });
+    assert.deepEqual(await managedCount(k8s.sweepNamespace), { services: 0, slices: 0 });
     assert.deepEqual(await managedCount(NS), { services: 0, slices: 0 });
     for (const node of lab.plan.nodes) {
       await waitFor(
@@ -283,9 +248,7 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
       await kp.stop().catch((err: Error) => log.error('kube-proxy stop failed', { error: err.message }));
     await lab.destroy();
   }
-  assert.deepEqual(labNamespaces(), []);
-  assert.deepEqual(labProcesses(), []);
-  assert.deepEqual(labStateFiles(), []);
+  assert.deepEqual(ownLabLeftovers(lab.plan.id, { anyLoadGenerator: true }), NO_LEFTOVERS);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 }

@@ -27,8 +27,17 @@ import { notRoot } from '../support/helpers/root.js';
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-cilium-sig-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** A Cilium lab with long rounds, once its run is measuring; returns its id and the programs Cilium attached. */
-async function measuringLab(dataplane: string): Promise<{ lab: Proc; id: string; programs: number[] }> {
+/**
+ * `cni-bench lab` on a 2-node Cilium lab with rounds of `durationS`, plus `extra` flags, once its run is measuring
+ * (a load generator matching `tools` runs in one of the lab's namespaces: its command line names no lab path);
+ * returns its id and the programs Cilium attached.
+ */
+async function measuringLab(
+  dataplane: string,
+  durationS = 30,
+  extra: string[] = [],
+  tools = /iperf3 -c|wrk -t|fortio load|sockperf/,
+): Promise<{ lab: Proc; id: string; programs: number[] }> {
   const lab = startNode(
     CLI_MAIN,
     [
@@ -38,22 +47,21 @@ async function measuringLab(dataplane: string): Promise<{ lab: Proc; id: string;
       '--nodes',
       '2',
       '--duration',
-      '30',
+      String(durationS),
       '--warmup',
       '0',
       '--db',
-      join(tmp, `${dataplane}.db`),
+      join(tmp, `${dataplane}-${durationS}.db`),
+      ...extra,
     ],
     { CNI_BENCH_LOG_LEVEL: 'info' },
   );
   const id = await waitFor('the lab state file', () => labIdOfPid(lab.child.pid ?? -1), 60_000, 100);
-  // A load generator runs in one of the lab's namespaces (its command line names no lab path).
   await waitFor(
     'the run to be measuring',
     () =>
       lab.child.exitCode !== null ||
-      (/"msg":"run started"/.test(lab.output()) &&
-        labNetnsProcesses(id).some((p) => /iperf3 -c|wrk -t|fortio load|sockperf/.test(p))),
+      (/"msg":"run started"/.test(lab.output()) && labNetnsProcesses(id).some((p) => tools.test(p))),
     600_000,
     300,
   ).catch((err: Error) => {
@@ -61,9 +69,7 @@ async function measuringLab(dataplane: string): Promise<{ lab: Proc; id: string;
     throw err;
   });
   assert.equal(lab.child.exitCode, null, `lab exited early:\n${lab.output().slice(-4000)}`);
-  const programs = [0, 1].flatMap((n) => attachedPrograms(id, n).cgroup);
-  assert.ok(programs.length > 0, 'Cilium attached programs to the nodes');
-  return { lab, id, programs };
+  return { lab, id, programs: [0, 1].flatMap((n) => attachedPrograms(id, n).cgroup) };
 }
 
 test('SIGINT in the middle of a Cilium lab run leaves nothing of Cilium behind', {
@@ -72,6 +78,7 @@ test('SIGINT in the middle of a Cilium lab run leaves nothing of Cilium behind',
 }, async () => {
   const links = rootLinks();
   const { lab, id, programs } = await measuringLab('cilium-vxlan');
+  assert.ok(programs.length > 0, 'Cilium attached programs to the nodes');
   lab.child.kill('SIGINT');
   assert.equal(await lab.exited, 130, lab.output().slice(-4000));
   assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT);
@@ -85,6 +92,7 @@ test('a Cilium lab killed with SIGKILL is removed by the next cleanup', {
 }, async () => {
   const links = rootLinks();
   const { lab, id, programs } = await measuringLab('cilium');
+  assert.ok(programs.length > 0, 'Cilium attached programs to the nodes');
   lab.child.kill('SIGKILL');
   await lab.exited;
   const left = ciliumLeftovers(id);
@@ -123,44 +131,13 @@ test('a cilium-agent killed in the middle of a run: the lab says so and still le
       ],
     }),
   );
-  const lab = startNode(
-    CLI_MAIN,
-    [
-      'lab',
-      '--dataplane',
-      'cilium',
-      '--nodes',
-      '2',
-      '--duration',
-      '20',
-      '--warmup',
-      '0',
-      '--scenario',
-      scenario,
-      // A loaded machine starts three agents slowly.
-      '--agent-wait',
-      '120',
-      '--json',
-      '--db',
-      join(tmp, 'agent-kill.db'),
-    ],
-    { CNI_BENCH_LOG_LEVEL: 'info' },
+  const { lab, id, programs } = await measuringLab(
+    'cilium',
+    20,
+    // A loaded machine starts three agents slowly.
+    ['--scenario', scenario, '--agent-wait', '120', '--json'],
+    /iperf3 -c|wrk -t|fortio load|http-open-loop|sockperf/,
   );
-  const id = await waitFor('the lab state file', () => labIdOfPid(lab.child.pid ?? -1), 60_000, 100);
-  await waitFor(
-    'the run to be measuring',
-    () =>
-      lab.child.exitCode !== null ||
-      (/"msg":"run started"/.test(lab.output()) &&
-        labNetnsProcesses(id).some((p) => /iperf3 -c|wrk -t|fortio load|http-open-loop|sockperf/.test(p))),
-    600_000,
-    300,
-  ).catch((err: Error) => {
-    lab.child.kill('SIGKILL');
-    throw err;
-  });
-  assert.equal(lab.child.exitCode, null, `lab exited early:\n${lab.output().slice(-4000)}`);
-  const programs = [0, 1].flatMap((n) => attachedPrograms(id, n).cgroup);
   // The client node's cilium-agent, by the pid file it writes in its own /run/cilium.
   const pid = Number(readFileSync(`/run/cni-bench/${id}/cilium/n1/cilium/cilium.pid`, 'utf8').trim());
   assert.ok(pid > 1, 'the agent wrote its pid');

@@ -12,15 +12,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
-import { trapInterrupts } from '../../core/interrupts.js';
-import { createLogger } from '../../core/log.js';
+import { after } from 'node:test';
+import type { Lab } from '../../lab/lab.js';
 import type { ProxyMode } from '../../lab/proxy.js';
 import { runInLab } from '../../lab/session.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
 import { iptablesLab } from '../support/helpers/lab-options.js';
+import { labTest } from '../support/helpers/lab-test.js';
 import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
-import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-compare-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -35,15 +34,15 @@ const scenario = {
   measurements: [{ kind: 'http', path: 'service', mode: 'short-connection', connections: 32 }],
 };
 
-test('compare: a different service proxy is significant, the same one within noise', {
-  skip: notRoot,
-  timeout: 600_000,
-}, async (t) => {
-  const log = createLogger({ component: 'test' }, 'warn');
-  const interrupts = trapInterrupts(log);
-  const db = join(tmp, 'lab.db');
-  const ids: string[] = [];
-  try {
+labTest(
+  'compare: a different service proxy is significant, the same one within noise',
+  600_000,
+  async (t, { log, signal }) => {
+    const db = join(tmp, 'lab.db');
+    const ids: string[] = [];
+    // This test's labs only: another checkout's lab may be running beside it.
+    const labIds: string[] = [];
+    const own = { beforeAgents: async (lab: Lab) => void labIds.push(lab.plan.id) };
     const warm = {
       name: 'compare warm-up',
       durationSeconds: 1,
@@ -51,41 +50,40 @@ test('compare: a different service proxy is significant, the same one within noi
       rounds: 1,
       measurements: scenario.measurements,
     };
-    await runInLab(iptablesLab(db), warm, log, interrupts.signal);
+    await runInLab({ ...iptablesLab(db), ...own }, warm, log, signal);
     for (const mode of ['iptables', 'nftables', 'iptables'] as ProxyMode[]) {
       const report = await runInLab(
-        { nodes: 2, proxy: { mode, iptablesBackend: 'legacy' }, dbPath: db, agentWaitMs: 30_000 },
+        { ...iptablesLab(db), proxy: { mode, iptablesBackend: 'legacy' }, ...own },
         { ...scenario, name: `compare ${mode}` },
         log,
-        interrupts.signal,
+        signal,
       );
       assert.equal(report?.run.state, 'succeeded', JSON.stringify(report?.run));
       ids.push(report?.run.id as string);
     }
-  } finally {
-    interrupts.dispose();
-  }
-  const cli = startNode(CLI_MAIN, ['compare', ...ids, '--db', db, '--format', 'json', '--noise-floor', '0.1']);
-  assert.equal(await cli.exited, 0, cli.output());
-  const table = JSON.parse(cli.stdout());
-  const row = table.rows.find(
-    (r: any) => r.measurementId === 'http-sc-service-c32' && r.metric === 'rps' && r.step === 10_000,
-  );
-  assert.ok(row, JSON.stringify(table.rows.map((r: any) => r.key)));
-  t.diagnostic(
-    row.cells
-      .map(
-        (c: any) =>
-          `${c.value?.toFixed(0)} req/s n=${c.n} ${c.vsBaseline ? `${c.vsBaseline.verdict} (${c.vsBaseline.reason})` : 'baseline'}`,
-      )
-      .join(' | '),
-  );
-  assert.equal(row.cells[1].vsBaseline.verdict, 'better', JSON.stringify(row.cells[1]));
-  assert.equal(row.cells[2].vsBaseline.verdict, 'within noise', JSON.stringify(row.cells[2]));
-  assert.match(table.runs[0].label, /iptables/);
-  assert.match(table.runs[1].label, /nftables/);
-  const md = startNode(CLI_MAIN, ['compare', ...ids.slice(0, 2), '--db', db]);
-  assert.equal(await md.exited, 0, md.output());
-  assert.match(md.stdout(), /better/);
-  assert.deepEqual(labNamespaces(), []);
-});
+    const cli = startNode(CLI_MAIN, ['compare', ...ids, '--db', db, '--format', 'json', '--noise-floor', '0.1']);
+    assert.equal(await cli.exited, 0, cli.output());
+    const table = JSON.parse(cli.stdout());
+    const row = table.rows.find(
+      (r: any) => r.measurementId === 'http-sc-service-c32' && r.metric === 'rps' && r.step === 10_000,
+    );
+    assert.ok(row, JSON.stringify(table.rows.map((r: any) => r.key)));
+    t.diagnostic(
+      row.cells
+        .map(
+          (c: any) =>
+            `${c.value?.toFixed(0)} req/s n=${c.n} ${c.vsBaseline ? `${c.vsBaseline.verdict} (${c.vsBaseline.reason})` : 'baseline'}`,
+        )
+        .join(' | '),
+    );
+    assert.equal(row.cells[1].vsBaseline.verdict, 'better', JSON.stringify(row.cells[1]));
+    assert.equal(row.cells[2].vsBaseline.verdict, 'within noise', JSON.stringify(row.cells[2]));
+    assert.match(table.runs[0].label, /iptables/);
+    assert.match(table.runs[1].label, /nftables/);
+    const md = startNode(CLI_MAIN, ['compare', ...ids.slice(0, 2), '--db', db]);
+    assert.equal(await md.exited, 0, md.output());
+    assert.match(md.stdout(), /better/);
+    assert.equal(labIds.length, 4, 'the warm-up lab and three measured');
+    for (const id of labIds) assert.deepEqual(labNamespaces(id), [], `lab ${id}`);
+  },
+);

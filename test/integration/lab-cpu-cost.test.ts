@@ -11,14 +11,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
-import { trapInterrupts } from '../../core/interrupts.js';
-import { createLogger } from '../../core/log.js';
+import { after } from 'node:test';
 import { run } from '../../core/process.js';
 import { runInLab } from '../../lab/session.js';
 import { compareRounds } from '../../report/significance.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
-import { notRoot } from '../support/helpers/root.js';
+import { labTest } from '../support/helpers/lab-test.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-cpu-cost-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -44,16 +42,13 @@ function costlyRules(): string {
   return `${[...lines, 'COMMIT'].join('\n')}\n`;
 }
 
-test('CPU per Gbit: the same rate costs significantly more with thousands of rules walked per packet', {
-  skip: notRoot,
-  timeout: 600_000,
-}, async (t) => {
-  const log = createLogger({ component: 'test' }, 'warn');
-  const interrupts = trapInterrupts(log);
-  const db = join(tmp, 'lab.db');
-  const rows = [];
-  const labIds: string[] = [];
-  try {
+labTest(
+  'CPU per Gbit: the same rate costs significantly more with thousands of rules walked per packet',
+  600_000,
+  async (t, { log, signal }) => {
+    const db = join(tmp, 'lab.db');
+    const rows = [];
+    const labIds: string[] = [];
     for (const costly of [false, true]) {
       const report = await runInLab(
         {
@@ -76,36 +71,34 @@ test('CPU per Gbit: the same rate costs significantly more with thousands of rul
         },
         { ...scenario, name: costly ? `cpu cost +${RULES} rules` : 'cpu cost plain' },
         log,
-        interrupts.signal,
+        signal,
       );
       assert.equal(report?.run.state, 'succeeded', JSON.stringify(report?.run));
       const row = report?.rows.find((r) => r.id === 'udp');
       assert.ok(row, 'the udp row');
       rows.push(row);
     }
-  } finally {
-    interrupts.dispose();
-  }
-  const [plain, costly] = rows as [(typeof rows)[number], (typeof rows)[number]];
-  const cpu = (r: typeof plain) => r.metrics.find((m) => m.name === 'cpu-per-gbit');
-  for (const r of [plain, costly]) {
-    const c = cpu(r);
-    t.diagnostic(
-      `${r.measurement}: ${r.value?.toFixed(3)} Gbit/s, ${c?.value.toFixed(3)} ${c?.unit} per round ${c?.perRound.map((v) => v.toFixed(3)).join(' ')}; client sys/softirq ${Math.round((r.cpu?.client.system ?? 0) * 1000)}/${Math.round((r.cpu?.client.softirq ?? 0) * 1000)} m, server ${Math.round((r.cpu?.server.system ?? 0) * 1000)}/${Math.round((r.cpu?.server.softirq ?? 0) * 1000)} m ${r.cpuMissing ?? ''}`,
-    );
-    assert.ok(c, `${r.measurement}: no CPU per Gbit (${r.cpuMissing})`);
-    assert.equal(c.perRound.length, 8);
-    assert.ok(r.cpu?.clientCpus.length && r.cpu.serverCpus.length, 'the nodes CPUs are named');
-  }
-  const verdict = compareRounds(cpu(plain)?.perRound ?? [], cpu(costly)?.perRound ?? [], {
-    higherIsBetter: false,
-    noiseFloor: 0.1,
-  });
-  t.diagnostic(`costly vs plain: ${verdict.verdict} (${verdict.reason}), ${(100 * verdict.relDiff).toFixed(0)}%`);
-  // The same work: both rates within 15% of the target (a sender on a shared core slows when its CPU is taken).
-  for (const r of [plain, costly])
-    assert.ok(Math.abs((r.value ?? 0) * 1000 - MBPS) < MBPS * 0.15, `not the same work: ${r.value} Gbit/s`);
-  assert.equal(verdict.verdict, 'worse', verdict.reason);
-  // Only this test's labs: others may run beside it on a shared machine.
-  for (const id of labIds) assert.deepEqual(labNamespaces(id), []);
-});
+    const [plain, costly] = rows as [(typeof rows)[number], (typeof rows)[number]];
+    const cpu = (r: typeof plain) => r.metrics.find((m) => m.name === 'cpu-per-gbit');
+    for (const r of [plain, costly]) {
+      const c = cpu(r);
+      t.diagnostic(
+        `${r.measurement}: ${r.value?.toFixed(3)} Gbit/s, ${c?.value.toFixed(3)} ${c?.unit} per round ${c?.perRound.map((v) => v.toFixed(3)).join(' ')}; client sys/softirq ${Math.round((r.cpu?.client.system ?? 0) * 1000)}/${Math.round((r.cpu?.client.softirq ?? 0) * 1000)} m, server ${Math.round((r.cpu?.server.system ?? 0) * 1000)}/${Math.round((r.cpu?.server.softirq ?? 0) * 1000)} m ${r.cpuMissing ?? ''}`,
+      );
+      assert.ok(c, `${r.measurement}: no CPU per Gbit (${r.cpuMissing})`);
+      assert.equal(c.perRound.length, 8);
+      assert.ok(r.cpu?.clientCpus.length && r.cpu.serverCpus.length, 'the nodes CPUs are named');
+    }
+    const verdict = compareRounds(cpu(plain)?.perRound ?? [], cpu(costly)?.perRound ?? [], {
+      higherIsBetter: false,
+      noiseFloor: 0.1,
+    });
+    t.diagnostic(`costly vs plain: ${verdict.verdict} (${verdict.reason}), ${(100 * verdict.relDiff).toFixed(0)}%`);
+    // The same work: both rates within 15% of the target (a sender on a shared core slows when its CPU is taken).
+    for (const r of [plain, costly])
+      assert.ok(Math.abs((r.value ?? 0) * 1000 - MBPS) < MBPS * 0.15, `not the same work: ${r.value} Gbit/s`);
+    assert.equal(verdict.verdict, 'worse', verdict.reason);
+    // Only this test's labs: others may run beside it on a shared machine.
+    for (const id of labIds) assert.deepEqual(labNamespaces(id), []);
+  },
+);

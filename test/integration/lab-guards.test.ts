@@ -20,9 +20,9 @@ import { trapInterrupts } from '../../core/interrupts.js';
 import { createLogger } from '../../core/log.js';
 import { runInLab } from '../../lab/session.js';
 import type { ReportRow } from '../../report/report.js';
+import { fillConntrack } from '../support/helpers/fill-conntrack.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
 import { iptablesLab } from '../support/helpers/lab-options.js';
-import { DIST } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-guards-'));
@@ -116,17 +116,7 @@ test('every methodology guard fires in the lab on the measurement that provokes 
             'net.ipv4.tcp_tw_reuse=0',
           ]);
           // 93% of the table in unreplied UDP flows to the server's pod (they expire after 30 s).
-          execFileSync('ip', [
-            'netns',
-            'exec',
-            client.ns,
-            process.execPath,
-            `${DIST}test/support/helpers/conntrack-fill.js`,
-            '--target',
-            server.pods[0]?.ip ?? '',
-            '--count',
-            String(Math.ceil(ctMax * 0.93)),
-          ]);
+          fillConntrack(client.ns, server.pods[0]?.ip ?? '', Math.ceil(ctMax * 0.93));
         },
       },
       scenario,

@@ -22,6 +22,7 @@ import { createLogger } from '../../core/log.js';
 import type { MonitorSnapshot } from '../../gen/cnibench/v1/monitor.js';
 import { type MonitorLab, startMonitorLab } from '../../lab/monitor-session.js';
 import type { LabNode } from '../../lab/plan.js';
+import { fillConntrack } from '../support/helpers/fill-conntrack.js';
 import { labNamespaces, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
 import { assertValidExposition, requirePromtool } from '../support/helpers/monitor-support.js';
 import { DIST, getJson, waitFor } from '../support/helpers/procs.js';
@@ -191,17 +192,7 @@ async function conntrackFault(t: TestContext, m: MonitorLab): Promise<void> {
   if (!perNetns) writeFileSync(CT_MAX, '16384');
   try {
     // Unreplied UDP flows from the node to its own pod: only this node's table fills (they expire after 30 s).
-    execFileSync('ip', [
-      'netns',
-      'exec',
-      node.ns,
-      process.execPath,
-      `${DIST}test/support/helpers/conntrack-fill.js`,
-      '--target',
-      node.pods[0]?.ip ?? '',
-      '--count',
-      String(Math.ceil(16384 * 0.9)),
-    ]);
+    fillConntrack(node.ns, node.pods[0]?.ip ?? '', Math.ceil(16384 * 0.9));
     const text = await waitFor(
       `${node.name} conntrack fill above 0.8`,
       () => {

@@ -14,23 +14,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { type Comparison, compareRounds } from '../../report/significance.js';
+import type { Comparison } from '../../report/significance.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { addedRootLinks, rootLinks } from '../support/helpers/host-state.js';
-import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
+import {
+  assertSweepSucceeded,
+  logVerdicts,
+  runLabSweep,
+  shortConnectionVerdict,
+} from '../support/helpers/lab-sweep.js';
 import { notLong } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-cilium-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-/** The ids of the labs a lab command logged (created or destroyed). */
-function labIdsIn(log: string): string[] {
-  return [
-    ...new Set(
-      [...log.matchAll(/"msg":"lab (?:created|destroyed)"[^\n]*"id":"([0-9a-f]+)"/g)].map((m) => m[1] as string),
-    ),
-  ];
-}
 
 test('lab sweep: iptables falls with the Services ahead, Cilium stays within noise of its own step 0, in one run', {
   skip: notLong,
@@ -40,53 +36,21 @@ test('lab sweep: iptables falls with the Services ahead, Cilium stays within noi
   const links = rootLinks();
   const steps = [0, 3000, 6000];
   const rounds = 5;
-  const p = startNode(
-    CLI_MAIN,
-    [
-      'lab',
-      'sweep',
-      '--modes',
-      'iptables,cilium',
-      '--steps',
-      steps.join(','),
-      '--endpoints',
-      '4',
-      '--duration',
-      '1',
-      '--warmup',
-      '0.5',
-      '--rounds',
-      String(rounds),
-      '--json',
-      '--db',
-      join(tmp, 'lab.db'),
-    ],
-    { CNI_BENCH_LOG_LEVEL: 'info' },
-  );
-  const code = await p.exited;
-  for (const id of labIdsIn(p.output())) assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT, `lab ${id}`);
+  const p = await runLabSweep('iptables,cilium', steps, rounds, join(tmp, 'lab.db'));
+  for (const id of p.labIds) assert.deepEqual(ciliumLeftovers(id), NOTHING_LEFT, `lab ${id}`);
   assert.deepEqual(addedRootLinks(links), [], 'no root-namespace link left by this run');
-  assert.equal(code, 0, p.output().slice(-6000));
-  assert.equal([...p.output().matchAll(/"msg":"lab created"/g)].length, 2, 'one fresh lab per dataplane');
-  const out = JSON.parse(p.stdout());
+  assert.equal(p.code, 0, p.output.slice(-6000));
+  assert.equal([...p.output.matchAll(/"msg":"lab created"/g)].length, 2, 'one fresh lab per dataplane');
+  const out = JSON.parse(p.stdout);
   for (const { mode, report } of out.runs)
     for (const st of report.sweep.steps)
       t.diagnostic(
         `${mode} @${st.services}: programming ${st.programmingMs} ms, latency ${st.programmingLatencyMs} ms (-${st.latencyResolutionMs}), sync ${st.syncMs} ms, KUBE-SERVICES ${st.kubeServicesRules}, Cilium frontends ${st.ciliumFrontends}`,
       );
-  assert.deepEqual(
-    out.runs.map((r: any) => r.mode),
-    ['iptables (legacy)', 'cilium'],
-  );
+  assertSweepSucceeded(out, ['iptables (legacy)', 'cilium'], steps);
   const verdicts = new Map<string, Comparison>();
   for (const { mode, report } of out.runs) {
-    assert.equal(report.run.state, 'succeeded', mode);
-    assert.deepEqual(
-      report.sweep.steps.map((s: any) => s.services),
-      steps,
-    );
     for (const st of report.sweep.steps) {
-      assert.equal(st.status, 'succeeded');
       // Programming latency: at least the writes, at most writes + sync; the resolution within it.
       assert.ok(st.programmingLatencyMs >= st.programmingMs, JSON.stringify(st));
       assert.ok(st.programmingLatencyMs <= st.programmingMs + st.syncMs + 1000, JSON.stringify(st));
@@ -98,18 +62,9 @@ test('lab sweep: iptables falls with the Services ahead, Cilium stays within noi
     const measured = report.rows.filter((r: any) => r.path === 'service');
     assert.equal(measured.length, steps.length * 3);
     for (const r of measured) assert.equal(r.status, 'succeeded', `${mode} ${r.measurement}: ${r.error}`);
-    const shortAt = (step: number): number[] =>
-      measured.find((r: any) => r.step === step && /short-connection/.test(r.measurement))?.metrics[0].perRound ?? [];
-    for (const r of measured)
-      t.diagnostic(
-        `${mode} ${r.measurement} @${r.step}: ${r.metrics[0].perRound.map((v: number) => v.toFixed(0)).join(' ')}`,
-      );
-    verdicts.set(mode, compareRounds(shortAt(0), shortAt(6000), { higherIsBetter: true, noiseFloor: 0.15 }));
+    verdicts.set(mode, shortConnectionVerdict(t, mode, measured, 6000));
   }
-  for (const [mode, c] of verdicts)
-    t.diagnostic(
-      `${mode}: short-connection ${c.baseline.median.toFixed(0)} -> ${c.candidate.median.toFixed(0)} req/s (${(c.relDiff * 100).toFixed(1)}%), ${c.verdict}: ${c.reason}`,
-    );
+  logVerdicts(t, verdicts);
   const ipt = verdicts.get('iptables (legacy)');
   const cil = verdicts.get('cilium');
   assert.equal(ipt?.verdict, 'worse', `iptables: ${ipt?.reason}`);

@@ -15,9 +15,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { type Comparison, compareRounds } from '../../report/significance.js';
-import { labNamespaces, labProcesses, labStateFiles, rootLinks, rootRules } from '../support/helpers/host-state.js';
-import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
+import type { Comparison } from '../../report/significance.js';
+import { NO_LEFTOVERS, ownLabLeftovers, rootLinks, rootRules } from '../support/helpers/host-state.js';
+import {
+  assertSweepSucceeded,
+  logVerdicts,
+  runLabSweep,
+  shortConnectionVerdict,
+} from '../support/helpers/lab-sweep.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-sweep-'));
@@ -31,42 +36,14 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
   const rules = rootRules();
   const steps = [0, 3000, 6000];
   const rounds = 5;
-  const p = startNode(CLI_MAIN, [
-    'lab',
-    'sweep',
-    // The two kube-proxy modes (the sweep's default adds Cilium: lab-sweep-cilium.test.ts covers it).
-    '--modes',
-    'iptables,nftables',
-    '--steps',
-    steps.join(','),
-    '--endpoints',
-    '4',
-    '--duration',
-    '1',
-    '--warmup',
-    '0.5',
-    '--rounds',
-    String(rounds),
-    '--json',
-    '--db',
-    join(tmp, 'lab.db'),
-  ]);
-  const code = await p.exited;
-  assert.equal(code, 0, p.output());
-  const out = JSON.parse(p.stdout());
+  // The two kube-proxy modes (the sweep's default adds Cilium: lab-sweep-cilium.test.ts covers it).
+  const p = await runLabSweep('iptables,nftables', steps, rounds, join(tmp, 'lab.db'));
+  assert.equal(p.code, 0, p.output);
+  const out = JSON.parse(p.stdout);
   const verdicts = new Map<string, Comparison>();
-  assert.deepEqual(
-    out.runs.map((r: any) => r.mode),
-    ['iptables (legacy)', 'nftables'],
-  );
+  assertSweepSucceeded(out, ['iptables (legacy)', 'nftables'], steps);
   for (const { mode, report } of out.runs) {
-    assert.equal(report.run.state, 'succeeded', mode);
-    assert.deepEqual(
-      report.sweep.steps.map((s: any) => s.services),
-      steps,
-    );
     for (const st of report.sweep.steps) {
-      assert.equal(st.status, 'succeeded');
       assert.ok(st.programmingMs >= 0 && st.syncMs >= 0, JSON.stringify(st));
       // One fronting Service (http-echo) exists from the first measurement on; the step-0 scale phase runs before it.
       if (mode === 'nftables') assert.ok(st.nftServiceIps >= st.services, `${mode} ${JSON.stringify(st)}`);
@@ -90,19 +67,9 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
       else assert.ok(r.dnatConnections > 0, `${r.measurement} did not cross the DNAT rules`);
     }
     assert.equal(report.cluster.client.dataplane.iptablesBackend, mode === 'nftables' ? 'nft' : 'legacy');
-    const shortAt = (step: number): number[] =>
-      measured.find((r: any) => r.step === step && /short-connection/.test(r.measurement))?.metrics[0].perRound ?? [];
-    const last = steps[steps.length - 1] as number;
-    for (const r of measured)
-      t.diagnostic(
-        `${mode} ${r.measurement} @${r.step}: ${r.metrics[0].perRound.map((v: number) => v.toFixed(0)).join(' ')}`,
-      );
-    verdicts.set(mode, compareRounds(shortAt(0), shortAt(last), { higherIsBetter: true, noiseFloor: 0.15 }));
+    verdicts.set(mode, shortConnectionVerdict(t, mode, measured, steps[steps.length - 1] as number));
   }
-  for (const [mode, c] of verdicts)
-    t.diagnostic(
-      `${mode}: short-connection ${c.baseline.median.toFixed(0)} -> ${c.candidate.median.toFixed(0)} req/s (${(c.relDiff * 100).toFixed(1)}%), ${c.verdict}: ${c.reason}`,
-    );
+  logVerdicts(t, verdicts);
   const ipt = verdicts.get('iptables (legacy)');
   const nft = verdicts.get('nftables');
   assert.equal(ipt?.verdict, 'worse', `iptables: ${ipt?.reason}`);
@@ -114,9 +81,10 @@ test('lab sweep: iptables and nftables modes, steps verified on every node, comp
   );
   assert.equal(out.comparison.steps.length, steps.length);
   for (const s of out.comparison.series) assert.match(s.crossovers[0].text, /overtakes|is ahead of|within noise/);
-  assert.deepEqual(labNamespaces(), []);
-  assert.deepEqual(labProcesses(), []);
-  assert.deepEqual(labStateFiles(), []);
+  // Its own labs only (one per mode): another checkout's lab may be running beside it.
+  assert.equal(p.labIds.length, 2, 'one fresh lab per mode');
+  for (const id of p.labIds)
+    assert.deepEqual(ownLabLeftovers(id, { anyLoadGenerator: true }), NO_LEFTOVERS, `lab ${id}`);
   assert.equal(rootLinks(), links);
   assert.equal(rootRules(), rules);
 });

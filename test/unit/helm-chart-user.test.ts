@@ -152,3 +152,47 @@ test('helm test: a hook Pod runs files/check-agents.mjs with every variable it r
   );
   assert.equal(render(['tests.enabled=false']).filter((d) => d.metadata.annotations?.['helm.sh/hook']).length, 0);
 });
+
+test('rest.tls: REST over TLS end to end (env, probe, Service annotations for cni-bench --release, ServiceMonitor, helm test), and nothing of it with TLS disabled', () => {
+  const find = (objs: any[], kind: string, name?: string) =>
+    objs.find((o) => o.kind === kind && (!name || o.metadata.name === name));
+  const plain = render();
+  const svc = find(plain, 'Service', 'cni-bench-collector');
+  assert.deepEqual(svc.metadata.annotations, {
+    'cni-bench.io/rest-token-secret': 'cni-bench-rest-token',
+    'cni-bench.io/rest-token-key': 'token',
+    'cni-bench.io/rest-scheme': 'http',
+  });
+  const on = render(['rest.tls=true', 'serviceMonitor.enabled=true', 'collector.service.annotations.team=net']);
+  const tlsSvc = find(on, 'Service', 'cni-bench-collector');
+  assert.deepEqual(tlsSvc.metadata.annotations, {
+    'cni-bench.io/rest-token-secret': 'cni-bench-rest-token',
+    'cni-bench.io/rest-token-key': 'token',
+    'cni-bench.io/rest-scheme': 'https',
+    'cni-bench.io/tls-secret': 'cni-bench-tls',
+    'cni-bench.io/server-name': 'cni-bench-collector.bench.svc',
+    team: 'net',
+  });
+  const c = find(on, 'Deployment').spec.template.spec.containers[0];
+  assert.equal(c.env.find((e: any) => e.name === 'CNI_BENCH_REST_TLS')?.value, 'true');
+  assert.equal(c.readinessProbe.httpGet.scheme, 'HTTPS');
+  const sm = find(on, 'ServiceMonitor').spec.endpoints[0];
+  assert.equal(sm.scheme, 'https');
+  assert.deepEqual(sm.tlsConfig, {
+    serverName: 'cni-bench-collector.bench.svc',
+    ca: { secret: { name: 'cni-bench-tls', key: 'ca.crt' } },
+  });
+  const hook = find(on, 'Pod', 'cni-bench-test-agents').spec;
+  const hookEnv = Object.fromEntries(hook.containers[0].env.map((e: any) => [e.name, e.value]));
+  assert.equal(hookEnv.CHECK_COLLECTOR_URL, 'https://cni-bench-collector.bench.svc:8080');
+  assert.equal(hookEnv.CHECK_COLLECTOR_CA_FILE, '/etc/cni-bench/tls/ca.crt');
+  assert.ok(hook.volumes.some((v: any) => v.secret?.secretName === 'cni-bench-tls'));
+  const off = render(['rest.tls=true', 'tls.mode=disabled']);
+  assert.equal(find(off, 'Service', 'cni-bench-collector').metadata.annotations['cni-bench.io/rest-scheme'], 'http');
+  const offC = find(off, 'Deployment').spec.template.spec.containers[0];
+  assert.equal(
+    offC.env.find((e: any) => e.name === 'CNI_BENCH_REST_TLS'),
+    undefined,
+  );
+  assert.equal(offC.readinessProbe.httpGet.scheme, undefined);
+});

@@ -336,7 +336,7 @@ const baseRules = [
   'ClusterRole -: authentication.k8s.io/tokenreviews create',
   `Role ${NS}: /pods get,list,watch`,
   `Role ${NS}: /services get,list,create,delete,deletecollection`,
-  `Role ${NS}: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
+  `Role ${NS}: discovery.k8s.io/endpointslices get,list,create,update,delete,deletecollection`,
 ];
 
 /** Whether the rendered RBAC lets the collector make this call (the chart's toggles at their rendered values). */
@@ -370,7 +370,6 @@ test('RBAC by default is what the collector calls and nothing else', () => {
     rbacRules(docs),
     [
       ...baseRules,
-      `Role ${NS}: networking.k8s.io/networkpolicies get,list,create,delete`,
       `Role ${RELEASE}-sweep: /services get,list,create,delete,deletecollection`,
       `Role ${RELEASE}-sweep: discovery.k8s.io/endpointslices get,list,create,delete,deletecollection`,
       'Role kube-system: /configmaps[cilium-config] get',
@@ -383,10 +382,12 @@ test('RBAC by default is what the collector calls and nothing else', () => {
       .join(),
     `${RELEASE}-sweep`,
   );
-  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle !== 'rbac.ciliumConfig.write'))
+  const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled']);
+  for (const c of COLLECTOR_API_CALLS.filter((x) => !optIn.has(x.toggle ?? '')))
     assert.ok(grants(docs, c), `not granted: ${callName(c)}`);
-  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.ciliumConfig.write'))
+  for (const c of COLLECTOR_API_CALLS.filter((x) => optIn.has(x.toggle ?? '')))
     assert.ok(!grants(docs, c), `granted by default: ${callName(c)}`);
+  assert.equal(envValue(collectorPod(docs).containers[0], 'CNI_BENCH_ALLOW_NETWORK_POLICY'), 'false');
 });
 
 test('RBAC toggles: all off leaves the base rules; create=false leaves none; ciliumConfig.write adds patch and update by name', () => {
@@ -408,6 +409,15 @@ test('RBAC toggles: all off leaves the base rules; create=false leaves none; cil
   );
   for (const c of COLLECTOR_API_CALLS.filter((x) => x.scope === 'cilium'))
     assert.ok(grants(write, c, 'cilium'), callName(c));
+  // The policy conditions' opt-in: list, create and delete of networkpolicies in the release namespace, nothing more.
+  const policy = render({ set: ['rbac.networkPolicy.enabled=true'] });
+  assert.deepEqual(
+    rbacRules(policy).filter((r) => !rbacRules(render()).includes(r)),
+    [`Role ${NS}: networking.k8s.io/networkpolicies list,create,delete`],
+  );
+  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.networkPolicy.enabled'))
+    assert.ok(grants(policy, c), callName(c));
+  assert.equal(envValue(collectorPod(policy).containers[0], 'CNI_BENCH_ALLOW_NETWORK_POLICY'), 'true');
   for (const docs of [minimal, write, render({ values: ['monitoring.yaml'] })]) {
     for (const rule of rbacRules(docs)) {
       assert.doesNotMatch(rule, /secrets|pods\/exec|\*/, rule);

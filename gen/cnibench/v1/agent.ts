@@ -289,10 +289,49 @@ export interface JobResult {
 }
 
 export interface Measurement {
-  kind: { $case: "throughput"; value: ThroughputResult } | { $case: "http"; value: HttpLoadResult } | {
-    $case: "rr";
-    value: RequestResponseResult;
-  } | undefined;
+  kind:
+    | { $case: "throughput"; value: ThroughputResult }
+    | { $case: "http"; value: HttpLoadResult }
+    | { $case: "rr"; value: RequestResponseResult }
+    | { $case: "disruption"; value: ProbeTimeline }
+    | undefined;
+}
+
+/**
+ * What the open-loop probe stream (agent/builtins/probe-stream.ts) saw while a
+ * disruption phase's event happened: attempts in fixed bins, each attempt
+ * counted in the bin of its intended start (report/disruption.ts).
+ */
+export interface ProbeTimeline {
+  /** Wall clock (ms since the epoch, the agent's clock) of the stream's t = 0. */
+  startMs: number;
+  binMs: number;
+  /** Attempts per second of each kind (new connections, requests on kept ones). */
+  rate: number;
+  keptConnections: number;
+  bins: ProbeBin[];
+}
+
+export interface ProbeBin {
+  /** A new connection per attempt (connect, one request, close): TCP_CRR. */
+  newConnections:
+    | ProbeKindBin
+    | undefined;
+  /** One request on one of the long-lived connections. */
+  keptConnections: ProbeKindBin | undefined;
+}
+
+export interface ProbeKindBin {
+  attempts: number;
+  /** Failed attempts by reason (ECONNREFUSED, ETIMEDOUT, ECONNRESET, EOF, ...). */
+  errors: { [key: string]: number };
+  /** Latency of the attempts that succeeded, from their intended start. */
+  histogram: Histogram | undefined;
+}
+
+export interface ProbeKindBin_ErrorsEntry {
+  key: string;
+  value: number;
 }
 
 export interface ThroughputResult {
@@ -679,6 +718,7 @@ export interface RunClient {
     | { $case: "throughput"; value: ThroughputSpec }
     | { $case: "http"; value: HttpLoadSpec }
     | { $case: "rr"; value: RequestResponseSpec }
+    | { $case: "disruption"; value: DisruptionSpec }
     | undefined;
   /** Run in the node's host network namespace instead of the agent's pod. */
   hostNetwork: boolean;
@@ -697,6 +737,22 @@ export interface RequestResponseSpec {
   connections: number;
   requestBytes: number;
   responseBytes: number;
+}
+
+/** The open-loop probe stream of a disruption phase (collector/runs/disruption-phase.ts). */
+export interface DisruptionSpec {
+  /** Attempts per second of each kind. */
+  rate: number;
+  /** Long-lived connections the kept requests go round. */
+  keptConnections: number;
+  /** An attempt without an answer this long fails (ETIMEDOUT). */
+  timeoutMs: number;
+  binMs: number;
+  /**
+   * Wall clock of the stream's first attempt (0: as soon as it runs); the
+   * client is started earlier so its process start-up does not move the schedule.
+   */
+  startAtMs: number;
 }
 
 export interface HttpLoadSpec {
@@ -3335,6 +3391,9 @@ export const Measurement: MessageFns<Measurement> = {
       case "rr":
         RequestResponseResult.encode(message.kind.value, writer.uint32(26).fork()).join();
         break;
+      case "disruption":
+        ProbeTimeline.encode(message.kind.value, writer.uint32(34).fork()).join();
+        break;
     }
     return writer;
   },
@@ -3376,6 +3435,14 @@ export const Measurement: MessageFns<Measurement> = {
             message.kind = { $case: "rr", value: RequestResponseResult.decode(reader, reader.uint32()) };
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = { $case: "disruption", value: ProbeTimeline.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3396,6 +3463,8 @@ export const Measurement: MessageFns<Measurement> = {
         ? { $case: "http", value: HttpLoadResult.fromJSON(object.http) }
         : isSet(object.rr)
         ? { $case: "rr", value: RequestResponseResult.fromJSON(object.rr) }
+        : isSet(object.disruption)
+        ? { $case: "disruption", value: ProbeTimeline.fromJSON(object.disruption) }
         : undefined,
     };
   },
@@ -3408,6 +3477,8 @@ export const Measurement: MessageFns<Measurement> = {
       obj.http = HttpLoadResult.toJSON(message.kind.value);
     } else if (message.kind?.$case === "rr") {
       obj.rr = RequestResponseResult.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "disruption") {
+      obj.disruption = ProbeTimeline.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -3436,7 +3507,473 @@ export const Measurement: MessageFns<Measurement> = {
         }
         break;
       }
+      case "disruption": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "disruption", value: ProbeTimeline.fromPartial(object.kind.value) };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseProbeTimeline(): ProbeTimeline {
+  return { startMs: 0, binMs: 0, rate: 0, keptConnections: 0, bins: [] };
+}
+
+export const ProbeTimeline: MessageFns<ProbeTimeline> = {
+  encode(message: ProbeTimeline, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.startMs !== 0) {
+      writer.uint32(8).uint64(message.startMs);
+    }
+    if (message.binMs !== 0) {
+      writer.uint32(16).uint32(message.binMs);
+    }
+    if (message.rate !== 0) {
+      writer.uint32(25).double(message.rate);
+    }
+    if (message.keptConnections !== 0) {
+      writer.uint32(32).uint32(message.keptConnections);
+    }
+    for (const v of message.bins) {
+      ProbeBin.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProbeTimeline {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProbeTimeline();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.startMs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.binMs = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.rate = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.keptConnections = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.bins.push(ProbeBin.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProbeTimeline {
+    return {
+      startMs: isSet(object.startMs)
+        ? globalThis.Number(object.startMs)
+        : isSet(object.start_ms)
+        ? globalThis.Number(object.start_ms)
+        : 0,
+      binMs: isSet(object.binMs)
+        ? globalThis.Number(object.binMs)
+        : isSet(object.bin_ms)
+        ? globalThis.Number(object.bin_ms)
+        : 0,
+      rate: isSet(object.rate) ? globalThis.Number(object.rate) : 0,
+      keptConnections: isSet(object.keptConnections)
+        ? globalThis.Number(object.keptConnections)
+        : isSet(object.kept_connections)
+        ? globalThis.Number(object.kept_connections)
+        : 0,
+      bins: globalThis.Array.isArray(object?.bins) ? object.bins.map((e: any) => ProbeBin.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ProbeTimeline): unknown {
+    const obj: any = {};
+    if (message.startMs !== 0) {
+      obj.startMs = Math.round(message.startMs);
+    }
+    if (message.binMs !== 0) {
+      obj.binMs = Math.round(message.binMs);
+    }
+    if (message.rate !== 0) {
+      obj.rate = floatToJson(message.rate);
+    }
+    if (message.keptConnections !== 0) {
+      obj.keptConnections = Math.round(message.keptConnections);
+    }
+    if (message.bins?.length) {
+      obj.bins = message.bins.map((e) => ProbeBin.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProbeTimeline>, I>>(base?: I): ProbeTimeline {
+    return ProbeTimeline.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProbeTimeline>, I>>(object: I): ProbeTimeline {
+    const message = createBaseProbeTimeline();
+    message.startMs = object.startMs ?? 0;
+    message.binMs = object.binMs ?? 0;
+    message.rate = object.rate ?? 0;
+    message.keptConnections = object.keptConnections ?? 0;
+    message.bins = object.bins?.map((e) => ProbeBin.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseProbeBin(): ProbeBin {
+  return { newConnections: undefined, keptConnections: undefined };
+}
+
+export const ProbeBin: MessageFns<ProbeBin> = {
+  encode(message: ProbeBin, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.newConnections !== undefined) {
+      ProbeKindBin.encode(message.newConnections, writer.uint32(10).fork()).join();
+    }
+    if (message.keptConnections !== undefined) {
+      ProbeKindBin.encode(message.keptConnections, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProbeBin {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProbeBin();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.newConnections = ProbeKindBin.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.keptConnections = ProbeKindBin.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProbeBin {
+    return {
+      newConnections: isSet(object.newConnections)
+        ? ProbeKindBin.fromJSON(object.newConnections)
+        : isSet(object.new_connections)
+        ? ProbeKindBin.fromJSON(object.new_connections)
+        : undefined,
+      keptConnections: isSet(object.keptConnections)
+        ? ProbeKindBin.fromJSON(object.keptConnections)
+        : isSet(object.kept_connections)
+        ? ProbeKindBin.fromJSON(object.kept_connections)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ProbeBin): unknown {
+    const obj: any = {};
+    if (message.newConnections !== undefined) {
+      obj.newConnections = ProbeKindBin.toJSON(message.newConnections);
+    }
+    if (message.keptConnections !== undefined) {
+      obj.keptConnections = ProbeKindBin.toJSON(message.keptConnections);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProbeBin>, I>>(base?: I): ProbeBin {
+    return ProbeBin.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProbeBin>, I>>(object: I): ProbeBin {
+    const message = createBaseProbeBin();
+    message.newConnections = (object.newConnections !== undefined && object.newConnections !== null)
+      ? ProbeKindBin.fromPartial(object.newConnections)
+      : undefined;
+    message.keptConnections = (object.keptConnections !== undefined && object.keptConnections !== null)
+      ? ProbeKindBin.fromPartial(object.keptConnections)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseProbeKindBin(): ProbeKindBin {
+  return { attempts: 0, errors: {}, histogram: undefined };
+}
+
+export const ProbeKindBin: MessageFns<ProbeKindBin> = {
+  encode(message: ProbeKindBin, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.attempts !== 0) {
+      writer.uint32(8).uint32(message.attempts);
+    }
+    globalThis.Object.entries(message.errors).forEach(([key, value]: [string, number]) => {
+      ProbeKindBin_ErrorsEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    if (message.histogram !== undefined) {
+      Histogram.encode(message.histogram, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProbeKindBin {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProbeKindBin();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.attempts = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = ProbeKindBin_ErrorsEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.errors[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.histogram = Histogram.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProbeKindBin {
+    return {
+      attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
+      errors: isObject(object.errors)
+        ? (globalThis.Object.entries(object.errors) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      histogram: isSet(object.histogram) ? Histogram.fromJSON(object.histogram) : undefined,
+    };
+  },
+
+  toJSON(message: ProbeKindBin): unknown {
+    const obj: any = {};
+    if (message.attempts !== 0) {
+      obj.attempts = Math.round(message.attempts);
+    }
+    if (message.errors) {
+      const entries = globalThis.Object.entries(message.errors) as [string, number][];
+      if (entries.length > 0) {
+        obj.errors = {};
+        entries.forEach(([k, v]) => {
+          obj.errors[k] = Math.round(v);
+        });
+      }
+    }
+    if (message.histogram !== undefined) {
+      obj.histogram = Histogram.toJSON(message.histogram);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProbeKindBin>, I>>(base?: I): ProbeKindBin {
+    return ProbeKindBin.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProbeKindBin>, I>>(object: I): ProbeKindBin {
+    const message = createBaseProbeKindBin();
+    message.attempts = object.attempts ?? 0;
+    message.errors = (globalThis.Object.entries(object.errors ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.histogram = (object.histogram !== undefined && object.histogram !== null)
+      ? Histogram.fromPartial(object.histogram)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseProbeKindBin_ErrorsEntry(): ProbeKindBin_ErrorsEntry {
+  return { key: "", value: 0 };
+}
+
+export const ProbeKindBin_ErrorsEntry: MessageFns<ProbeKindBin_ErrorsEntry> = {
+  encode(message: ProbeKindBin_ErrorsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).uint32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProbeKindBin_ErrorsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProbeKindBin_ErrorsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProbeKindBin_ErrorsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: ProbeKindBin_ErrorsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProbeKindBin_ErrorsEntry>, I>>(base?: I): ProbeKindBin_ErrorsEntry {
+    return ProbeKindBin_ErrorsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProbeKindBin_ErrorsEntry>, I>>(object: I): ProbeKindBin_ErrorsEntry {
+    const message = createBaseProbeKindBin_ErrorsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
     return message;
   },
 };
@@ -8010,6 +8547,9 @@ export const RunClient: MessageFns<RunClient> = {
       case "rr":
         RequestResponseSpec.encode(message.spec.value, writer.uint32(74).fork()).join();
         break;
+      case "disruption":
+        DisruptionSpec.encode(message.spec.value, writer.uint32(82).fork()).join();
+        break;
     }
     if (message.hostNetwork !== false) {
       writer.uint32(64).bool(message.hostNetwork);
@@ -8094,6 +8634,14 @@ export const RunClient: MessageFns<RunClient> = {
             message.spec = { $case: "rr", value: RequestResponseSpec.decode(reader, reader.uint32()) };
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.spec = { $case: "disruption", value: DisruptionSpec.decode(reader, reader.uint32()) };
+            continue;
+          }
           case 8: {
             if (tag !== 64) {
               break;
@@ -8143,6 +8691,8 @@ export const RunClient: MessageFns<RunClient> = {
         ? { $case: "http", value: HttpLoadSpec.fromJSON(object.http) }
         : isSet(object.rr)
         ? { $case: "rr", value: RequestResponseSpec.fromJSON(object.rr) }
+        : isSet(object.disruption)
+        ? { $case: "disruption", value: DisruptionSpec.fromJSON(object.disruption) }
         : undefined,
       hostNetwork: isSet(object.hostNetwork)
         ? globalThis.Boolean(object.hostNetwork)
@@ -8175,6 +8725,8 @@ export const RunClient: MessageFns<RunClient> = {
       obj.http = HttpLoadSpec.toJSON(message.spec.value);
     } else if (message.spec?.$case === "rr") {
       obj.rr = RequestResponseSpec.toJSON(message.spec.value);
+    } else if (message.spec?.$case === "disruption") {
+      obj.disruption = DisruptionSpec.toJSON(message.spec.value);
     }
     if (message.hostNetwork !== false) {
       obj.hostNetwork = message.hostNetwork;
@@ -8208,6 +8760,12 @@ export const RunClient: MessageFns<RunClient> = {
       case "rr": {
         if (object.spec?.value !== undefined && object.spec?.value !== null) {
           message.spec = { $case: "rr", value: RequestResponseSpec.fromPartial(object.spec.value) };
+        }
+        break;
+      }
+      case "disruption": {
+        if (object.spec?.value !== undefined && object.spec?.value !== null) {
+          message.spec = { $case: "disruption", value: DisruptionSpec.fromPartial(object.spec.value) };
         }
         break;
       }
@@ -8447,6 +9005,155 @@ export const RequestResponseSpec: MessageFns<RequestResponseSpec> = {
     message.connections = object.connections ?? 0;
     message.requestBytes = object.requestBytes ?? 0;
     message.responseBytes = object.responseBytes ?? 0;
+    return message;
+  },
+};
+
+function createBaseDisruptionSpec(): DisruptionSpec {
+  return { rate: 0, keptConnections: 0, timeoutMs: 0, binMs: 0, startAtMs: 0 };
+}
+
+export const DisruptionSpec: MessageFns<DisruptionSpec> = {
+  encode(message: DisruptionSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rate !== 0) {
+      writer.uint32(8).uint32(message.rate);
+    }
+    if (message.keptConnections !== 0) {
+      writer.uint32(16).uint32(message.keptConnections);
+    }
+    if (message.timeoutMs !== 0) {
+      writer.uint32(24).uint32(message.timeoutMs);
+    }
+    if (message.binMs !== 0) {
+      writer.uint32(32).uint32(message.binMs);
+    }
+    if (message.startAtMs !== 0) {
+      writer.uint32(40).uint64(message.startAtMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DisruptionSpec {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDisruptionSpec();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.rate = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.keptConnections = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.timeoutMs = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.binMs = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.startAtMs = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DisruptionSpec {
+    return {
+      rate: isSet(object.rate) ? globalThis.Number(object.rate) : 0,
+      keptConnections: isSet(object.keptConnections)
+        ? globalThis.Number(object.keptConnections)
+        : isSet(object.kept_connections)
+        ? globalThis.Number(object.kept_connections)
+        : 0,
+      timeoutMs: isSet(object.timeoutMs)
+        ? globalThis.Number(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? globalThis.Number(object.timeout_ms)
+        : 0,
+      binMs: isSet(object.binMs)
+        ? globalThis.Number(object.binMs)
+        : isSet(object.bin_ms)
+        ? globalThis.Number(object.bin_ms)
+        : 0,
+      startAtMs: isSet(object.startAtMs)
+        ? globalThis.Number(object.startAtMs)
+        : isSet(object.start_at_ms)
+        ? globalThis.Number(object.start_at_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: DisruptionSpec): unknown {
+    const obj: any = {};
+    if (message.rate !== 0) {
+      obj.rate = Math.round(message.rate);
+    }
+    if (message.keptConnections !== 0) {
+      obj.keptConnections = Math.round(message.keptConnections);
+    }
+    if (message.timeoutMs !== 0) {
+      obj.timeoutMs = Math.round(message.timeoutMs);
+    }
+    if (message.binMs !== 0) {
+      obj.binMs = Math.round(message.binMs);
+    }
+    if (message.startAtMs !== 0) {
+      obj.startAtMs = Math.round(message.startAtMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DisruptionSpec>, I>>(base?: I): DisruptionSpec {
+    return DisruptionSpec.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DisruptionSpec>, I>>(object: I): DisruptionSpec {
+    const message = createBaseDisruptionSpec();
+    message.rate = object.rate ?? 0;
+    message.keptConnections = object.keptConnections ?? 0;
+    message.timeoutMs = object.timeoutMs ?? 0;
+    message.binMs = object.binMs ?? 0;
+    message.startAtMs = object.startAtMs ?? 0;
     return message;
   },
 };

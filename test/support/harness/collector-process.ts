@@ -4,7 +4,8 @@
  * real agents on this host connected to it. Shared by the suites that drive the
  * collector from outside, through its REST API.
  */
-import { AGENT_MAIN, COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, waitFor } from '../helpers/procs.js';
+import { startLoopbackAgent } from '../helpers/loopback.js';
+import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, waitFor } from '../helpers/procs.js';
 
 export interface CollectorProcessOptions {
   kubeconfig: string;
@@ -14,42 +15,44 @@ export interface CollectorProcessOptions {
   agents?: string[];
 }
 
-/** Starts the collector (in-memory store) and the agents; resolves once every agent is connected. */
-export async function startCollectorProcess(
-  o: CollectorProcessOptions,
-): Promise<{ collector: Proc; agents: Proc[]; url: string }> {
-  const [grpcPort, httpPort] = await Promise.all([freePort(), freePort()]);
-  const collector = startNode(COLLECTOR_MAIN, [], {
+/**
+ * The collector process (in-memory store, REST on a free loopback port) acting as the ServiceAccount of
+ * `o.kubeconfig`, its agents' gRPC on `grpcListen`, plus `env`; resolves once it answers /healthz.
+ */
+export async function startKubernetesCollector(
+  o: Omit<CollectorProcessOptions, 'agents'>,
+  grpcListen: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ proc: Proc; url: string }> {
+  const httpPort = await freePort();
+  const proc = startNode(COLLECTOR_MAIN, [], {
     CNI_BENCH_KUBERNETES: 'kubeconfig',
     CNI_BENCH_KUBECONFIG: o.kubeconfig,
     CNI_BENCH_NAMESPACE: o.namespace,
     CNI_BENCH_SWEEP_NAMESPACE: o.sweepNamespace,
-    CNI_BENCH_GRPC_LISTEN: `127.0.0.1:${grpcPort}`,
+    CNI_BENCH_GRPC_LISTEN: grpcListen,
     CNI_BENCH_HTTP_HOST: '127.0.0.1',
     CNI_BENCH_HTTP_PORT: String(httpPort),
     CNI_BENCH_DB: ':memory:',
+    ...env,
   });
   const url = `http://127.0.0.1:${httpPort}`;
-  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 20_000).catch(
+  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 30_000).catch(
     (err: Error) => {
-      throw new Error(`${err.message}\n${collector.output()}`);
+      throw new Error(`${err.message}\n${proc.output()}`);
     },
   );
+  return { proc, url };
+}
+
+/** Starts the collector (in-memory store) and the agents; resolves once every agent is connected. */
+export async function startCollectorProcess(
+  o: CollectorProcessOptions,
+): Promise<{ collector: Proc; agents: Proc[]; url: string }> {
+  const grpc = `127.0.0.1:${await freePort()}`;
+  const { proc: collector, url } = await startKubernetesCollector(o, grpc);
   const names = o.agents ?? ['node-a', 'node-b'];
-  const agents = await Promise.all(
-    names.map(async (n) =>
-      startNode(AGENT_MAIN, [
-        '--collector',
-        `127.0.0.1:${grpcPort}`,
-        '--node-name',
-        n,
-        '--pod-ip',
-        '127.0.0.1',
-        '--health-port',
-        String(await freePort()),
-      ]),
-    ),
-  );
+  const agents = await Promise.all(names.map(async (n) => startLoopbackAgent(grpc, n, await freePort())));
   await waitFor(
     `${names.length} agents`,
     async () =>

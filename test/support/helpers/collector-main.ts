@@ -4,7 +4,7 @@
  * requests fetch() would normalise away (`//`, bare `*`, header floods).
  */
 import { connect } from 'node:net';
-import { COLLECTOR_MAIN, type Proc, startNode, waitFor } from './procs.js';
+import { COLLECTOR_MAIN, getJson, type Proc, startNode, waitFor } from './procs.js';
 
 export interface CollectorMain {
   proc: Proc;
@@ -30,6 +30,35 @@ export function collectorArgs(args: string[]): string[] {
   const base: string[] = [];
   for (let i = 0; i < defaults.length; i += 2) if (!given.has(defaults[i]!)) base.push(defaults[i]!, defaults[i + 1]!);
   return [...base, ...args];
+}
+
+/**
+ * Flags for a collector that a test kills and starts again: fixed ports (a restarted collector comes back where
+ * its agents look, on the same store), heartbeats every 500 ms, an agent lost after `livenessMs`; plus `extra`.
+ */
+export function restartableCollectorArgs(
+  o: { grpcListen: string; httpPort: number; db: string; livenessMs: number },
+  extra: string[] = [],
+): string[] {
+  return collectorArgs([
+    '--grpc-listen',
+    o.grpcListen,
+    '--http-port',
+    String(o.httpPort),
+    '--db',
+    o.db,
+    '--heartbeat-interval-ms',
+    '500',
+    '--liveness-timeout-ms',
+    String(o.livenessMs),
+    ...extra,
+  ]);
+}
+
+/** How many agents the collector at `base` (its REST URL) calls connected. */
+export async function connectedAgents(base: string, init?: RequestInit): Promise<number> {
+  return (await getJson(`${base}/v1/agents`, init)).body.agents.filter((a: { connected: boolean }) => a.connected)
+    .length;
 }
 
 /** Starts the collector binary with `collectorArgs(args)` and does not wait: for tests of how it refuses to start. */

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { DIST } from './procs.js';
 
 /** Lab namespaces on the machine; with `labId`, only that lab's (another lab may be running beside it). */
 export function labNamespaces(labId?: string): string[] {
@@ -71,3 +72,22 @@ export function labStateFiles(dir = process.env.CNI_BENCH_RUN_DIR ?? '/run/cni-b
   const files = existsSync(`${dir}/labs`) ? readdirSync(`${dir}/labs`) : [];
   return labId ? files.filter((f) => f === `${labId}.json`) : files;
 }
+
+/**
+ * What one lab left behind: its namespaces and state file, and lab processes of this checkout (agents and
+ * built-in servers; with `anyLoadGenerator`, also every iperf3 and wrk on the machine, which name no lab).
+ * Another checkout's lab may be running beside it, so a test that knows its lab's id asserts only on its own.
+ */
+export function ownLabLeftovers(
+  labId: string,
+  o: { anyLoadGenerator?: boolean } = {},
+): { namespaces: string[]; processes: string[]; stateFiles: string[] } {
+  return {
+    namespaces: labNamespaces(labId),
+    processes: labProcesses().filter((l) => l.includes(DIST) || (o.anyLoadGenerator === true && !l.includes('.js'))),
+    stateFiles: labStateFiles(undefined, labId),
+  };
+}
+
+/** ownLabLeftovers when nothing is left. */
+export const NO_LEFTOVERS = { namespaces: [], processes: [], stateFiles: [] } as const;

@@ -28,6 +28,21 @@ export function startLoopbackCollector(
   );
 }
 
+/** The agent's flags for `node` on this host: pod IP 127.0.0.1, its health port `healthPort`, plus `extra`. */
+export function loopbackAgentArgs(collector: string, node: string, healthPort: number, extra: string[] = []): string[] {
+  return [
+    '--collector',
+    collector,
+    '--node-name',
+    node,
+    '--pod-ip',
+    '127.0.0.1',
+    '--health-port',
+    String(healthPort),
+    ...extra,
+  ];
+}
+
 /** A real agent process for `node`, pod IP 127.0.0.1, its health port `healthPort`, plus `extra` flags. */
 export function startLoopbackAgent(
   collector: string,
@@ -36,19 +51,5 @@ export function startLoopbackAgent(
   extra: string[] = [],
   env: NodeJS.ProcessEnv = {},
 ): Proc {
-  return startNode(
-    AGENT_MAIN,
-    [
-      '--collector',
-      collector,
-      '--node-name',
-      node,
-      '--pod-ip',
-      '127.0.0.1',
-      '--health-port',
-      String(healthPort),
-      ...extra,
-    ],
-    env,
-  );
+  return startNode(AGENT_MAIN, loopbackAgentArgs(collector, node, healthPort, extra), env);
 }

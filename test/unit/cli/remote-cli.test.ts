@@ -85,11 +85,19 @@ test('--collector and the run id are checked before any request (exit 2, flag na
   for (const [args, re] of [
     [['runs', '--collector', 'ftp://x'], /--collector: must be http:\/\/ or https:\/\//],
     [['runs', '--collector', 'http://u:p@host'], /--collector: must not carry credentials/],
-    [['runs'], /--collector: required/],
+    [['runs'], /--collector: none given, and no kubeconfig to find the in-cluster collector with/],
+    [['runs', '--kubeconfig', join(tmp, 'absent')], /--kubeconfig: no such file/],
+    [['runs', '--release', 'Not_A_Release'], /--release: not a release name/],
     [['report', '../etc', '--collector', 'http://127.0.0.1:9'], /RUN: a run id/],
     [['runs', '--collector', 'http://127.0.0.1:9', '--token-file', join(tmp, 'absent')], /--token-file: cannot read/],
   ] as [string[], RegExp][]) {
-    const p = startNode(CLI_MAIN, args, { CNI_BENCH_LOG_LEVEL: 'error', CNI_BENCH_COLLECTOR: '' });
+    // No kubeconfig anywhere: an empty KUBECONFIG and a HOME without ~/.kube/config.
+    const p = startNode(CLI_MAIN, args, {
+      CNI_BENCH_LOG_LEVEL: 'error',
+      CNI_BENCH_COLLECTOR: '',
+      KUBECONFIG: '',
+      HOME: tmp,
+    });
     assert.equal(await p.exited, 2, `${args.join(' ')}: ${p.output()}`);
     assert.match(p.output(), re);
   }

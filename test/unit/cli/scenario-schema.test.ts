@@ -29,7 +29,7 @@ test('the schema describes the fields the collector validates, with their defaul
   assert.equal(s.additionalProperties, false);
   assert.deepEqual(s.properties.rounds, { default: 3, type: 'integer', minimum: 1, maximum: 100 });
   const items = (s.properties.measurements as { items: { oneOf?: unknown[]; anyOf?: unknown[] } }).items;
-  assert.equal((items.oneOf ?? items.anyOf)?.length, 3, 'throughput, http and rr');
+  assert.equal((items.oneOf ?? items.anyOf)?.length, 4, 'throughput, http, rr and disruption');
 });
 
 test('a YAML scenario parses to the same scenario as its JSON twin', async () => {

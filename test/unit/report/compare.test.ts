@@ -18,6 +18,7 @@ import type { Metric, MetricName } from '../../../report/metrics-model.js';
 import type { ReportModel, ReportRow } from '../../../report/report.js';
 import { summarise } from '../../../report/stats.js';
 import { validationMessage } from '../../support/helpers/errors.js';
+import { reportRow } from '../../support/helpers/report-rows.js';
 
 // Report models built by hand: compare.ts is pure logic over them.
 
@@ -45,25 +46,16 @@ function row(
   metrics: Metric[],
   extra: Partial<ReportRow> & { step?: number } = {},
 ): ReportRow {
-  return {
+  return reportRow({
     id,
     measurement,
-    path: 'service',
-    tool: 'wrk',
     toolVersion: '4.2.0',
     value: metrics[0]?.value ?? null,
     unit: metrics[0]?.unit ?? '',
-    status: 'succeeded',
-    error: '',
-    details: {},
-    dnatConnections: null,
-    socketLbTranslated: null,
-    warnings: [],
     rounds: metrics[0]?.perRound.length ?? 0,
     metrics,
-    dataplane: [],
     ...extra,
-  };
+  });
 }
 
 const LAB: ClusterDescription = {

@@ -108,3 +108,37 @@ test('a condition that could not be verified shows its reason and no value', () 
   assert.equal(buildConditions([phases[0] as PhaseRecord], [rows[0] as ReportRow]), undefined);
   assert.doesNotMatch(renderConditions(t as never).join('\n'), /0 policies step/);
 });
+
+test("a condition is compared with its group's adjacent baseline (measured right before it), not the run's first; the paired row is no row of its own", () => {
+  const m = { id: 'http-ka' };
+  const req = { kind: 'networkPolicy', policies: 1 };
+  const np = { group: 'networkPolicy', label: 'networkPolicy x1', request: req };
+  const phases = [
+    phase(0, 'HTTP', { measurement: m }),
+    phase(1, 'HTTP [baseline before networkPolicy]', {
+      measurement: m,
+      condition: { ...np, label: 'baseline before networkPolicy', baseline: true },
+    }),
+    phase(2, 'apply networkPolicy x1', { condition: { action: 'apply', group: 'networkPolicy', request: req } }),
+    phase(3, 'HTTP [networkPolicy x1]', { measurement: m, condition: np }),
+  ];
+  const rows = [
+    row('HTTP', [2000, 2010, 1990]),
+    row('HTTP [baseline before networkPolicy]', [800, 810, 790]),
+    row('apply', null),
+    row('HTTP [networkPolicy x1]', [805, 800, 795]),
+  ];
+  const t = buildConditions(phases, rows);
+  assert.equal(t?.rows.length, 1);
+  const r = t?.rows[0];
+  assert.equal(r?.baseline, 800);
+  assert.equal(r?.baselineFrom, 'adjacent');
+  assert.equal(r?.measurement, 'HTTP');
+  assert.equal(r?.verdict, 'within noise');
+  assert.deepEqual(r?.baselineCi95?.map(Math.round), [775, 825]);
+  // Without it (it failed), the run's first baseline, and the row says so.
+  const failed = [...rows];
+  failed[1] = row('HTTP [baseline before networkPolicy]', null, 'failed', 'agent lost');
+  assert.equal(buildConditions(phases, failed)?.rows[0]?.baselineFrom, 'run');
+  assert.equal(buildConditions(phases, failed)?.rows[0]?.baseline, 2000);
+});

@@ -4,6 +4,7 @@ import { parseProcStatCpus, sumCpus } from '../../../agent/samplers/kernel-cpu.j
 import { DataplaneSample, JobResult, type KernelCpu } from '../../../gen/cnibench/v1/agent.js';
 import { cpuCost, cpuWindow, dataplaneCpu, netOfBaseline, pooled } from '../../../report/cpu-cost.js';
 import { fixture } from '../../support/helpers/fixtures.js';
+import { reportRow } from '../../support/helpers/report-rows.js';
 
 /** A node's KernelCpu as the agent builds it from a captured /proc/stat, restricted to `cpus`. */
 function kernel(file: string, cpus: number[], extra: Partial<KernelCpu> = {}): KernelCpu {
@@ -150,22 +151,7 @@ test('renderCpuCost: the per-unit figure with its interval, the split per side, 
   const { renderCpuCost } = await import('../../../report/cpu-cost-render.js');
   const { summarise } = await import('../../../report/stats.js');
   const side = { system: 0.2, irq: 0, softirq: 0.05, user: 0.5, dataplaneUser: 0.01, agent: 0.003 };
-  const base = {
-    id: 'a',
-    path: 'pod-to-pod',
-    tool: 'iperf3',
-    toolVersion: '',
-    value: 1,
-    unit: 'Gbit/s',
-    status: 'succeeded',
-    error: '',
-    details: {},
-    dnatConnections: null,
-    socketLbTranslated: null,
-    warnings: [],
-    rounds: 3,
-    dataplane: [],
-  };
+  const base = reportRow({ id: 'a', path: 'pod-to-pod', tool: 'iperf3', value: 1, unit: 'Gbit/s', rounds: 3 });
   const lines = renderCpuCost([
     {
       ...base,

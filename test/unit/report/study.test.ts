@@ -12,6 +12,7 @@ import { summarise } from '../../../report/stats.js';
 import { buildStudy, type StudySettings, scaleVerdicts } from '../../../report/study.js';
 import { renderStudyMarkdown } from '../../../report/study-render.js';
 import type { SweepTable } from '../../../report/sweep.js';
+import { reportRow } from '../../support/helpers/report-rows.js';
 
 const rps = (perRound: number[]): Metric => ({
   name: 'rps',
@@ -23,24 +24,15 @@ const rps = (perRound: number[]): Metric => ({
   source: 'rounds-median',
 });
 
-const row = (id: string, measurement: string, perRound: number[]): ReportRow => ({
-  id,
-  measurement,
-  path: 'service',
-  tool: 'wrk',
-  toolVersion: '4.2.0',
-  value: summarise(perRound).median,
-  unit: 'req/s',
-  status: 'succeeded',
-  error: '',
-  details: {},
-  dnatConnections: null,
-  socketLbTranslated: null,
-  warnings: [],
-  rounds: perRound.length,
-  metrics: [rps(perRound)],
-  dataplane: [],
-});
+const row = (id: string, measurement: string, perRound: number[]): ReportRow =>
+  reportRow({
+    id,
+    measurement,
+    toolVersion: '4.2.0',
+    value: summarise(perRound).median,
+    rounds: perRound.length,
+    metrics: [rps(perRound)],
+  });
 
 const desc = (kubeProxyMode: string, cni: string, cniMode = ''): ClusterDescription => ({
   kubernetesVersion: 'v1.37.2',

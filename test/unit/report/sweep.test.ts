@@ -8,6 +8,7 @@ import { DataplaneSample } from '../../../gen/cnibench/v1/agent.js';
 import type { ReportRow } from '../../../report/report.js';
 import { buildSweep, compareSweeps, crossover } from '../../../report/sweep.js';
 import { validationMessage } from '../../support/helpers/errors.js';
+import { reportRow } from '../../support/helpers/report-rows.js';
 
 test("a sweep scenario gets the study's steps and RPS via Service at each step", () => {
   const s = parseScenario({ serviceScale: {} });
@@ -158,24 +159,7 @@ function phase(index: number, detail: unknown, state: PhaseRecord['state'] = 'su
   return { runId: 'r', index, name: `p${index}`, state, error: '', startedMs: 0, endedMs: 0, detail };
 }
 function row(measurement: string, value: number | null): ReportRow {
-  return {
-    id: '',
-    measurement,
-    path: 'service',
-    tool: 'wrk',
-    toolVersion: '',
-    value,
-    unit: 'req/s',
-    status: 'succeeded',
-    error: '',
-    details: {},
-    dnatConnections: null,
-    socketLbTranslated: null,
-    warnings: [],
-    rounds: 1,
-    metrics: [],
-    dataplane: [],
-  };
+  return reportRow({ measurement, value, rounds: 1 });
 }
 
 test('the sweep table takes steps from scale phases and values from the measurements at each step', () => {

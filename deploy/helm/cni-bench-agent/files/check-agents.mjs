@@ -5,6 +5,7 @@
 // token); retries until CHECK_TIMEOUT_SECONDS, then exits 1 naming every node
 // whose agent is missing. Plain Node 24, no dependencies (runs from a ConfigMap).
 import { readFileSync } from 'node:fs';
+import tls from 'node:tls';
 
 const env = (name, fallback) => {
   const v = process.env[name] ?? fallback;
@@ -21,6 +22,12 @@ const selector = env('CHECK_AGENT_SELECTOR');
 const collector = env('CHECK_COLLECTOR_URL').replace(/\/$/, '');
 const restToken = readFileSync(env('CHECK_REST_TOKEN_FILE'), 'utf8').trim();
 const timeoutMs = Number(env('CHECK_TIMEOUT_SECONDS', '120')) * 1000;
+// rest.tls: trust the collector's CA as well as the apiserver's (NODE_EXTRA_CA_CERTS).
+if (process.env.CHECK_COLLECTOR_CA_FILE)
+  tls.setDefaultCACertificates([
+    ...tls.getCACertificates('default'),
+    readFileSync(process.env.CHECK_COLLECTOR_CA_FILE, 'utf8'),
+  ]);
 
 async function get(url, token) {
   const r = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
@@ -50,7 +57,9 @@ for (;;) {
   try {
     last = await check();
   } catch (err) {
-    last = { nodes: [], problems: [err.message] };
+    // fetch() says only "fetch failed": the cause (a refused connection, an untrusted certificate) is the news.
+    const cause = err.cause ? ` (${err.cause.code ?? err.cause.message})` : '';
+    last = { nodes: [], problems: [`${err.message}${cause}`] };
   }
   if (!last.problems.length) {
     console.log(`ok: all ${last.nodes.length} agents connected (${last.nodes.join(', ')})`);

@@ -10,7 +10,7 @@ import { parseScenario } from '../../../../collector/runs/scenario.js';
 import { isCniBenchError } from '../../../../core/errors.js';
 import { LatencyHistogram } from '../../../../core/histogram.js';
 import { SERVER_DATA_PORTS, SERVER_PORTS, SERVER_TOOL_OF } from '../../../../core/tools.js';
-import { RegisterRequest } from '../../../../gen/cnibench/v1/agent.js';
+import { agentEntry } from '../../../support/helpers/agent-entry.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 const spec = { targetHost: '198.18.200.2', targetPort: 12865, durationSeconds: 2 };
@@ -225,25 +225,12 @@ test('registered, with netserver as its server on a known port and a data port, 
 });
 
 function agent(id: string, tools: string[]): AgentEntry {
-  const info = RegisterRequest.fromPartial({
-    nodeName: id,
-    agentName: id,
+  return agentEntry(id, {
     podIp: '10.0.0.1',
     hostIp: '10.1.0.1',
     cpus: 2,
     tools: tools.map((name) => ({ name, version: '1', path: `/usr/bin/${name}` })),
   });
-  return {
-    id,
-    info,
-    lastSeq: 0,
-    ackedSeq: 0,
-    lastSeenMs: 0,
-    connected: true,
-    lost: false,
-    outboxDropped: 0,
-    send: undefined,
-  };
 }
 
 const RR = [

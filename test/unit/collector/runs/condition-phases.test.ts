@@ -11,10 +11,18 @@ test('a condition repeats every measurement after the baseline, between an apply
   const p = phasesOf(s);
   assert.deepEqual(
     p.map((x) => x.name),
-    ['TCP_CRR pod-to-pod', 'apply networkPolicy x1', 'TCP_CRR pod-to-pod [networkPolicy x1]', 'revert networkPolicy'],
+    [
+      'TCP_CRR pod-to-pod',
+      'TCP_CRR pod-to-pod [baseline before networkPolicy]',
+      'apply networkPolicy x1',
+      'TCP_CRR pod-to-pod [networkPolicy x1]',
+      'revert networkPolicy',
+    ],
   );
-  assert.equal(p[1]?.kind, 'condition');
-  assert.equal(p[2]?.kind === 'measure' && p[2].condition?.group, 'networkPolicy');
+  assert.equal(p[1]?.kind === 'measure' && p[1].condition?.baseline, true);
+  assert.equal(p[2]?.kind, 'condition');
+  assert.equal(p[3]?.kind === 'measure' && p[3].condition?.group, 'networkPolicy');
+  assert.equal(p[3]?.kind === 'measure' && p[3].condition?.baseline, undefined);
 });
 
 test('policyCount defaults to 0, 100, 500, 1000 policies, each step applied before its measurements, one revert', () => {
@@ -22,6 +30,7 @@ test('policyCount defaults to 0, 100, 500, 1000 policies, each step applied befo
   const names = phasesOf(s).map((x) => x.name);
   assert.deepEqual(names, [
     'TCP_CRR pod-to-pod',
+    'TCP_CRR pod-to-pod [baseline before policyCount]',
     'apply 0 policies',
     'TCP_CRR pod-to-pod [0 policies]',
     'apply 100 policies',

@@ -11,27 +11,14 @@ import type { AgentEntry } from '../../../../collector/agents/registry.js';
 import { summarizeNode } from '../../../../collector/kubernetes/inventory.js';
 import { planRun } from '../../../../collector/runs/plan.js';
 import { parseScenario } from '../../../../collector/runs/scenario.js';
-import { RegisterRequest } from '../../../../gen/cnibench/v1/agent.js';
+import { agentEntry } from '../../../support/helpers/agent-entry.js';
 
 function agent(id: string): AgentEntry {
-  const info = RegisterRequest.fromPartial({
-    nodeName: id,
-    agentName: id,
+  return agentEntry(id, {
     podIp: '198.18.0.1',
     cpus: 2,
     tools: [{ name: 'iperf3', version: '3.12', path: '/usr/bin/iperf3' }],
   });
-  return {
-    id,
-    info,
-    lastSeq: 0,
-    ackedSeq: 0,
-    lastSeenMs: 0,
-    connected: true,
-    lost: false,
-    outboxDropped: 0,
-    send: undefined,
-  };
 }
 
 const scenario = (extra: object = {}) =>

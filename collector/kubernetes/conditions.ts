@@ -1,0 +1,240 @@
+/**
+ * The cluster's ConditionDriver (core/conditions.ts): NetworkPolicy conditions
+ * made in the run's namespace through the API (policy-objects.ts, the chart's
+ * rbac.networkPolicy.enabled grant) and verified in the dataplane through the
+ * agents (collector/runs/condition-probes.ts): an agent that is neither the
+ * server nor a client must be refused, every client must connect; revert
+ * deletes by the run's label and is verified by the denied agent connecting
+ * again. Hubble, L7 policy and encryption are refused with what cilium-config
+ * says (conditions-cilium.ts). The loop that waits for enforcement is the
+ * lab's (core/policy-verify.ts).
+ */
+import { type CoreV1Api, type KubeConfig, NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
+import type {
+  ConditionDriver,
+  ConditionEvidence,
+  ConditionProbes,
+  ConditionRequest,
+  ConditionTarget,
+} from '../../core/conditions.js';
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import { type PolicyProbeTimes, type ProbeEnd, waitForPolicyWith } from '../../core/policy-verify.js';
+import { encryptionRefusal, hubbleRefusal, l7Refusal } from './conditions-cilium.js';
+import { type Pacer, statusOf } from './pacer.js';
+import { clusterRunPolicies, matchLabelsOf, policySelector } from './policy-objects.js';
+
+/** Where the server agent's verification listener binds (policies do not restrict ports). */
+export const CLUSTER_PROBE_PORT = 39_099;
+
+/** Probes through agents start a process on the agent: a slower fast probe than the lab's. */
+const AGENT_PROBE_TIMES: PolicyProbeTimes = Object.freeze({ fastMs: 500, confirmMs: 2000, pauseMs: 100 });
+
+/** How long enforcement may take per step before the condition fails: 90 s plus 50 ms per policy. */
+function deadlineFor(policies: number): number {
+  return 90_000 + 50 * policies;
+}
+
+export interface ClusterConditionsOptions {
+  /** The run's namespace: the collector's, where the agents run. */
+  namespace: string;
+  agentSelector: string;
+  ciliumNamespace: string;
+  /** The operator's opt-in to change cilium-config (rbac.ciliumConfig.write). */
+  allowCiliumConfigChange: boolean;
+  /** The operator's opt-in to NetworkPolicy conditions (rbac.networkPolicy.enabled grants the calls). */
+  allowNetworkPolicy: boolean;
+  log: Logger;
+}
+
+interface Ends {
+  probes: ConditionProbes;
+  denied: ProbeEnd;
+  serverIp: string;
+}
+
+export class ClusterConditions implements ConditionDriver {
+  private readonly net: NetworkingV1Api;
+  private readonly agents: Record<string, string>;
+
+  constructor(
+    kc: KubeConfig,
+    private readonly core: CoreV1Api,
+    private readonly pacer: Pacer,
+    private readonly o: ClusterConditionsOptions,
+  ) {
+    this.net = kc.makeApiClient(NetworkingV1Api);
+    this.agents = matchLabelsOf(o.agentSelector);
+  }
+
+  get description(): string {
+    return `NetworkPolicy in ${this.o.namespace}, enforced by the cluster's dataplane, verified through the agents`;
+  }
+
+  /** Removes condition policies an earlier collector left behind; returns how many. */
+  async init(): Promise<number> {
+    return this.deleteBy(policySelector());
+  }
+
+  async apply(req: ConditionRequest, target: ConditionTarget, signal: AbortSignal): Promise<ConditionEvidence> {
+    if (req.kind === 'networkPolicy' || req.kind === 'policyCount') {
+      if (!this.o.allowNetworkPolicy)
+        throw new CniBenchError(
+          ErrorCodes.VALIDATION,
+          `${req.kind}: this collector may not create NetworkPolicies (chart value rbac.networkPolicy.enabled=false); helm upgrade with --set rbac.networkPolicy.enabled=true to allow create, list and delete of networkpolicies in ${this.o.namespace} only`,
+          { details: { field: `conditions.${req.kind}` } },
+        );
+      return this.policies(req.policies ?? (req.kind === 'networkPolicy' ? 1 : 0), target, signal);
+    }
+    const config = await this.readCiliumConfig();
+    const ns = this.o.ciliumNamespace;
+    const why =
+      req.kind === 'hubble'
+        ? hubbleRefusal(config, ns, this.o.allowCiliumConfigChange)
+        : req.kind === 'l7Policy'
+          ? l7Refusal(config, ns)
+          : encryptionRefusal(config, ns);
+    throw new CniBenchError(ErrorCodes.VALIDATION, why, { details: { field: `conditions.${req.kind}` } });
+  }
+
+  async revert(req: ConditionRequest, target: ConditionTarget): Promise<ConditionEvidence> {
+    if (req.kind !== 'networkPolicy' && req.kind !== 'policyCount') return { how: 'nothing was applied', facts: {} };
+    const began = Date.now();
+    const deleted = await this.deleteBy(policySelector(target.runId));
+    const apiMs = Date.now() - began;
+    const ends = this.ends(target);
+    const listener = await ends.probes.listen(CLUSTER_PROBE_PORT);
+    try {
+      const open = await waitForPolicyWith(
+        ends.probes.probe,
+        'open',
+        { denied: ends.denied, allowed: ends.probes.allowed, serverIp: ends.serverIp, port: CLUSTER_PROBE_PORT },
+        began,
+        deadlineFor(deleted),
+        undefined,
+        AGENT_PROBE_TIMES,
+      );
+      return {
+        how: `${deleted} NetworkPolicies deleted by the run's label; the denied agent ${ends.denied.name} connects to the server again`,
+        enforcementMs: open.ms,
+        apiMs,
+        facts: { deleted, polls: open.polls },
+      };
+    } finally {
+      await listener.stop();
+    }
+  }
+
+  /** Replaces the run's policies with `n` fresh ones and verifies enforcement; n = 0 verifies that nothing is enforced. */
+  private async policies(n: number, target: ConditionTarget, signal: AbortSignal): Promise<ConditionEvidence> {
+    const ends = this.ends(target);
+    const probeEnds = {
+      denied: ends.denied,
+      allowed: ends.probes.allowed,
+      serverIp: ends.serverIp,
+      port: CLUSTER_PROBE_PORT,
+    };
+    const listener = await ends.probes.listen(CLUSTER_PROBE_PORT, signal);
+    try {
+      const cleared = Date.now();
+      const old = await this.deleteBy(policySelector(target.runId));
+      const wait = (want: 'open' | 'enforced', since: number, deadline: number) =>
+        waitForPolicyWith(ends.probes.probe, want, probeEnds, since, deadline, signal, AGENT_PROBE_TIMES);
+      const open = await wait('open', cleared, deadlineFor(old));
+      if (n === 0)
+        return {
+          how: `no policy selects the agents: the denied agent ${ends.denied.name} connects, as it must`,
+          facts: { policies: 0, deletedBefore: old, openMs: open.ms },
+        };
+      const policies = clusterRunPolicies(this.o.namespace, target.runId, this.agents, target.clientPodIps, n);
+      const began = Date.now();
+      await this.create(policies, signal);
+      const apiMs = Date.now() - began;
+      const on = await wait('enforced', began, deadlineFor(n));
+      const allowed = ends.probes.allowed.map((c) => c.name).join(', ');
+      return {
+        how: `${n} NetworkPolicies in ${this.o.namespace} select the agents: ${ends.denied.name} is blocked (${on.denied}), the clients ${allowed} connect; ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
+        enforcementMs: on.ms,
+        apiMs,
+        facts: {
+          policies: n,
+          afterLastCreateMs: Math.max(0, on.ms - apiMs),
+          denied: ends.denied.name,
+          allowed,
+          polls: on.polls,
+        },
+      };
+    } finally {
+      await listener.stop();
+    }
+  }
+
+  private async create(policies: V1NetworkPolicy[], signal: AbortSignal): Promise<void> {
+    const queue = [...policies];
+    // Fillers in parallel through the pacer, the allow policy last on its own.
+    const last = queue.pop() as V1NetworkPolicy;
+    const one = (p: V1NetworkPolicy) =>
+      this.pacer.run(`create networkpolicy ${this.o.namespace}/${p.metadata?.name}`, () =>
+        this.net.createNamespacedNetworkPolicy({ namespace: this.o.namespace, body: p }),
+      );
+    const worker = async (): Promise<void> => {
+      for (let p = queue.shift(); p; p = queue.shift()) {
+        if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while creating policies');
+        await one(p);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    await one(last);
+  }
+
+  /** Deletes the policies `selector` matches in the run's namespace; returns how many there were. */
+  private async deleteBy(labelSelector: string): Promise<number> {
+    const namespace = this.o.namespace;
+    const list = await this.pacer.run(`list networkpolicies ${namespace}`, () =>
+      this.net.listNamespacedNetworkPolicy({ namespace, labelSelector }),
+    );
+    await Promise.all(
+      list.items.map((p) =>
+        this.pacer.run(`delete networkpolicy ${namespace}/${p.metadata?.name}`, () =>
+          this.net.deleteNamespacedNetworkPolicy({ name: p.metadata?.name ?? '', namespace }).catch((err: unknown) => {
+            if (statusOf(err).status !== 404) throw err;
+          }),
+        ),
+      ),
+    );
+    return list.items.length;
+  }
+
+  /** cilium-config's data; undefined when the cluster has none (no Cilium). */
+  private async readCiliumConfig(): Promise<Record<string, string> | undefined> {
+    const namespace = this.o.ciliumNamespace;
+    try {
+      // Not through the pacer, which wraps the API's status: a 404 here means no Cilium.
+      const cm = await this.core.readNamespacedConfigMap({ name: 'cilium-config', namespace });
+      return cm.data ?? {};
+    } catch (err) {
+      if (statusOf(err).status === 404) return undefined;
+      throw new CniBenchError(
+        ErrorCodes.KUBERNETES,
+        `read configmap ${namespace}/cilium-config: ${statusOf(err).status ?? (err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  private ends(target: ConditionTarget): Ends {
+    const probes = target.probes;
+    if (!probes)
+      throw new CniBenchError(ErrorCodes.INTERNAL, 'a cluster policy condition needs probes through the agents');
+    if (!probes.allowed.length)
+      throw new CniBenchError(ErrorCodes.VALIDATION, 'the run has no client agent to verify a policy with');
+    const denied = probes.others[0];
+    if (!denied)
+      throw new CniBenchError(
+        ErrorCodes.VALIDATION,
+        'a policy condition is verified by an agent that is neither the server nor a client being refused, and every connected agent is one of them: it needs one more node with an agent',
+        { details: { field: 'conditions' } },
+      );
+    return { probes, denied, serverIp: target.serverPodIp };
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Policy verification through the run's agents (core/conditions.ts
+ * ConditionProbes), for collectors that cannot reach into pods themselves (a
+ * cluster): the listener is the built-in tcp-echo server on the server's
+ * agent, and a probe is the built-in tcp-rr client in TCP_CRR mode for the
+ * probe's timeout from the probing agent. A probe that completed a
+ * transaction connected; one whose client never connected was blocked, and
+ * the client's error codes say how (ECONNREFUSED: refused; unreachable; else
+ * a drop, seen as a timeout).
+ */
+import type { ConditionProbes } from '../../core/conditions.js';
+import { asCniBenchError, ErrorCodes } from '../../core/errors.js';
+import type { ProbeEnd, ProbeOutcome } from '../../core/policy-verify.js';
+import { JobState } from '../../gen/cnibench/v1/agent.js';
+import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
+import type { JobTracker } from './job-tracker.js';
+import { type JobSender, type RunContext, runAgents } from './run-context.js';
+
+const READY_TIMEOUT_MS = 20_000;
+/** The client process starts (a Node process on the agent) and reports back: allowed on top of the probe's own time. */
+const PROBE_SLACK_MS = 30_000;
+
+/** Pure: how a failed probe client was blocked, from the job's error message (tcp-rr's errors by code). */
+export function blockedOutcome(message: string): ProbeOutcome {
+  if (/ECONNREFUSED/.test(message)) return 'refused';
+  if (/EHOSTUNREACH|ENETUNREACH|EACCES|EPERM/.test(message)) return 'unreachable';
+  return 'timeout';
+}
+
+export function agentProbes(
+  ctx: RunContext,
+  sender: JobSender,
+  tracker: JobTracker,
+  registry: AgentRegistry,
+): ConditionProbes {
+  const inRun = runAgents(ctx.plan);
+  const end = (a: AgentEntry): ProbeEnd => ({ ns: a.id, name: a.info.podName || a.id });
+  const clients = [ctx.plan.client, ...(ctx.plan.peer ? [ctx.plan.peer] : [])].filter((a) => a !== ctx.plan.server);
+  return {
+    allowed: [...new Set(clients)].map(end),
+    others: registry
+      .available()
+      .filter((a) => !inRun.some((r) => r.id === a.id))
+      .map(end),
+    async listen(port, signal) {
+      const jobId = sender.send(ctx, ctx.plan.server, {
+        $case: 'startServer',
+        value: { tool: 'tcp-echo', port, hostNetwork: false },
+      });
+      await tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, signal);
+      return {
+        stop: async () => {
+          registry.send(ctx.plan.server.id, {
+            body: {
+              $case: 'job',
+              value: {
+                jobId: `${jobId}-stop`,
+                runId: ctx.runId,
+                kind: { $case: 'cancel', value: { jobId, runId: ctx.runId } },
+              },
+            },
+          });
+        },
+      };
+    },
+    async probe(from, ip, port, timeoutMs) {
+      const agent = registry.available().find((a) => a.id === from.ns);
+      if (!agent) return 'unreachable';
+      const jobId = sender.send(ctx, agent, {
+        $case: 'runClient',
+        value: {
+          tool: 'tcp-rr',
+          targetHost: ip,
+          targetPort: port,
+          durationSeconds: timeoutMs / 1000,
+          startAtMs: 0,
+          spec: {
+            $case: 'rr',
+            value: { connectPerTransaction: true, connections: 1, requestBytes: 1, responseBytes: 1 },
+          },
+          hostNetwork: false,
+        },
+      });
+      try {
+        const r = await tracker.waitForResult(jobId, timeoutMs + PROBE_SLACK_MS);
+        const m = r.measurement?.kind;
+        return m?.$case === 'rr' && m.value.transactions > 0 ? 'connected' : 'timeout';
+      } catch (err) {
+        const e = asCniBenchError(err);
+        if (e.code === ErrorCodes.AGENT_LOST || e.code === ErrorCodes.STORE || e.code === ErrorCodes.CANCELLED) throw e;
+        return blockedOutcome(e.message);
+      } finally {
+        tracker.forget(jobId);
+      }
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * Report rows for the unit tests of pure report code (comparisons, sweeps,
+ * the study, CPU cost): one place that knows every field a row has, so a test
+ * names only what it is about.
+ */
+import type { ReportRow } from '../../../report/report.js';
+
+/** A succeeded wrk row through the Service, no rounds or metrics, with `over` on top. */
+export function reportRow(over: Partial<ReportRow>): ReportRow {
+  return {
+    id: '',
+    measurement: '',
+    path: 'service',
+    tool: 'wrk',
+    toolVersion: '',
+    value: null,
+    unit: 'req/s',
+    status: 'succeeded',
+    error: '',
+    details: {},
+    dnatConnections: null,
+    socketLbTranslated: null,
+    warnings: [],
+    rounds: 0,
+    metrics: [],
+    dataplane: [],
+    ...over,
+  };
+}
