@@ -310,11 +310,11 @@ if (values.ramp) {
     process.stdout.write(row(r));
   }
   printStages(rs);
-  if (rs.length >= 2) {
-    const [a, b] = [rs[0]!, rs[rs.length - 1]!];
+  // Each step against the first, side by side (e.g. the workers in the collector's session, then in their own).
+  const [a] = rs;
+  for (const b of a ? rs.slice(1) : [])
     process.stdout.write(
-      `\nack p50 ratio, first step / last step: ${(a.p50 / Math.max(1, b.p50)).toFixed(1)}x (p99 ${(a.p99 / Math.max(1, b.p99)).toFixed(1)}x); collector loop thread waiting for a CPU ${a.loopThreadWait.toFixed(0)} vs ${b.loopThreadWait.toFixed(0)} ms/s; CPU per sample ${a.cpuPerSampleUs} vs ${b.cpuPerSampleUs} µs\n`,
+      `\nack p50, ${a!.agents}x${a!.rate}${a!.shared ? 's' : ''} / ${b.agents}x${b.rate}${b.shared ? 's' : ''}: ${(a!.p50 / Math.max(1, b.p50)).toFixed(1)}x (p99 ${(a!.p99 / Math.max(1, b.p99)).toFixed(1)}x); collector loop thread on a CPU ${a!.loopThreadCpu.toFixed(0)} vs ${b.loopThreadCpu.toFixed(0)} ms/s, waiting for one ${a!.loopThreadWait.toFixed(0)} vs ${b.loopThreadWait.toFixed(0)} ms/s; CPU per sample ${a!.cpuPerSampleUs} vs ${b.cpuPerSampleUs} µs\n`,
     );
-  }
 }
 process.stdout.write(`\nload average at end ${load()}\n`);

@@ -1,9 +1,11 @@
 /**
  * A run's report as one self-contained HTML page: the headline table, bars
  * with intervals per measurement, the sweep's values against the number of
- * Services, and the dataplane's CPU and memory per phase. Pure.
+ * Services, the disruption timelines, and the dataplane's CPU and memory per
+ * phase. Pure.
  */
 import { clusterLabel } from './compare.js';
+import { disruptionCharts } from './disruption-html.js';
 import { htmlText as h } from './escape.js';
 import { dataplaneCharts, num, page, table } from './html-page.js';
 import type { ReportModel } from './report.js';
@@ -97,6 +99,7 @@ export function renderReportHtml(model: ReportModel): string {
     rowsTable(model),
     barsByUnit(runs),
     ...(model.sweep ? ['<h2>Service scale sweep</h2>', sweepChartsOneRun(model.sweep)] : []),
+    ...(model.disruptions ? ['<h2>Disruption timelines</h2>', disruptionCharts(model.disruptions)] : []),
     dataplaneCharts(runs),
   ].join('\n');
   return page(`cni-bench report: ${run.name}`, body);

@@ -115,8 +115,9 @@ export class CollectorClient {
         if (via instanceof CniBenchError) return reject(via);
         const how = this.endpoint.via ? ` through ${this.endpoint.via}` : '';
         const why = `${(err as NodeJS.ErrnoException).code ?? err.message}${via ? `; ${via.message}` : ''}`;
+        const who = this.endpoint.via ? 'collector' : '--collector';
         reject(
-          new CniBenchError(ErrorCodes.NOT_FOUND, `--collector: cannot reach ${this.endpoint.url}${how} (${why})`, {
+          new CniBenchError(ErrorCodes.NOT_FOUND, `${who}: cannot reach ${this.endpoint.url}${how} (${why})`, {
             cause: via ?? err,
             details: { field: '--collector', url: this.endpoint.url },
           }),

@@ -261,7 +261,7 @@ export class CiliumLab {
     const pods = (this.plan.nodes[i]?.pods ?? []).map((p) => p.ip).filter((ip): ip is string => Boolean(ip));
     await agent.endpointsReady(pods, AGENT_READY_TIMEOUT_MS, signal);
     return {
-      restarted: `cilium-agent on ${nodeName} (pid ${old.pid} -> ${agent.pid})`,
+      restarted: `cilium-agent on ${nodeName} (pid ${old.pid}, now ${agent.pid})`,
       stoppedMs,
       readyMs,
       endpointsReadyMs: Date.now() - began,

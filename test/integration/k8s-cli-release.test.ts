@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { CoreV1Api, type KubeConfig, type KubernetesObject, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type KubernetesObject, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { CHART_DIR, helm, kubeConfigFrom, renderChart, serviceAccountKubeconfig } from '../support/harness/apply.js';
 import { containerEnv, podTemplate } from '../support/harness/chart-processes.js';
 import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
@@ -187,7 +187,7 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-test('agents, cluster and runs reach the chart-run collector through --kubeconfig and the release', async (t) => {
+test('agents, cluster and runs reach the chart-run collector through --kubeconfig and the release (or the context namespace)', async (t) => {
   const kube = ['--kubeconfig', users.operator as string, '--namespace', NS];
   const a = await waitFor(
     'both agents connected, seen through the CLI',
@@ -217,9 +217,26 @@ test('agents, cluster and runs reach the chart-run collector through --kubeconfi
   const r = await cli(['runs', ...kube, '--format', 'json']);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), []);
+
+  // No --namespace: the kubeconfig context's namespace; no --release: the chart's default name.
+  const kc = kubeConfigFrom(users.operator as string);
+  const current = kc.getContextObject(kc.getCurrentContext());
+  assert.ok(current);
+  const withNs = new KubeConfig();
+  withNs.loadFromOptions({
+    clusters: kc.getClusters(),
+    users: kc.getUsers(),
+    contexts: [{ ...current, namespace: NS }],
+    currentContext: current.name,
+  });
+  const nsFile = join(tmp, 'operator-in-ns.kubeconfig');
+  writeFileSync(nsFile, withNs.exportConfig(), { mode: 0o600 });
+  const byContext = await cli(['runs', '--format', 'json'], { KUBECONFIG: nsFile });
+  assert.equal(byContext.code, 0, byContext.stderr);
+  assert.deepEqual(JSON.parse(byContext.stdout), []);
 });
 
-test('a run started with KUBECONFIG and the namespace only succeeds, follows progress and reports', {
+test('a run started with KUBECONFIG and the namespace only succeeds, follows progress and reports; report and compare with --release', {
   timeout: 300_000,
 }, async (t) => {
   const scenario = join(tmp, 'scenario.yaml');
@@ -253,6 +270,17 @@ test('a run started with KUBECONFIG and the namespace only succeeds, follows pro
   assert.equal(list.code, 0, list.stderr);
   assert.match(list.stdout, new RegExp(`\\| ${report.run.id} \\| through the release \\| succeeded`));
   t.diagnostic(`cni-bench runs:\n${list.stdout}`);
+  // report and compare read the local store by default: --release (or --context) sends them to the collector.
+  const rel = ['--release', RELEASE, '--namespace', NS];
+  const csv = await cli(['report', report.run.id, ...rel, '--format', 'csv'], { KUBECONFIG: users.operator });
+  assert.equal(csv.code, 0, csv.stderr);
+  assert.match(csv.stdout, /TCP pod-to-pod 1 stream/);
+  const cmp = await cli(['compare', report.run.id, report.run.id, ...rel, '--fail-on', 'worse'], {
+    KUBECONFIG: users.operator,
+  });
+  assert.equal(cmp.code, 0, cmp.stderr);
+  assert.match(cmp.stdout, /TCP pod-to-pod 1 stream/);
+  t.diagnostic(`report row: ${JSON.stringify(report.rows[0]).slice(0, 600)}`);
   t.diagnostic(`run stderr (first lines):\n${run.stderr.split('\n').slice(0, 4).join('\n')}`);
 });
 
@@ -299,7 +327,7 @@ test('what is missing or wrong is named: no release, an unreadable Secret, no po
     assert.equal(ca.code, 1);
     assert.match(
       ca.stderr,
-      /cannot reach https:\/\/127\.0\.0\.1:\d+\/ through a port-forward .*\((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED_CERT)/,
+      /cni-bench: collector: cannot reach https:\/\/127\.0\.0\.1:\d+\/ through a port-forward .*\((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED_CERT)/,
     );
     t.diagnostic(`another CA, exit ${ca.code}: ${ca.stderr.trim()}`);
   } finally {

@@ -227,8 +227,9 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     // Cancelled while the policies are in force: cleanup deletes them and verifies the revert.
     const cancelled = await postRun(url, {
       ...BASE,
-      durationSeconds: 30,
-      rounds: 3,
+      // Short before the apply (the run's baseline and the group's own), and 15 s under the policies to act in.
+      durationSeconds: 15,
+      rounds: 1,
       name: 'cluster policy, cancelled',
       conditions: { networkPolicy: { policies: 4 } },
     });
@@ -252,8 +253,9 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     // SIGTERM while the policies are in force: the collector reverts them before it exits.
     const second = await postRun(url, {
       ...BASE,
-      durationSeconds: 30,
-      rounds: 3,
+      // Short before the apply (the run's baseline and the group's own), and 15 s under the policies to act in.
+      durationSeconds: 15,
+      rounds: 1,
       name: 'cluster policy, SIGTERM',
       conditions: { networkPolicy: { policies: 5 } },
     });

@@ -5,6 +5,7 @@ import {
   base32,
   type LabService,
   renderBase,
+  renderEndpointsChange,
   renderServicesAdd,
   renderServicesDelete,
   sepChain,
@@ -61,6 +62,29 @@ test('delete removes the KUBE-SERVICES rule before flushing and deleting the cha
   const flush = lines.indexOf('-F KUBE-SVC-XPGD46QRK7WJZT7O');
   const drop = lines.indexOf('-X KUBE-SEP-SXIVWICOYRO3J4NJ');
   assert.ok(del > 0 && flush > del && drop > flush, text);
+});
+
+test('an endpoint change is one nat transaction: the Service chain declared again (flushed) and refilled, the gone endpoint chain deleted, KUBE-SERVICES untouched', () => {
+  const two = { ...svc1, endpoints: [...svc1.endpoints, { ip: '10.180.0.2', port: 80 }] };
+  const text = renderEndpointsChange(two, svc1, '10.0.0.0/8');
+  const lines = text.trim().split('\n');
+  assert.deepEqual([lines[0], lines.at(-1)], ['*nat', 'COMMIT']);
+  assert.equal(lines.filter((l) => l === 'COMMIT').length, 1, 'one transaction');
+  assert.ok(lines.includes(`:${svcChain(svc1)} - [0:0]`), 'the Service chain declared again: --noflush flushes it');
+  const gone = sepChain(two, { ip: '10.180.0.2', port: 80 });
+  const kept = sepChain(svc1, { ip: '10.180.0.1', port: 80 });
+  assert.ok(lines.indexOf(`-F ${gone}`) > 0 && lines.indexOf(`-X ${gone}`) > lines.indexOf(`-F ${gone}`));
+  assert.ok(!lines.some((l) => l.includes(`-X ${kept}`)));
+  assert.ok(!lines.some((l) => l.includes('KUBE-SERVICES')), 'the Service stays in KUBE-SERVICES');
+  // What is left for the Service is what adding it with one endpoint writes, minus its KUBE-SERVICES rule.
+  const added = renderServicesAdd([svc1], '10.0.0.0/8')
+    .split('\n')
+    .filter((l) => l.startsWith('-A '));
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('-A ')),
+    added,
+  );
+  assert.ok(!text.includes('--probability'), 'one endpoint left: no random pick');
 });
 
 test("the base has kube-proxy's filter table: KUBE-FORWARD for every forwarded packet, ctstate NEW jumps, the localnet guard", () => {

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { probeStream } from '../../../agent/drivers/probe-stream.js';
+import { JobResult } from '../../../gen/cnibench/v1/agent.js';
 import { type Attempt, binAttempts, parseTimeline, summariseDisruption } from '../../../report/disruption.js';
+import { disruptionCharts } from '../../../report/disruption-html.js';
+import { renderDisruptions } from '../../../report/disruption-render.js';
+import { buildDisruptions, type DisruptionEntry, errorsAfterEvent } from '../../../report/disruption-report.js';
+import type { PhaseRecord, ResultRecord } from '../../../report/records.js';
 import { fixture } from '../../support/helpers/fixtures.js';
 
 test('parseTimeline reads the probe stream of a real run, bin by bin', () => {
@@ -66,4 +72,50 @@ test('summariseDisruption: errors and slow bins after the event, and when the st
     ],
   );
   assert.throws(() => summariseDisruption(t, 50), /event at 50 ms is not inside the timeline/);
+});
+
+test("a run's disruption phases become report entries: the event on the stream's clock, or why there is none; rendered as text and charts", () => {
+  const out = fixture('probe-stream/refused.json');
+  const t = parseTimeline(out);
+  const measurement = probeStream.parse(out, { targetHost: '', targetPort: 1, durationSeconds: 1 });
+  const phase = (index: number, firedMs: number): PhaseRecord => ({
+    runId: 'r',
+    index,
+    name: `phase ${index}`,
+    state: 'succeeded',
+    error: '',
+    startedMs: 1,
+    endedMs: 2,
+    detail: {
+      disruption: { event: 'backend-gone', firedMs, doneMs: firedMs + 7, did: { serverStopped: '198.18.0.5:8179' } },
+    },
+  });
+  const result = (phaseIndex: number): ResultRecord => ({
+    runId: 'r',
+    phaseIndex,
+    agentId: 'n1',
+    warmup: false,
+    result: JobResult.fromPartial({ tool: 'probe-stream', measurement }),
+  });
+  const entries = buildDisruptions(
+    [phase(0, t.startMs + 200), phase(1, t.startMs - 50), phase(2, t.startMs + 200), { ...phase(3, 0), detail: {} }],
+    [result(0), result(1)],
+  );
+  assert.equal(entries.length, 3, 'a phase without an event is no entry');
+  const [ok, early, none] = entries as [DisruptionEntry, DisruptionEntry, DisruptionEntry];
+  assert.equal(ok.summary?.eventAtMs, 200);
+  assert.equal(ok.eventTookMs, 7);
+  assert.equal(
+    errorsAfterEvent(ok),
+    ok.summary?.kinds.reduce((a, k) => a + k.errorsAfter, 0),
+  );
+  assert.match(early.problem ?? '', /event at -50 ms is not inside the timeline/);
+  assert.equal(errorsAfterEvent(early), null);
+  assert.match(none.problem ?? '', /no probe-stream result/);
+  const text = renderDisruptions(entries).join('\n');
+  assert.match(text, /## Disruption: phase 0[\s\S]*serverStopped 198\.18\.0\.5:8179; the control plane took 7 ms/);
+  assert.match(text, /## Disruption: phase 2\n\n[^\n]*\n\nNo timeline: no probe-stream result/);
+  const html = disruptionCharts(entries);
+  assert.equal((html.match(/<svg/g) ?? []).length, 2, 'two charts for the one phase with a timeline');
+  assert.match(html, /class="crossover" data-x="2\.000"/);
 });

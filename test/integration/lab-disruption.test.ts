@@ -1,0 +1,136 @@
+/**
+ * The disruption kind end to end through the real CLI (`cni-bench lab
+ * --scenario`): a 2-node lab on the emulated kube-proxy in iptables mode,
+ * tcp-echo behind one Service in node 0's two pods, the client agent's probe
+ * stream from node 1, and the collector firing, one phase each:
+ * - endpoint-removed: the peer's endpoint out of the Service (one
+ *   iptables-restore transaction per node) and its server stopped;
+ * - backend-gone: the peer's server stopped, its endpoint left in place;
+ * - services-added: 1,000 Services programmed at once.
+ * Each phase's report entry must hold its event inside the stream with a
+ * clean baseline, and its summary must agree with its bins. A gone backend
+ * that stays in the Service fails new connections until the stream's end (the
+ * kernel refuses them: ECONNREFUSED); a removed one, taken out before its
+ * server stops, fails few or none.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { labNamespaces } from '../support/helpers/host-state.js';
+import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
+import { notRoot } from '../support/helpers/root.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'cnib-disruption-lab-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+const SECONDS = 8;
+const EVENT_AT = 3;
+const RATE = 100;
+
+interface KindSummary {
+  kind: 'new' | 'kept';
+  baseline: { errorShare: number; attempts: number };
+  attemptsAfter: number;
+  errorsAfter: number;
+  errorsByReason: Record<string, number>;
+  recoveredAfterMs: number;
+  recovered: boolean;
+}
+interface Bin {
+  attempts: number;
+  errors: Record<string, number>;
+}
+interface Entry {
+  name: string;
+  event: { event: string; firedMs: number; doneMs: number; did: Record<string, unknown> };
+  timeline: { startMs: number; binMs: number; bins: { new: Bin; kept: Bin }[] };
+  summary: { eventAtMs: number; kinds: KindSummary[] };
+}
+
+const errorsOf = (b: Bin): number => Object.values(b.errors).reduce((a, v) => a + v, 0);
+
+/** The summary agrees with the bins, the event is inside the stream after a clean baseline; returns the new-connection summary. */
+function checkEntry(e: Entry): KindSummary {
+  const { timeline: t, summary: s } = e;
+  assert.equal(s.eventAtMs, e.event.firedMs - t.startMs);
+  const first = Math.floor(s.eventAtMs / t.binMs);
+  assert.ok(first >= 10 && first < t.bins.length - 10, `${e.name}: event in bin ${first} of ${t.bins.length}`);
+  const total = t.bins.reduce((a, b) => a + b.new.attempts, 0);
+  assert.ok(total >= RATE * SECONDS * 0.95, `${e.name}: ${total} new-connection attempts of ${RATE * SECONDS}`);
+  for (const k of s.kinds) {
+    const after = t.bins.slice(first).map((b) => b[k.kind]);
+    assert.equal(
+      k.errorsAfter,
+      after.reduce((a, b) => a + errorsOf(b), 0),
+      `${e.name} ${k.kind}: errors after`,
+    );
+    assert.equal(
+      k.attemptsAfter,
+      after.reduce((a, b) => a + b.attempts, 0),
+      `${e.name} ${k.kind}: attempts after`,
+    );
+    assert.equal(k.baseline.errorShare, 0, `${e.name} ${k.kind}: errors before the event`);
+  }
+  return s.kinds.find((k) => k.kind === 'new') as KindSummary;
+}
+
+test('disruption phases on the iptables lab: endpoint removed, backend gone without notice, 1,000 Services added', {
+  skip: notRoot,
+  timeout: 600_000,
+}, async () => {
+  const scenario = join(tmp, 'disruption.json');
+  const phase = (event: string, more = {}) => ({
+    kind: 'disruption',
+    event,
+    durationSeconds: SECONDS,
+    eventAtSeconds: EVENT_AT,
+    rate: RATE,
+    ...more,
+  });
+  writeFileSync(
+    scenario,
+    JSON.stringify({
+      name: 'disruption',
+      cpuBaselineSeconds: 0,
+      measurements: [phase('endpoint-removed'), phase('backend-gone'), phase('services-added', { services: 1000 })],
+    }),
+  );
+  const lab = startNode(CLI_MAIN, ['lab', '--scenario', scenario, '--json', '--db', join(tmp, 'lab.db')]);
+  const code = await lab.exited;
+  assert.equal(code, 0, lab.output());
+  const labId = /"msg":"lab created"[^\n]*"id":"([0-9a-f]+)"/.exec(lab.output())?.[1];
+  const report = JSON.parse(lab.stdout());
+  assert.equal(report.run.state, 'succeeded');
+  const entries = report.disruptions as Entry[];
+  assert.deepEqual(
+    entries.map((e) => e.event.event),
+    ['endpoint-removed', 'backend-gone', 'services-added'],
+  );
+  const [removed, gone, added] = entries.map(checkEntry) as [KindSummary, KindSummary, KindSummary];
+
+  // Gone without notice: the Service still sends half the new connections to a pod whose server is dead.
+  assert.ok(gone.errorsAfter >= 0.2 * gone.attemptsAfter, `backend gone: ${gone.errorsAfter} of ${gone.attemptsAfter}`);
+  assert.deepEqual(Object.keys(gone.errorsByReason), ['ECONNREFUSED']);
+  const g = entries[1] as Entry;
+  const lastTwoSeconds = g.timeline.bins.slice(-20).reduce((a, b) => a + errorsOf(b.new), 0);
+  assert.ok(lastTwoSeconds > 0, 'still failing at the end: nothing removed the endpoint');
+  assert.equal(g.event.did.endpointKept, true);
+
+  // Removed first, stopped after: the rules no longer sent there (a margin for a slow machine's timeouts).
+  assert.ok(
+    removed.errorsAfter <= 0.05 * removed.attemptsAfter,
+    `endpoint removed: ${removed.errorsAfter} of ${removed.attemptsAfter}`,
+  );
+  assert.ok((entries[0] as Entry).event.did.removed);
+
+  assert.equal((entries[2] as Entry).event.did.services, 1000);
+  assert.ok(added.attemptsAfter > 0);
+  // The row's headline is the failed probes from the event on.
+  const rows = report.rows.filter((r: { unit: string }) => r.unit === 'errors after event');
+  assert.equal(rows.length, 3);
+  assert.equal(rows[1].value, gone.errorsAfter + ((g.summary.kinds[1] as KindSummary).errorsAfter ?? 0));
+  assert.ok(labId, 'the lab logged its id');
+  assert.deepEqual(labNamespaces(labId), []);
+});
