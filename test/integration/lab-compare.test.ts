@@ -5,8 +5,10 @@
  * map lookup), and iptables once more, after a short unrecorded warm-up lab
  * (the first lab of a suite measured far off the same settings repeated:
  * 2,577 vs 3,790 req/s in one CI run). The mode change must come out as a
- * significant difference, the repeat as within noise. The noise floor is set
- * to 10%: these are 1 s rounds on 2 shared cores.
+ * significant difference (it reads 4-6x), the repeat as within noise. The
+ * noise floor is set to 20%: these are 1 s rounds on 2 shared cores, and two
+ * fresh labs of the same settings read 3,521 and 3,080 req/s (12.5% apart, p
+ * = 1.2e-6) on a quiet machine in one full-suite run.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -61,7 +63,7 @@ labTest(
       assert.equal(report?.run.state, 'succeeded', JSON.stringify(report?.run));
       ids.push(report?.run.id as string);
     }
-    const cli = startNode(CLI_MAIN, ['compare', ...ids, '--db', db, '--format', 'json', '--noise-floor', '0.1']);
+    const cli = startNode(CLI_MAIN, ['compare', ...ids, '--db', db, '--format', 'json', '--noise-floor', '0.2']);
     assert.equal(await cli.exited, 0, cli.output());
     const table = JSON.parse(cli.stdout());
     const row = table.rows.find(

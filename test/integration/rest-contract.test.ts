@@ -117,6 +117,7 @@ describe('the OpenAPI document', () => {
     resolved = v.resolveRefs();
     const body = doc.paths['/v1/runs'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(body.properties.measurements.items.oneOf.map((m: any) => m.properties.kind.const).sort(), [
+      'disruption',
       'http',
       'rr',
       'throughput',

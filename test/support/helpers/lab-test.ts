@@ -13,8 +13,13 @@ export interface LabTestRun {
   signal: AbortSignal;
 }
 
-export function labTest(name: string, timeoutMs: number, fn: (t: TestContext, run: LabTestRun) => Promise<void>): void {
-  test(name, { skip: notRoot, timeout: timeoutMs }, async (t) => {
+export function labTest(
+  name: string,
+  timeoutMs: number,
+  fn: (t: TestContext, run: LabTestRun) => Promise<void>,
+  skip: string | false = notRoot,
+): void {
+  test(name, { skip, timeout: timeoutMs }, async (t) => {
     const log = createLogger({ component: 'test' }, 'warn');
     const interrupts = trapInterrupts(log);
     try {
