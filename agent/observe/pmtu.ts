@@ -11,8 +11,9 @@
  * something filters ICMP. Parsing and the search are pure; the runner is a few
  * lines at the end.
  */
-import { parseError } from '../../core/errors.js';
+import { asCniBenchError, parseError } from '../../core/errors.js';
 import { netnsAt, runInNetns } from '../../core/netns.js';
+import type { PathMtu } from '../../gen/cnibench/v1/agent.js';
 
 export type DfOutcome =
   | { kind: 'reply' }
@@ -109,4 +110,51 @@ export async function probePathMtu(netnsPath: string, target: string, localMtu: 
     );
     return parsePingDf(r.stdout, r.stderr);
   }, localMtu);
+}
+
+/** Pure: the device of `ip -o route get <target>` (one line; `dev X`), an error naming ip otherwise. */
+export function parseRouteDev(stdout: string): string {
+  const m = /\bdev (\S+)/.exec(stdout);
+  if (!m) throw parseError('ip', stdout, 'no "dev" in ip route get (no route to the target?)');
+  return m[1] as string;
+}
+
+/** Pure: the MTU of `ip -o link show dev X`, an error naming ip otherwise. */
+export function parseLinkMtu(stdout: string): number {
+  const m = /\bmtu (\d+)\b/.exec(stdout);
+  if (!m) throw parseError('ip', stdout, 'no "mtu" in ip link show');
+  return Number(m[1]);
+}
+
+/** Pure: a search's result (or why there is none) as the wire's PathMtu. */
+export function toPathMtu(target: string, r: PmtuResult | Error): PathMtu {
+  if (r instanceof Error)
+    return { target, effectiveMtu: 0, localMtu: 0, blackHole: false, announcedMtu: 0, probes: 0, error: r.message };
+  return {
+    target,
+    effectiveMtu: r.effectiveMtu,
+    localMtu: r.localMtu,
+    blackHole: r.blackHole,
+    announcedMtu: r.announcedMtu ?? 0,
+    probes: r.probes.length,
+    error: '',
+  };
+}
+
+/**
+ * The path MTU from the namespace at `netnsPath` ('' = this one) toward
+ * `target`: the local MTU is the MTU of the interface the route to the target
+ * leaves by, then the DF search. Never throws: a path that cannot be measured
+ * (a Service address that does not answer ping, ICMP filtered) says why.
+ */
+export async function measurePathMtu(netnsPath: string, target: string): Promise<PathMtu> {
+  try {
+    const ns = netnsAt(netnsPath);
+    const route = await runInNetns(ns, 'probe', 'ip', ['-o', 'route', 'get', target]);
+    const dev = parseRouteDev(route.stdout);
+    const link = await runInNetns(ns, 'probe', 'ip', ['-o', 'link', 'show', 'dev', dev]);
+    return toPathMtu(target, await probePathMtu(netnsPath, target, parseLinkMtu(link.stdout)));
+  } catch (err) {
+    return toPathMtu(target, new Error(asCniBenchError(err).message));
+  }
 }
