@@ -24,7 +24,7 @@ function verdict(m: PathMtu): string {
   if (m.blackHole)
     return `**PMTU black hole**: packets above ${m.effectiveMtu} bytes (up to the interface's ${m.localMtu}) are dropped without an ICMP fragmentation-needed`;
   if (m.effectiveMtu < m.localMtu)
-    return `narrower than the interface; ${m.announcedMtu ? `announced ${m.announcedMtu} by ICMP` : 'announced'}`;
+    return `narrower than the interface: ${m.announcedMtu ? `${m.announcedMtu} announced by ${m.announcedFrom ? `${m.announcedFrom} (ICMP fragmentation-needed)` : "the client's own kernel (a route MTU or a cached PMTU)"}` : 'no announcement seen'}`;
   return 'the interface MTU reaches the far end';
 }
 

@@ -47,6 +47,8 @@ export interface PmtuResult {
   blackHole: boolean;
   /** The MTU a hop or the kernel announced, when one did. */
   announcedMtu?: number;
+  /** The hop that announced it (absent: the client's own kernel). */
+  announcedFrom?: string;
   /** Each size probed and what it got, in order. */
   probes: { size: number; outcome: DfOutcome['kind'] }[];
 }
@@ -64,12 +66,16 @@ export async function searchPmtu(
 ): Promise<PmtuResult> {
   const probes: PmtuResult['probes'] = [];
   let announced: number | undefined;
+  let announcedFrom: string | undefined;
   let silentAbove = false;
   const tryOnce = async (size: number): Promise<DfOutcome> => {
     let o = await probe(size);
     for (let i = 1; o.kind === 'silent' && i < silentTries; i++) o = await probe(size);
     probes.push({ size, outcome: o.kind });
-    if (o.kind === 'too-big') announced = o.mtu;
+    if (o.kind === 'too-big') {
+      announced = o.mtu;
+      announcedFrom = o.from;
+    }
     return o;
   };
   if ((await tryOnce(floor)).kind !== 'reply')
@@ -94,6 +100,7 @@ export async function searchPmtu(
     localMtu,
     blackHole,
     ...(announced !== undefined ? { announcedMtu: announced } : {}),
+    ...(announcedFrom !== undefined ? { announcedFrom } : {}),
     probes,
   };
 }
@@ -129,7 +136,16 @@ export function parseLinkMtu(stdout: string): number {
 /** Pure: a search's result (or why there is none) as the wire's PathMtu. */
 export function toPathMtu(target: string, r: PmtuResult | Error): PathMtu {
   if (r instanceof Error)
-    return { target, effectiveMtu: 0, localMtu: 0, blackHole: false, announcedMtu: 0, probes: 0, error: r.message };
+    return {
+      target,
+      effectiveMtu: 0,
+      localMtu: 0,
+      blackHole: false,
+      announcedMtu: 0,
+      probes: 0,
+      error: r.message,
+      announcedFrom: '',
+    };
   return {
     target,
     effectiveMtu: r.effectiveMtu,
@@ -138,6 +154,7 @@ export function toPathMtu(target: string, r: PmtuResult | Error): PathMtu {
     announcedMtu: r.announcedMtu ?? 0,
     probes: r.probes.length,
     error: '',
+    announcedFrom: r.announcedFrom ?? '',
   };
 }
 

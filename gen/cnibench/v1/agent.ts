@@ -308,6 +308,11 @@ export interface PathMtu {
   probes: number;
   /** Why the path was not measured (no echo reply: a Service address, ICMP filtered). */
   error: string;
+  /**
+   * Who announced announced_mtu: a hop's address (its ICMP fragmentation-needed),
+   * or empty for the client's own kernel (a route MTU or a cached PMTU).
+   */
+  announcedFrom: string;
 }
 
 export interface Measurement {
@@ -3421,7 +3426,16 @@ export const JobResult: MessageFns<JobResult> = {
 };
 
 function createBasePathMtu(): PathMtu {
-  return { target: "", effectiveMtu: 0, localMtu: 0, blackHole: false, announcedMtu: 0, probes: 0, error: "" };
+  return {
+    target: "",
+    effectiveMtu: 0,
+    localMtu: 0,
+    blackHole: false,
+    announcedMtu: 0,
+    probes: 0,
+    error: "",
+    announcedFrom: "",
+  };
 }
 
 export const PathMtu: MessageFns<PathMtu> = {
@@ -3446,6 +3460,9 @@ export const PathMtu: MessageFns<PathMtu> = {
     }
     if (message.error !== "") {
       writer.uint32(58).string(message.error);
+    }
+    if (message.announcedFrom !== "") {
+      writer.uint32(66).string(message.announcedFrom);
     }
     return writer;
   },
@@ -3519,6 +3536,14 @@ export const PathMtu: MessageFns<PathMtu> = {
             message.error = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.announcedFrom = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3556,6 +3581,11 @@ export const PathMtu: MessageFns<PathMtu> = {
         : 0,
       probes: isSet(object.probes) ? globalThis.Number(object.probes) : 0,
       error: isSet(object.error) ? globalThis.String(object.error) : "",
+      announcedFrom: isSet(object.announcedFrom)
+        ? globalThis.String(object.announcedFrom)
+        : isSet(object.announced_from)
+        ? globalThis.String(object.announced_from)
+        : "",
     };
   },
 
@@ -3582,6 +3612,9 @@ export const PathMtu: MessageFns<PathMtu> = {
     if (message.error !== "") {
       obj.error = message.error;
     }
+    if (message.announcedFrom !== "") {
+      obj.announcedFrom = message.announcedFrom;
+    }
     return obj;
   },
 
@@ -3597,6 +3630,7 @@ export const PathMtu: MessageFns<PathMtu> = {
     message.announcedMtu = object.announcedMtu ?? 0;
     message.probes = object.probes ?? 0;
     message.error = object.error ?? "";
+    message.announcedFrom = object.announcedFrom ?? "";
     return message;
   },
 };

@@ -12,6 +12,7 @@ const mtu = (p: Partial<PathMtu>): PathMtu => ({
   announcedMtu: 0,
   probes: 10,
   error: '',
+  announcedFrom: '',
   ...p,
 });
 const row = (path: string, pathMtu?: PathMtu): ReportRow =>
@@ -37,7 +38,8 @@ test('one Path MTU line per path and target, the first row that measured it', ()
 test('a black hole is flagged, a narrowed path says who announced it, an unmeasured path says why', () => {
   const text = renderPathMtu([
     row('pod-to-pod', mtu({ effectiveMtu: 1400, blackHole: true })),
-    row('host', mtu({ effectiveMtu: 1400, announcedMtu: 1400 })),
+    row('host', mtu({ effectiveMtu: 1400, announcedMtu: 1400, announcedFrom: '198.18.0.1' })),
+    row('pod-to-pod-vxlan', mtu({ effectiveMtu: 1450, announcedMtu: 1450 })),
     row('service', mtu({ target: '198.18.100.1', effectiveMtu: 0, localMtu: 0, error: 'no reply even at 576 bytes' })),
     row('pod-to-pod-same-node', mtu({})),
   ]).join('\n');
@@ -45,7 +47,11 @@ test('a black hole is flagged, a narrowed path says who announced it, an unmeasu
   assert.match(text, /\| pod-to-pod \| 198\.18\.0\.10 \| 1400 \| 1500 \| \*\*PMTU black hole\*\*: packets above 1400/);
   assert.match(
     text,
-    /\| host \| 198\.18\.0\.10 \| 1400 \| 1500 \| narrower than the interface; announced 1400 by ICMP \|/,
+    /\| host \| 198\.18\.0\.10 \| 1400 \| 1500 \| narrower than the interface: 1400 announced by 198\.18\.0\.1 \(ICMP fragmentation-needed\) \|/,
+  );
+  assert.match(
+    text,
+    /\| pod-to-pod-vxlan \| .* \| 1450 \| 1500 \| narrower than the interface: 1450 announced by the client's own kernel/,
   );
   assert.match(text, /\| service \| 198\.18\.100\.1 \| — \| — \| not measured: no reply even at 576 bytes \|/);
   assert.match(

@@ -69,11 +69,20 @@ test('toPathMtu carries the search, or why there was none, onto the wire', async
       announcedMtu: 0,
       probes: 0,
       error: '',
+      announcedFrom: '',
     },
   );
   assert.equal(toPathMtu('x', hole).probes, hole.probes.length);
   const announced = toPathMtu('x', await searchPmtu(path(1450, false), 1500));
   assert.deepEqual([announced.effectiveMtu, announced.blackHole, announced.announcedMtu], [1450, false, 1450]);
+  const hop = toPathMtu(
+    'x',
+    await searchPmtu(
+      async (b) => (b <= 1400 ? { kind: 'reply' } : { kind: 'too-big', mtu: 1400, from: '198.18.0.1' }),
+      1500,
+    ),
+  );
+  assert.deepEqual([hop.announcedMtu, hop.announcedFrom], [1400, '198.18.0.1']);
   const none = toPathMtu('198.18.0.9', new Error('ping: no reply even at 576 bytes'));
   assert.deepEqual([none.effectiveMtu, none.error], [0, 'ping: no reply even at 576 bytes']);
 });
