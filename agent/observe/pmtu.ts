@@ -11,7 +11,7 @@
  * something filters ICMP. Parsing and the search are pure; the runner is a few
  * lines at the end.
  */
-import { asCniBenchError, parseError } from '../../core/errors.js';
+import { asCniBenchError, CniBenchError, ErrorCodes, parseError } from '../../core/errors.js';
 import { netnsAt, runInNetns } from '../../core/netns.js';
 import type { PathMtu } from '../../gen/cnibench/v1/agent.js';
 
@@ -33,6 +33,13 @@ export function parsePingDf(stdout: string, stderr: string): DfOutcome {
   if (hop) return { kind: 'too-big', mtu: Number(hop[2]), from: hop[1] as string };
   const local = /local error: message too long, mtu=(\d+)/.exec(stderr);
   if (local) return { kind: 'too-big', mtu: Number(local[1]) };
+  const unreachable = /From (\S+) icmp_seq=\d+ (Destination [\w ]*Unreachable)/.exec(stdout);
+  if (unreachable)
+    throw new CniBenchError(
+      ErrorCodes.TOOL_FAILED,
+      `ping: ${unreachable[2]} from ${unreachable[1]}: the target answers no ping (a Service address does not; its path is its backends')`,
+      { details: { tool: 'ping' } },
+    );
   if (/\+\d+ errors/.test(stdout))
     throw parseError('ping', `${stdout}\n${stderr}`, 'an error other than fragmentation-needed');
   return { kind: 'silent' };

@@ -19,6 +19,10 @@ test('parsePingDf reads the outcomes of real DF pings', () => {
   assert.deepEqual(ping('silent'), { kind: 'silent' });
   assert.deepEqual(ping('silent-1400'), { kind: 'silent' });
   assert.throws(() => parsePingDf(fixture('ping/truncated.stdout'), ''), /ping.*packets transmitted/s);
+  assert.throws(
+    () => ping('net-unreachable'),
+    /^CniBenchError: ping: Destination Host Unreachable from 198\.18\.250\.2: the target answers no ping/,
+  );
 });
 
 /** A path of `mtu` whose narrow hop answers (or, `silent`, drops without a word) above it; one lost probe at `lostOnce`. */
