@@ -138,7 +138,7 @@ try {
 }
 const wall = `wall time ${((Date.now() - began) / 1000).toFixed(0)} s (${walls.join('; ')})`;
 const body = [
-  `Overhead conditions per lab dataplane: ${measurements.map((m) => m.id).join(', ')}, ${values.rounds} rounds of ${values.duration} s, one fresh 2-node lab per dataplane, every condition applied, verified in the dataplane, measured and reverted in the same run as its baseline. Load is the 1-minute load average before–after each lab.`,
+  `Overhead conditions per lab dataplane: ${measurements.map((m) => m.id).join(', ')}, ${values.rounds} rounds of ${values.duration} s, one fresh 2-node lab per dataplane, every condition measured beside its own baseline (taken right before it in the same run), applied, verified in the dataplane, left to settle, measured and reverted. The drift control (0 policies) must read within noise. Load is the 1-minute load average before–after each lab.`,
   '',
   ...rows,
   '',

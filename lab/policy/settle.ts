@@ -5,8 +5,10 @@
  * as soon as the probes see the wanted state, and when nothing had to change
  * for the probes (the 0-policies step, where relabelling the pods is all that
  * happened) it returns at once while kube-router resyncs its chains and ipsets
- * or Cilium regenerates endpoints; that is what made the 0-policies drift
- * control read tens of percent "worse" than the baseline. Quiet is the
+ * or Cilium regenerates endpoints. (A suspect for the 0-policies drift
+ * control; in the runs of 2026-12-06 both enforcers were already quiet when
+ * asked, so the drift came from the run's single baseline; docs/conditions.md.)
+ * Quiet is the
  * enforcer processes' CPU (utime + stime from /proc/<pid>/stat) below a share
  * of one core over a window.
  */
