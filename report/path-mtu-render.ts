@@ -38,10 +38,10 @@ export function renderPathMtu(rows: readonly ReportRow[]): string[] {
     '|---|---|---:|---:|---|',
     ...all.map(
       ({ path, mtu }) =>
-        `| ${mdText(path)} | ${mdText(mtu.target)} | ${mtu.error ? '—' : mtu.effectiveMtu} | ${mtu.localMtu || '—'} | ${mdText(verdict(mtu))} |`,
+        `| ${mdText(path)} | ${mdText(mtu.target)}${path === 'service' ? ' (its backend)' : ''} | ${mtu.error ? '—' : mtu.effectiveMtu} | ${mtu.localMtu || '—'} | ${mdText(verdict(mtu))} |`,
     ),
     '',
-    "Path MTU: the largest IP packet that got an echo reply with don't-fragment set, from the client's namespace after its tool ran (once per run and target). A Service address usually answers no ping, so a Service path may show as not measured.",
+    "Path MTU: the largest IP packet that got an echo reply with don't-fragment set, from the client's namespace after its tool ran (once per run and target). A Service path is measured toward its backend, as a Service address answers no ping.",
     '',
   ];
 }

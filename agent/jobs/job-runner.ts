@@ -266,12 +266,13 @@ export class JobRunner {
    */
   private pathMtu(runId: string, spec: RunClient): Promise<PathMtu> {
     const ns = spec.hostNetwork ? this.deps.hostNetns : '';
-    const key = `${runId}\u0000${ns}\u0000${spec.targetHost}`;
+    const target = spec.pathMtuTarget || spec.targetHost;
+    const key = `${runId}\u0000${ns}\u0000${target}`;
     const live = new Set(this.activeRunIds());
     for (const [k, v] of this.pathMtus) if (!live.has(v.runId)) this.pathMtus.delete(k);
     let entry = this.pathMtus.get(key);
     if (!entry) {
-      entry = { runId, mtu: measurePathMtu(ns, spec.targetHost) };
+      entry = { runId, mtu: measurePathMtu(ns, target) };
       this.pathMtus.set(key, entry);
     }
     return entry.mtu;

@@ -749,6 +749,11 @@ export interface RunClient {
     | undefined;
   /** Run in the node's host network namespace instead of the agent's pod. */
   hostNetwork: boolean;
+  /**
+   * Where the agent measures the path MTU after the tool (a Service's backend:
+   * a ClusterIP answers no ping); empty = target_host.
+   */
+  pathMtuTarget?: string | undefined;
 }
 
 export interface ThroughputSpec {
@@ -8777,6 +8782,7 @@ function createBaseRunClient(): RunClient {
     startAtMs: 0,
     spec: undefined,
     hostNetwork: false,
+    pathMtuTarget: undefined,
   };
 }
 
@@ -8813,6 +8819,9 @@ export const RunClient: MessageFns<RunClient> = {
     }
     if (message.hostNetwork !== false) {
       writer.uint32(64).bool(message.hostNetwork);
+    }
+    if (message.pathMtuTarget !== undefined) {
+      writer.uint32(90).string(message.pathMtuTarget);
     }
     return writer;
   },
@@ -8910,6 +8919,14 @@ export const RunClient: MessageFns<RunClient> = {
             message.hostNetwork = reader.bool();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.pathMtuTarget = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8959,6 +8976,11 @@ export const RunClient: MessageFns<RunClient> = {
         : isSet(object.host_network)
         ? globalThis.Boolean(object.host_network)
         : false,
+      pathMtuTarget: isSet(object.pathMtuTarget)
+        ? globalThis.String(object.pathMtuTarget)
+        : isSet(object.path_mtu_target)
+        ? globalThis.String(object.path_mtu_target)
+        : undefined,
     };
   },
 
@@ -8990,6 +9012,9 @@ export const RunClient: MessageFns<RunClient> = {
     }
     if (message.hostNetwork !== false) {
       obj.hostNetwork = message.hostNetwork;
+    }
+    if (message.pathMtuTarget !== undefined) {
+      obj.pathMtuTarget = message.pathMtuTarget;
     }
     return obj;
   },
@@ -9031,6 +9056,7 @@ export const RunClient: MessageFns<RunClient> = {
       }
     }
     message.hostNetwork = object.hostNetwork ?? false;
+    message.pathMtuTarget = object.pathMtuTarget ?? undefined;
     return message;
   },
 };

@@ -53,7 +53,10 @@ test('a black hole is flagged, a narrowed path says who announced it, an unmeasu
     text,
     /\| pod-to-pod-vxlan \| .* \| 1450 \| 1500 \| narrower than the interface: 1450 announced by the client's own kernel/,
   );
-  assert.match(text, /\| service \| 198\.18\.100\.1 \| — \| — \| not measured: no reply even at 576 bytes \|/);
+  assert.match(
+    text,
+    /\| service \| 198\.18\.100\.1 \(its backend\) \| — \| — \| not measured: no reply even at 576 bytes \|/,
+  );
   assert.match(
     text,
     /\| pod-to-pod-same-node \| 198\.18\.0\.10 \| 1500 \| 1500 \| the interface MTU reaches the far end \|/,
