@@ -26,6 +26,18 @@ export function rootLinks(): string {
     .join(',');
 }
 
+/**
+ * Root-namespace links present now that were not in `before` (a rootLinks()
+ * snapshot): what a lab run left. A link that went away meanwhile was another
+ * lab's, which may run beside it, and is no leak.
+ */
+export function addedRootLinks(before: string): string[] {
+  const had = new Set(before.split(','));
+  return rootLinks()
+    .split(',')
+    .filter((l) => l && !had.has(l));
+}
+
 /** Root namespace iptables rules of both backends (counters stripped) and the nftables ruleset. */
 export function rootRules(): string {
   const out: string[] = [];
