@@ -4,6 +4,7 @@ import { renderConditions } from './conditions-render.js';
 import { renderCpuCost } from './cpu-cost-render.js';
 import { renderDisruptions } from './disruption-render.js';
 import { mdText } from './escape.js';
+import { renderPathMtu } from './path-mtu-render.js';
 import type { ReportModel, ReportRow } from './report.js';
 import type { SweepComparison, SweepTable } from './sweep.js';
 import { latencyNote, renderLatencyComparison, stepLatency } from './sweep-latency.js';
@@ -87,6 +88,7 @@ export function renderMarkdown(report: ReportModel): string {
     ...(report.disruptions ? ['', ...renderDisruptions(report.disruptions)] : []),
     '',
     ...renderCpuCost(report.rows),
+    ...renderPathMtu(report.rows),
     ...renderDataplane(report.rows),
     ...renderBpfMemory(report.rows),
   ];

@@ -4,6 +4,7 @@
  * tables, built from rows, and the report, which holds a sweep, do not import
  * each other.
  */
+import type { PathMtu } from '../gen/cnibench/v1/agent.js';
 import type { RowCpu } from './cpu-cost.js';
 import type { Guard } from './guards.js';
 import type { Metric } from './metrics-model.js';
@@ -46,6 +47,8 @@ export interface ReportRow {
   dataplane: NodePhaseSummary[];
   /** Net cores busy per side over the rounds (report/cpu-cost.ts); the per-unit figure is a metric. */
   cpu?: RowCpu;
+  /** The path MTU toward the row's target, measured by the client's agent (agent/observe/pmtu.ts). */
+  pathMtu?: PathMtu;
   /** Why the row has no CPU per unit of work (no baseline, a sample without kernel CPU, a restart). */
   cpuMissing?: string;
 }

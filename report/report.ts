@@ -199,6 +199,7 @@ export function buildReport(
     const cost = phaseCpuCost(p.detail as PhaseCpuDetail, res, byJob);
     if (cost.metric && !invalid) metrics.push(cost.metric);
     const head = invalid ? undefined : metrics[0];
+    const pathMtu = res.find((r) => r.pathMtu)?.pathMtu;
     return {
       id: m.id ?? `phase-${p.index}`,
       measurement: p.name,
@@ -219,6 +220,7 @@ export function buildReport(
       ...(detail.step !== undefined ? { step: detail.step } : {}),
       dataplane: p.startedMs && p.endedMs ? summarisePhase(samples, p.startedMs, p.endedMs) : [],
       ...(cost.cpu ? { cpu: cost.cpu } : cost.missing && res.length ? { cpuMissing: cost.missing } : {}),
+      ...(pathMtu ? { pathMtu } : {}),
     };
   });
   const sweep = buildSweep(phases, rows);

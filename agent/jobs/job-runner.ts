@@ -17,6 +17,7 @@ import {
   type Job,
   JobState,
   type Measurement,
+  type PathMtu,
   type RunClient,
   type ServerUsage,
   type StartServer,
@@ -24,6 +25,7 @@ import {
 import type { ClientSpec } from '../drivers/driver.js';
 import { clientDrivers, serverDrivers } from '../drivers/registry.js';
 import { startClientObserver } from '../observe/client-observer.js';
+import { measurePathMtu } from '../observe/pmtu.js';
 import { readTreeUsage } from '../observe/process-tree.js';
 import type { Outbox } from '../outbox.js';
 import { waitForListen } from '../readiness.js';
@@ -59,6 +61,8 @@ interface RunningServer {
 export class JobRunner {
   private readonly active = new Map<string, Active>();
   private readonly servers = new Map<string, RunningServer>();
+  /** Path MTU per run, namespace and target: measured once per run, after the first round's tool. */
+  private readonly pathMtus = new Map<string, { runId: string; mtu: Promise<PathMtu> }>();
 
   constructor(private readonly deps: JobRunnerDeps) {}
 
@@ -235,6 +239,7 @@ export class JobRunner {
         : e;
     }
     if (measurement.kind?.$case === 'http') measurement.kind.value.keepalive = cs.keepalive ?? true;
+    const pathMtu = measurement.kind?.$case === 'disruption' ? undefined : await this.pathMtu(job.runId, spec);
     this.deps.outbox.push({
       $case: 'result',
       value: {
@@ -249,8 +254,28 @@ export class JobRunner {
         warnings: [],
         observation: seen?.observation as ClientObservation | undefined,
         round: 0,
+        pathMtu,
       },
     });
+  }
+
+  /**
+   * The path MTU toward the client's target, from where the client ran: after
+   * the tool, so its probes never share the wire with a measurement, and once
+   * per run and target (a black hole costs seconds of silent probes).
+   */
+  private pathMtu(runId: string, spec: RunClient): Promise<PathMtu> {
+    const ns = spec.hostNetwork ? this.deps.hostNetns : '';
+    const target = spec.pathMtuTarget || spec.targetHost;
+    const key = `${runId}\u0000${ns}\u0000${target}`;
+    const live = new Set(this.activeRunIds());
+    for (const [k, v] of this.pathMtus) if (!live.has(v.runId)) this.pathMtus.delete(k);
+    let entry = this.pathMtus.get(key);
+    if (!entry) {
+      entry = { runId, mtu: measurePathMtu(ns, target) };
+      this.pathMtus.set(key, entry);
+    }
+    return entry.mtu;
   }
 
   /** One sample now; a one-shot (boundary, sync) reads rules afresh, a periodic one when due. */

@@ -11,8 +11,9 @@
  * something filters ICMP. Parsing and the search are pure; the runner is a few
  * lines at the end.
  */
-import { parseError } from '../../core/errors.js';
+import { asCniBenchError, CniBenchError, ErrorCodes, parseError } from '../../core/errors.js';
 import { netnsAt, runInNetns } from '../../core/netns.js';
+import type { PathMtu } from '../../gen/cnibench/v1/agent.js';
 
 export type DfOutcome =
   | { kind: 'reply' }
@@ -32,6 +33,13 @@ export function parsePingDf(stdout: string, stderr: string): DfOutcome {
   if (hop) return { kind: 'too-big', mtu: Number(hop[2]), from: hop[1] as string };
   const local = /local error: message too long, mtu=(\d+)/.exec(stderr);
   if (local) return { kind: 'too-big', mtu: Number(local[1]) };
+  const unreachable = /From (\S+) icmp_seq=\d+ (Destination [\w ]*Unreachable)/.exec(stdout);
+  if (unreachable)
+    throw new CniBenchError(
+      ErrorCodes.TOOL_FAILED,
+      `ping: ${unreachable[2]} from ${unreachable[1]}: the target answers no ping (a Service address does not; its path is its backends')`,
+      { details: { tool: 'ping' } },
+    );
   if (/\+\d+ errors/.test(stdout))
     throw parseError('ping', `${stdout}\n${stderr}`, 'an error other than fragmentation-needed');
   return { kind: 'silent' };
@@ -46,6 +54,8 @@ export interface PmtuResult {
   blackHole: boolean;
   /** The MTU a hop or the kernel announced, when one did. */
   announcedMtu?: number;
+  /** The hop that announced it (absent: the client's own kernel). */
+  announcedFrom?: string;
   /** Each size probed and what it got, in order. */
   probes: { size: number; outcome: DfOutcome['kind'] }[];
 }
@@ -63,12 +73,16 @@ export async function searchPmtu(
 ): Promise<PmtuResult> {
   const probes: PmtuResult['probes'] = [];
   let announced: number | undefined;
+  let announcedFrom: string | undefined;
   let silentAbove = false;
   const tryOnce = async (size: number): Promise<DfOutcome> => {
     let o = await probe(size);
     for (let i = 1; o.kind === 'silent' && i < silentTries; i++) o = await probe(size);
     probes.push({ size, outcome: o.kind });
-    if (o.kind === 'too-big') announced = o.mtu;
+    if (o.kind === 'too-big') {
+      announced = o.mtu;
+      announcedFrom = o.from;
+    }
     return o;
   };
   if ((await tryOnce(floor)).kind !== 'reply')
@@ -93,6 +107,7 @@ export async function searchPmtu(
     localMtu,
     blackHole,
     ...(announced !== undefined ? { announcedMtu: announced } : {}),
+    ...(announcedFrom !== undefined ? { announcedFrom } : {}),
     probes,
   };
 }
@@ -109,4 +124,61 @@ export async function probePathMtu(netnsPath: string, target: string, localMtu: 
     );
     return parsePingDf(r.stdout, r.stderr);
   }, localMtu);
+}
+
+/** Pure: the device of `ip -o route get <target>` (one line; `dev X`), an error naming ip otherwise. */
+export function parseRouteDev(stdout: string): string {
+  const m = /\bdev (\S+)/.exec(stdout);
+  if (!m) throw parseError('ip', stdout, 'no "dev" in ip route get (no route to the target?)');
+  return m[1] as string;
+}
+
+/** Pure: the MTU of `ip -o link show dev X`, an error naming ip otherwise. */
+export function parseLinkMtu(stdout: string): number {
+  const m = /\bmtu (\d+)\b/.exec(stdout);
+  if (!m) throw parseError('ip', stdout, 'no "mtu" in ip link show');
+  return Number(m[1]);
+}
+
+/** Pure: a search's result (or why there is none) as the wire's PathMtu. */
+export function toPathMtu(target: string, r: PmtuResult | Error): PathMtu {
+  if (r instanceof Error)
+    return {
+      target,
+      effectiveMtu: 0,
+      localMtu: 0,
+      blackHole: false,
+      announcedMtu: 0,
+      probes: 0,
+      error: r.message,
+      announcedFrom: '',
+    };
+  return {
+    target,
+    effectiveMtu: r.effectiveMtu,
+    localMtu: r.localMtu,
+    blackHole: r.blackHole,
+    announcedMtu: r.announcedMtu ?? 0,
+    probes: r.probes.length,
+    error: '',
+    announcedFrom: r.announcedFrom ?? '',
+  };
+}
+
+/**
+ * The path MTU from the namespace at `netnsPath` ('' = this one) toward
+ * `target`: the local MTU is the MTU of the interface the route to the target
+ * leaves by, then the DF search. Never throws: a path that cannot be measured
+ * (a Service address that does not answer ping, ICMP filtered) says why.
+ */
+export async function measurePathMtu(netnsPath: string, target: string): Promise<PathMtu> {
+  try {
+    const ns = netnsAt(netnsPath);
+    const route = await runInNetns(ns, 'probe', 'ip', ['-o', 'route', 'get', target]);
+    const dev = parseRouteDev(route.stdout);
+    const link = await runInNetns(ns, 'probe', 'ip', ['-o', 'link', 'show', 'dev', dev]);
+    return toPathMtu(target, await probePathMtu(netnsPath, target, parseLinkMtu(link.stdout)));
+  } catch (err) {
+    return toPathMtu(target, new Error(asCniBenchError(err).message));
+  }
 }

@@ -274,6 +274,8 @@ export class MeasurePhase {
       startAtMs: Date.now() + START_LEAD_MS,
       spec: clientSpecOf(m),
       hostNetwork: place.clientHostNetwork,
+      // A ClusterIP answers no ping: the path MTU of a Service path is its backend's (agent/observe/pmtu.ts).
+      ...(m.path === 'service' ? { pathMtuTarget: ctx.plan.server.info.podIp } : {}),
     };
     const jobId = this.sender.send(
       ctx,

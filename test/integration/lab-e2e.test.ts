@@ -47,6 +47,8 @@ test('the whole default matrix runs on a 3-node lab with intervals and proves it
     assert.ok(row.dnatConnections !== null, `${row.measurement}: no dataplane samples around the phase`);
     if (row.path === 'service') assert.ok(row.dnatConnections > 0, `${row.measurement} did not cross the DNAT rules`);
     else assert.equal(row.dnatConnections, 0, `${row.measurement} should not touch the Service rules`);
+    // The lab's links are 1500 bytes end to end: DF pings after the tool find it (a Service's toward its backend).
+    assert.deepEqual([row.pathMtu?.effectiveMtu, row.pathMtu?.blackHole], [1500, false], JSON.stringify(row.pathMtu));
   }
   const tools = new Set(report.rows.map((r: any) => r.tool));
   for (const t of ['iperf3', 'wrk', 'fortio', 'http-open-loop'])

@@ -286,6 +286,33 @@ export interface JobResult {
     | undefined;
   /** Which of a measurement's rounds this is (0-based). */
   round: number;
+  /**
+   * The path MTU from the client toward the target, measured with DF pings
+   * after the tool (agent/observe/pmtu.ts); once per run and target.
+   */
+  pathMtu?: PathMtu | undefined;
+}
+
+/** What DF ping probes found on a client's path (agent/observe/pmtu.ts). */
+export interface PathMtu {
+  target: string;
+  /** Largest IP packet that got an echo reply; 0 when not measured (see error). */
+  effectiveMtu: number;
+  /** The MTU of the client's interface toward the target (what it may send). */
+  localMtu: number;
+  /** Larger packets dropped without an ICMP fragmentation-needed. */
+  blackHole: boolean;
+  /** The MTU a hop or the kernel announced, 0 when none did. */
+  announcedMtu: number;
+  /** Probes sent in the search. */
+  probes: number;
+  /** Why the path was not measured (no echo reply: a Service address, ICMP filtered). */
+  error: string;
+  /**
+   * Who announced announced_mtu: a hop's address (its ICMP fragmentation-needed),
+   * or empty for the client's own kernel (a route MTU or a cached PMTU).
+   */
+  announcedFrom: string;
 }
 
 export interface Measurement {
@@ -722,6 +749,11 @@ export interface RunClient {
     | undefined;
   /** Run in the node's host network namespace instead of the agent's pod. */
   hostNetwork: boolean;
+  /**
+   * Where the agent measures the path MTU after the tool (a Service's backend:
+   * a ClusterIP answers no ping); empty = target_host.
+   */
+  pathMtuTarget?: string | undefined;
 }
 
 export interface ThroughputSpec {
@@ -3117,6 +3149,7 @@ function createBaseJobResult(): JobResult {
     warnings: [],
     observation: undefined,
     round: 0,
+    pathMtu: undefined,
   };
 }
 
@@ -3154,6 +3187,9 @@ export const JobResult: MessageFns<JobResult> = {
     }
     if (message.round !== 0) {
       writer.uint32(88).uint32(message.round);
+    }
+    if (message.pathMtu !== undefined) {
+      PathMtu.encode(message.pathMtu, writer.uint32(98).fork()).join();
     }
     return writer;
   },
@@ -3259,6 +3295,14 @@ export const JobResult: MessageFns<JobResult> = {
             message.round = reader.uint32();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.pathMtu = PathMtu.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3310,6 +3354,11 @@ export const JobResult: MessageFns<JobResult> = {
         : [],
       observation: isSet(object.observation) ? ClientObservation.fromJSON(object.observation) : undefined,
       round: isSet(object.round) ? globalThis.Number(object.round) : 0,
+      pathMtu: isSet(object.pathMtu)
+        ? PathMtu.fromJSON(object.pathMtu)
+        : isSet(object.path_mtu)
+        ? PathMtu.fromJSON(object.path_mtu)
+        : undefined,
     };
   },
 
@@ -3348,6 +3397,9 @@ export const JobResult: MessageFns<JobResult> = {
     if (message.round !== 0) {
       obj.round = Math.round(message.round);
     }
+    if (message.pathMtu !== undefined) {
+      obj.pathMtu = PathMtu.toJSON(message.pathMtu);
+    }
     return obj;
   },
 
@@ -3371,6 +3423,219 @@ export const JobResult: MessageFns<JobResult> = {
       ? ClientObservation.fromPartial(object.observation)
       : undefined;
     message.round = object.round ?? 0;
+    message.pathMtu = (object.pathMtu !== undefined && object.pathMtu !== null)
+      ? PathMtu.fromPartial(object.pathMtu)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePathMtu(): PathMtu {
+  return {
+    target: "",
+    effectiveMtu: 0,
+    localMtu: 0,
+    blackHole: false,
+    announcedMtu: 0,
+    probes: 0,
+    error: "",
+    announcedFrom: "",
+  };
+}
+
+export const PathMtu: MessageFns<PathMtu> = {
+  encode(message: PathMtu, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.target !== "") {
+      writer.uint32(10).string(message.target);
+    }
+    if (message.effectiveMtu !== 0) {
+      writer.uint32(16).uint32(message.effectiveMtu);
+    }
+    if (message.localMtu !== 0) {
+      writer.uint32(24).uint32(message.localMtu);
+    }
+    if (message.blackHole !== false) {
+      writer.uint32(32).bool(message.blackHole);
+    }
+    if (message.announcedMtu !== 0) {
+      writer.uint32(40).uint32(message.announcedMtu);
+    }
+    if (message.probes !== 0) {
+      writer.uint32(48).uint32(message.probes);
+    }
+    if (message.error !== "") {
+      writer.uint32(58).string(message.error);
+    }
+    if (message.announcedFrom !== "") {
+      writer.uint32(66).string(message.announcedFrom);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PathMtu {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePathMtu();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.target = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.effectiveMtu = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.localMtu = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.blackHole = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.announcedMtu = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.probes = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.announcedFrom = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PathMtu {
+    return {
+      target: isSet(object.target) ? globalThis.String(object.target) : "",
+      effectiveMtu: isSet(object.effectiveMtu)
+        ? globalThis.Number(object.effectiveMtu)
+        : isSet(object.effective_mtu)
+        ? globalThis.Number(object.effective_mtu)
+        : 0,
+      localMtu: isSet(object.localMtu)
+        ? globalThis.Number(object.localMtu)
+        : isSet(object.local_mtu)
+        ? globalThis.Number(object.local_mtu)
+        : 0,
+      blackHole: isSet(object.blackHole)
+        ? globalThis.Boolean(object.blackHole)
+        : isSet(object.black_hole)
+        ? globalThis.Boolean(object.black_hole)
+        : false,
+      announcedMtu: isSet(object.announcedMtu)
+        ? globalThis.Number(object.announcedMtu)
+        : isSet(object.announced_mtu)
+        ? globalThis.Number(object.announced_mtu)
+        : 0,
+      probes: isSet(object.probes) ? globalThis.Number(object.probes) : 0,
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      announcedFrom: isSet(object.announcedFrom)
+        ? globalThis.String(object.announcedFrom)
+        : isSet(object.announced_from)
+        ? globalThis.String(object.announced_from)
+        : "",
+    };
+  },
+
+  toJSON(message: PathMtu): unknown {
+    const obj: any = {};
+    if (message.target !== "") {
+      obj.target = message.target;
+    }
+    if (message.effectiveMtu !== 0) {
+      obj.effectiveMtu = Math.round(message.effectiveMtu);
+    }
+    if (message.localMtu !== 0) {
+      obj.localMtu = Math.round(message.localMtu);
+    }
+    if (message.blackHole !== false) {
+      obj.blackHole = message.blackHole;
+    }
+    if (message.announcedMtu !== 0) {
+      obj.announcedMtu = Math.round(message.announcedMtu);
+    }
+    if (message.probes !== 0) {
+      obj.probes = Math.round(message.probes);
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.announcedFrom !== "") {
+      obj.announcedFrom = message.announcedFrom;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PathMtu>, I>>(base?: I): PathMtu {
+    return PathMtu.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PathMtu>, I>>(object: I): PathMtu {
+    const message = createBasePathMtu();
+    message.target = object.target ?? "";
+    message.effectiveMtu = object.effectiveMtu ?? 0;
+    message.localMtu = object.localMtu ?? 0;
+    message.blackHole = object.blackHole ?? false;
+    message.announcedMtu = object.announcedMtu ?? 0;
+    message.probes = object.probes ?? 0;
+    message.error = object.error ?? "";
+    message.announcedFrom = object.announcedFrom ?? "";
     return message;
   },
 };
@@ -8517,6 +8782,7 @@ function createBaseRunClient(): RunClient {
     startAtMs: 0,
     spec: undefined,
     hostNetwork: false,
+    pathMtuTarget: undefined,
   };
 }
 
@@ -8553,6 +8819,9 @@ export const RunClient: MessageFns<RunClient> = {
     }
     if (message.hostNetwork !== false) {
       writer.uint32(64).bool(message.hostNetwork);
+    }
+    if (message.pathMtuTarget !== undefined) {
+      writer.uint32(90).string(message.pathMtuTarget);
     }
     return writer;
   },
@@ -8650,6 +8919,14 @@ export const RunClient: MessageFns<RunClient> = {
             message.hostNetwork = reader.bool();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.pathMtuTarget = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8699,6 +8976,11 @@ export const RunClient: MessageFns<RunClient> = {
         : isSet(object.host_network)
         ? globalThis.Boolean(object.host_network)
         : false,
+      pathMtuTarget: isSet(object.pathMtuTarget)
+        ? globalThis.String(object.pathMtuTarget)
+        : isSet(object.path_mtu_target)
+        ? globalThis.String(object.path_mtu_target)
+        : undefined,
     };
   },
 
@@ -8730,6 +9012,9 @@ export const RunClient: MessageFns<RunClient> = {
     }
     if (message.hostNetwork !== false) {
       obj.hostNetwork = message.hostNetwork;
+    }
+    if (message.pathMtuTarget !== undefined) {
+      obj.pathMtuTarget = message.pathMtuTarget;
     }
     return obj;
   },
@@ -8771,6 +9056,7 @@ export const RunClient: MessageFns<RunClient> = {
       }
     }
     message.hostNetwork = object.hostNetwork ?? false;
+    message.pathMtuTarget = object.pathMtuTarget ?? undefined;
     return message;
   },
 };
