@@ -5,10 +5,14 @@
  * map lookup), and iptables once more, after a short unrecorded warm-up lab
  * (the first lab of a suite measured far off the same settings repeated:
  * 2,577 vs 3,790 req/s in one CI run). The mode change must come out as a
- * significant difference (it reads 4-6x), the repeat as within noise. The
- * noise floor is set to 20%: these are 1 s rounds on 2 shared cores, and two
- * fresh labs of the same settings read 3,521 and 3,080 req/s (12.5% apart, p
- * = 1.2e-6) on a quiet machine in one full-suite run.
+ * significant difference (it reads 4-10x), the repeat as within noise. The
+ * noise floor is set to 20%: these are 1 s rounds on 2 shared cores.
+ *
+ * It runs with the long suites (notQuietMachine): on this 2-core machine two
+ * fresh labs of the same settings, at 10,000 Services, read 3,521 then 3,080
+ * req/s (12.5% apart) in one quiet full-suite run and 2,111 then 2,951 (40%
+ * apart) right after lab-e2e, each with a CV under 1% within the lab: the
+ * spread is between labs, not rounds, and a pass/fail test cannot hold it.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +25,7 @@ import { runInLab } from '../../lab/session.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
 import { iptablesLab } from '../support/helpers/lab-options.js';
 import { labTest } from '../support/helpers/lab-test.js';
+import { notQuietMachine } from '../support/helpers/root.js';
 import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-compare-'));
@@ -88,4 +93,5 @@ labTest(
     assert.equal(labIds.length, 4, 'the warm-up lab and three measured');
     for (const id of labIds) assert.deepEqual(labNamespaces(id), [], `lab ${id}`);
   },
+  notQuietMachine,
 );
