@@ -25,8 +25,8 @@ import { runInLab } from '../../lab/session.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
 import { iptablesLab } from '../support/helpers/lab-options.js';
 import { labTest } from '../support/helpers/lab-test.js';
-import { notQuietMachine } from '../support/helpers/root.js';
 import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
+import { notQuietMachine } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-compare-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
