@@ -15,15 +15,16 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CoreV1Api, DiscoveryV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';
 import { createLogger } from '../../core/log.js';
 import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { CILIUM_VERSION } from '../../lab/k8s/tools.js';
 import { Lab } from '../../lab/lab.js';
-import { createAll, kubeConfigFrom, renderChart, serviceAccountKubeconfig } from '../support/harness/apply.js';
+import { kubeConfigFrom } from '../support/harness/apply.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
+import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
@@ -43,27 +44,6 @@ const SCENARIO = {
   measurements: [{ id: 'rr-service', kind: 'rr', path: 'service', mode: 'rr' }],
 };
 
-/** The chart's RBAC for the collector (namespaces the lab already made are kept), and a token for its ServiceAccount. */
-async function collectorIdentity(cp: ControlPlane): Promise<{ kubeconfig: string; sweepNamespace: string }> {
-  const admin = kubeConfigFrom(cp.adminKubeconfig);
-  const core = admin.makeApiClient(CoreV1Api);
-  const existing = new Set((await core.listNamespace()).items.map((n) => n.metadata?.name));
-  const rendered = renderChart(RELEASE, NS);
-  const kinds = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
-  await createAll(
-    admin,
-    rendered.filter(
-      (o: KubernetesObject) => kinds.has(o.kind ?? '') && !(o.kind === 'Namespace' && existing.has(o.metadata?.name)),
-    ),
-  );
-  const deployment = rendered.find((o) => o.kind === 'Deployment') as {
-    spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
-  };
-  const sweepNamespace =
-    deployment.spec.template.spec.containers[0]?.env.find((e) => e.name === 'CNI_BENCH_SWEEP_NAMESPACE')?.value ?? '';
-  return { kubeconfig: await serviceAccountKubeconfig(cp, NS, 'cni-bench-collector'), sweepNamespace };
-}
-
 interface SyncTargetJson {
   kubeServicesRules?: number;
   nftServiceIps?: number;
@@ -81,14 +61,9 @@ test('the collector process in Kubernetes mode against a Cilium lab: Services sy
   let collector: Proc | undefined;
   try {
     const cp = cilium.controlPlane as unknown as ControlPlane;
-    const { kubeconfig, sweepNamespace } = await collectorIdentity(cp);
+    // The chart's RBAC (namespaces the lab already made kept), the sweep namespace, and a token for its ServiceAccount.
+    const { kubeconfig, sweepNamespace } = await chartCollectorIdentity(cp, RELEASE, NS);
     const admin = kubeConfigFrom(cp.adminKubeconfig);
-    await admin
-      .makeApiClient(CoreV1Api)
-      .createNamespace({ body: { metadata: { name: sweepNamespace } } })
-      .catch((err: { code?: number }) => {
-        if (err.code !== 409) throw err;
-      });
     const httpPort = await freePort();
     collector = startNode(COLLECTOR_MAIN, [], {
       CNI_BENCH_KUBERNETES: 'kubeconfig',
