@@ -12,28 +12,23 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
-import { trapInterrupts } from '../../core/interrupts.js';
-import { createLogger } from '../../core/log.js';
+import { after } from 'node:test';
 import { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { readCiliumFeatures } from '../../lab/policy/cilium-status.js';
 import { hubbleServerStatus, hubbleSocket } from '../../lab/policy/hubble-observer.js';
 import { runInLab } from '../../lab/session.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
-import { notRoot } from '../support/helpers/root.js';
+import { labTest } from '../support/helpers/lab-test.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-hubble-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('cilium lab: Hubble off for the baseline, on (observer sees the clients flows, seen-flows moves) for the condition, off again after', {
-  skip: notRoot,
-  timeout: 1_200_000,
-}, async (t) => {
-  const log = createLogger({ component: 'test' }, 'warn');
-  const interrupts = trapInterrupts(log);
-  let labId = '';
-  const offBefore: string[] = [];
-  try {
+labTest(
+  'cilium lab: Hubble off for the baseline, on (observer sees the clients flows, seen-flows moves) for the condition, off again after',
+  1_200_000,
+  async (t, { log, signal }) => {
+    let labId = '';
+    const offBefore: string[] = [];
     const report = await runInLab(
       {
         nodes: 2,
@@ -60,7 +55,7 @@ test('cilium lab: Hubble off for the baseline, on (observer sees the clients flo
         conditions: { hubble: {} },
       },
       log,
-      interrupts.signal,
+      signal,
     );
     assert.ok(report);
     t.diagnostic(`before: ${offBefore.join(', ')}`);
@@ -92,7 +87,5 @@ test('cilium lab: Hubble off for the baseline, on (observer sees the clients flo
     const row = report.conditions?.rows[0];
     assert.ok(row && (row.baseline ?? 0) > 0 && (row.value ?? 0) > 0 && row.verdict, JSON.stringify(row));
     assert.deepEqual(labNamespaces(labId), []);
-  } finally {
-    interrupts.dispose();
-  }
-});
+  },
+);

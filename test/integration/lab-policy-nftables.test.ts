@@ -11,25 +11,20 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
-import { trapInterrupts } from '../../core/interrupts.js';
-import { createLogger } from '../../core/log.js';
+import { after } from 'node:test';
 import { runInLab } from '../../lab/session.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
-import { notRoot } from '../support/helpers/root.js';
+import { labTest } from '../support/helpers/lab-test.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-policy-nft-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('nftables lab with kube-router (iptables-nft): a NetworkPolicy verified, measured beside its baseline, removed; a 0/100 sweep', {
-  skip: notRoot,
-  timeout: 1_200_000,
-}, async (t) => {
-  const log = createLogger({ component: 'test' }, 'warn');
-  const interrupts = trapInterrupts(log);
-  let labId = '';
-  const tables: string[] = [];
-  try {
+labTest(
+  'nftables lab with kube-router (iptables-nft): a NetworkPolicy verified, measured beside its baseline, removed; a 0/100 sweep',
+  1_200_000,
+  async (t, { log, signal }) => {
+    let labId = '';
+    const tables: string[] = [];
     const report = await runInLab(
       {
         nodes: 2,
@@ -58,7 +53,7 @@ test('nftables lab with kube-router (iptables-nft): a NetworkPolicy verified, me
         conditions: { networkPolicy: {}, policyCount: { steps: [0, 100] } },
       },
       log,
-      interrupts.signal,
+      signal,
     );
     assert.ok(report);
     for (const s of report.conditions?.steps ?? [])
@@ -80,7 +75,5 @@ test('nftables lab with kube-router (iptables-nft): a NetworkPolicy verified, me
     for (const r of report.conditions?.rows ?? [])
       assert.ok(!r.error && (r.baseline ?? 0) > 0 && (r.value ?? 0) > 0 && r.verdict, JSON.stringify(r));
     assert.deepEqual(labNamespaces(labId), []);
-  } finally {
-    interrupts.dispose();
-  }
-});
+  },
+);
