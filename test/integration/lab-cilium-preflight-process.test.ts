@@ -17,11 +17,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createLogger } from '../../core/log.js';
-import { run } from '../../core/process.js';
 import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { Lab } from '../../lab/lab.js';
 import { kubeConfigFrom } from '../support/harness/apply.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
+import { lbMapSweep, loadedMax, watchLoadedMax } from '../support/helpers/cilium-lb-map.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
@@ -31,42 +31,9 @@ const NS = 'cni-bench';
 const SMALL = 256;
 const log = createLogger({ test: 'lab-cilium-preflight-process' }, 'warn');
 
-/** 100 Services x (1 endpoint + frontend + wildcard) = 300 entries on top of each node's own: more than 256. */
-const SWEEP = {
-  name: 'preflight sweep through the collector process',
-  durationSeconds: 1,
-  warmupSeconds: 0,
-  rounds: 1,
-  roundSleepSeconds: 0,
-  sampleIntervalMs: 0,
-  serviceScale: { steps: [0, 100], endpointsPerService: 1, syncTimeoutSeconds: 180 },
-  measurements: [{ id: 'crr-service', kind: 'rr', path: 'service', mode: 'crr', tool: 'tcp-rr' }],
-};
+const SWEEP = lbMapSweep('preflight sweep through the collector process');
 
 const FIX = `kubectl -n kube-system patch configmap cilium-config --type merge -p '{"data":{"bpf-lb-map-max":"65536"}}' && kubectl -n kube-system rollout restart daemonset/cilium && kubectl -n kube-system rollout status daemonset/cilium`;
-
-/** Each node's loaded cilium_lb4_services_v2 max_entries, read with bpftool in its cilium-agent's mount namespace. */
-async function loadedMax(cilium: CiliumLab): Promise<number[]> {
-  return Promise.all(
-    cilium.ciliumAgents.map(async (a) => {
-      const out = await run(
-        'nsenter',
-        [
-          `--mount=/proc/${a.pid}/ns/mnt`,
-          '--',
-          'bpftool',
-          'map',
-          'show',
-          'pinned',
-          '/sys/fs/bpf/tc/globals/cilium_lb4_services_v2',
-          '-j',
-        ],
-        { tool: 'bpftool', timeoutMs: 20_000 },
-      ).catch(() => undefined);
-      return out ? (JSON.parse(out.stdout) as { max_entries: number }).max_entries : 0;
-    }),
-  );
-}
 
 async function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string, allow: boolean) {
   const httpPort = await freePort();
@@ -161,18 +128,11 @@ test('the collector process raises bpf-lb-map-max through a rollout only with th
     const second = await startCollector(lab, kubeconfig, sweepNamespace, true);
     collector = second.proc;
     await agentsUp(second.url);
-    const seen = new Set<string>();
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        for (const [i, m] of (await loadedMax(cilium)).entries()) seen.add(`n${i}:${m}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    })();
+    const watch = watchLoadedMax(cilium);
+    const seen = watch.seen;
     const began = Date.now();
     const raised = await sweep(second.url, second.proc);
-    watching = false;
-    await watcher;
+    await watch.stop();
     assert.equal(raised.state, 'succeeded', `${raised.reason}\n${second.proc.output().slice(-4000)}`);
     for (const n of ['n0', 'n1']) assert.ok(seen.has(`${n}:65536`), `${n}'s loaded map read 65536: ${[...seen]}`);
     const out = second.proc.output();
