@@ -20,11 +20,13 @@ import { createLogger } from '../../core/log.js';
 import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { Lab } from '../../lab/lab.js';
 import { kubeConfigFrom } from '../support/harness/apply.js';
+import { startLabKubernetesCollector } from '../support/harness/collector-process.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { lbMapSweep, loadedMax, watchLoadedMax } from '../support/helpers/cilium-lb-map.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
-import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { type Proc, stop } from '../support/helpers/procs.js';
+import { agentsConnected, postRun, runEnded } from '../support/helpers/rest-runs.js';
 import { notLong } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -35,49 +37,17 @@ const SWEEP = lbMapSweep('preflight sweep through the collector process');
 
 const FIX = `kubectl -n kube-system patch configmap cilium-config --type merge -p '{"data":{"bpf-lb-map-max":"65536"}}' && kubectl -n kube-system rollout restart daemonset/cilium && kubectl -n kube-system rollout status daemonset/cilium`;
 
-async function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string, allow: boolean) {
-  const httpPort = await freePort();
-  const proc = startNode(COLLECTOR_MAIN, [], {
-    CNI_BENCH_KUBERNETES: 'kubeconfig',
-    CNI_BENCH_KUBECONFIG: kubeconfig,
-    CNI_BENCH_NAMESPACE: NS,
-    CNI_BENCH_SWEEP_NAMESPACE: sweepNamespace,
+/** The collector process as the chart's ServiceAccount, allowed to change cilium-config or not. */
+function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string, allow: boolean) {
+  return startLabKubernetesCollector({ kubeconfig, namespace: NS, sweepNamespace }, lab, {
     CNI_BENCH_CILIUM_NAMESPACE: 'kube-system',
     CNI_BENCH_ALLOW_CILIUM_CONFIG_CHANGE: String(allow),
-    CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
-    CNI_BENCH_HTTP_HOST: '127.0.0.1',
-    CNI_BENCH_HTTP_PORT: String(httpPort),
-    CNI_BENCH_DB: ':memory:',
-    CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
-    CNI_BENCH_LOG_LEVEL: 'info',
   });
-  const url = `http://127.0.0.1:${httpPort}`;
-  await waitFor(
-    'the collector',
-    async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
-    30_000,
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}\n${proc.output()}`);
-  });
-  return { proc, url };
 }
 
 async function sweep(url: string, proc: Proc): Promise<{ state: string; reason: string }> {
-  const created = await getJson(`${url}/v1/runs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(SWEEP),
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return waitFor(
-    'the run to end',
-    async () => {
-      const r = (await getJson(`${url}/v1/runs/${created.body.id}`)).body;
-      return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-    },
-    800_000,
-    500,
-  ).catch((err: Error) => {
+  const id = await postRun(url, SWEEP);
+  return runEnded(url, id, 800_000).catch((err: Error) => {
     throw new Error(`${err.message}\n${proc.output().slice(-4000)}`);
   });
 }
@@ -106,14 +76,7 @@ test('the collector process raises bpf-lb-map-max through a rollout only with th
     const first = await startCollector(lab, kubeconfig, sweepNamespace, false);
     collector = first.proc;
     lab.startAgents(`unix:${lab.controlSocket}`);
-    const agentsUp = async (url: string) =>
-      waitFor(
-        `${lab.agentCount} agents`,
-        async () =>
-          (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
-          lab.agentCount,
-        90_000,
-      );
+    const agentsUp = (url: string) => agentsConnected(url, lab.agentCount, 90_000);
     await agentsUp(first.url);
     const refused = await sweep(first.url, first.proc);
     assert.equal(refused.state, 'failed');
