@@ -9,29 +9,18 @@ import { planRun } from '../../../../collector/runs/plan.js';
 import { parseScenario } from '../../../../collector/runs/scenario.js';
 import type { ServiceFrontend } from '../../../../core/service-frontend.js';
 import { PEER_ROLE_LABEL } from '../../../../core/tools.js';
-import { Measurement, RegisterRequest } from '../../../../gen/cnibench/v1/agent.js';
+import { Measurement } from '../../../../gen/cnibench/v1/agent.js';
 import { parseTimeline, timelineFromProto } from '../../../../report/disruption.js';
+import { agentEntry } from '../../../support/helpers/agent-entry.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 function agent(id: string, node = id, peer = false): AgentEntry {
-  const info = RegisterRequest.fromPartial({
+  return agentEntry(id, {
     nodeName: node,
-    agentName: id,
     podIp: '198.18.0.1',
     cpus: 2,
     labels: peer ? { [PEER_ROLE_LABEL]: 'peer' } : {},
   });
-  return {
-    id,
-    info,
-    lastSeq: 0,
-    ackedSeq: 0,
-    lastSeenMs: 0,
-    connected: true,
-    lost: false,
-    outboxDropped: 0,
-    send: undefined,
-  };
 }
 
 const frontend = (o: Partial<ServiceFrontend>): ServiceFrontend => ({
