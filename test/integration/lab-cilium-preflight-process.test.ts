@@ -17,12 +17,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createLogger } from '../../core/log.js';
-import type { CiliumLab } from '../../lab/cilium/dataplane.js';
-import { Lab } from '../../lab/lab.js';
+import type { Lab } from '../../lab/lab.js';
 import { kubeConfigFrom } from '../support/harness/apply.js';
 import { startLabKubernetesCollector } from '../support/harness/collector-process.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
-import { lbMapSweep, loadedMax, watchLoadedMax } from '../support/helpers/cilium-lb-map.js';
+import { lbMapSweep, loadedMax, smallLbMapLab, watchLoadedMax } from '../support/helpers/cilium-lb-map.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { type Proc, stop } from '../support/helpers/procs.js';
@@ -56,13 +55,7 @@ test('the collector process raises bpf-lb-map-max through a rollout only with th
   skip: notLong,
   timeout: 1_500_000,
 }, async (t) => {
-  const lab = await Lab.create({
-    nodes: 2,
-    log,
-    proxy: { mode: 'cilium', ciliumConfig: { 'bpf-lb-map-max': String(SMALL) } },
-    shareCpus: true,
-  });
-  const cilium = lab.services as unknown as CiliumLab;
+  const { lab, cilium } = await smallLbMapLab(log, SMALL);
   const id = lab.plan.id;
   let collector: Proc | undefined;
   try {

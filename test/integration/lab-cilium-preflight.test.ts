@@ -17,9 +17,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { type Collector, collectorConfig, startCollector } from '../../collector/index.js';
 import { createLogger } from '../../core/log.js';
-import type { CiliumLab } from '../../lab/cilium/dataplane.js';
-import { Lab } from '../../lab/lab.js';
-import { lbMapSweep, loadedMax, watchLoadedMax } from '../support/helpers/cilium-lb-map.js';
+import { lbMapSweep, loadedMax, smallLbMapLab, watchLoadedMax } from '../support/helpers/cilium-lb-map.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { waitFor } from '../support/helpers/procs.js';
 import { notLong } from '../support/helpers/root.js';
@@ -35,13 +33,7 @@ test('Cilium LB-map preflight: refused with the exact command, then raised, veri
   skip: notLong,
   timeout: 900_000,
 }, async (t) => {
-  const lab = await Lab.create({
-    nodes: 2,
-    log,
-    proxy: { mode: 'cilium', ciliumConfig: { 'bpf-lb-map-max': String(SMALL) } },
-    shareCpus: true,
-  });
-  const cilium = lab.services as unknown as CiliumLab;
+  const { lab, cilium } = await smallLbMapLab(log, SMALL);
   let collector: Collector | undefined;
   const id = lab.plan.id;
   try {

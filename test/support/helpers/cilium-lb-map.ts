@@ -5,8 +5,21 @@
  * that records every size seen while a run goes on, and the sweep whose
  * largest step does not fit a 256-entry map.
  */
+import type { Logger } from '../../../core/log.js';
 import { run } from '../../../core/process.js';
 import type { CiliumLab } from '../../../lab/cilium/dataplane.js';
+import { Lab } from '../../../lab/lab.js';
+
+/** A 2-node `cilium` lab whose cilium-config sets bpf-lb-map-max to `max`, and its Cilium dataplane. */
+export async function smallLbMapLab(log: Logger, max: number): Promise<{ lab: Lab; cilium: CiliumLab }> {
+  const lab = await Lab.create({
+    nodes: 2,
+    log,
+    proxy: { mode: 'cilium', ciliumConfig: { 'bpf-lb-map-max': String(max) } },
+    shareCpus: true,
+  });
+  return { lab, cilium: lab.services as unknown as CiliumLab };
+}
 
 /** 100 Services x (1 endpoint + frontend + wildcard) = 300 entries on top of each node's own: more than 256. */
 export function lbMapSweep(name: string) {
