@@ -67,7 +67,7 @@ export class DisruptionPhase {
     const backends: { agent: AgentEntry; endpoint: ServiceEndpoint; jobId: string; key: string }[] = [];
     for (const agent of [plan.server, ...(plan.peer ? [plan.peer] : [])]) {
       const key = `${agent === plan.server ? '' : 'peer:'}${m.serverTool}@pod:${port}`;
-      const jobId = await this.ensureServer(ctx, agent, m.serverTool, port, key);
+      const jobId = await this.sender.ensureServer(ctx, agent, { tool: m.serverTool, port, hostNetwork: false }, key);
       backends.push({ agent, endpoint: { ip: agent.info.podIp, port }, jobId, key });
     }
     const name = serviceName(`disruption-${index}`);
@@ -154,20 +154,6 @@ export class DisruptionPhase {
     await this.services?.remove(name);
     ctx.services.delete(`disruption-${index}`);
     if (m.event === 'services-added') await this.services?.scale?.setDummyServices(0, 1, ctx.runId);
-  }
-
-  private async ensureServer(ctx: RunContext, agent: AgentEntry, tool: string, port: number, key: string) {
-    const known = ctx.servers.get(key);
-    if (known) return known;
-    const jobId = this.sender.send(ctx, agent, { $case: 'startServer', value: { tool, port, hostNetwork: false } });
-    ctx.servers.set(key, jobId);
-    try {
-      await this.tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, ctx.signal);
-    } catch (err) {
-      ctx.servers.delete(key);
-      throw err;
-    }
-    return jobId;
   }
 }
 
