@@ -53,3 +53,12 @@ export async function applyPolicies<T>(
   const on = await enforced(began);
   return { on, apiMs, afterLastCreateMs: Math.max(0, on.ms - apiMs) };
 }
+
+/** A step's evidence once `n` policies are in force: enforcement time, the API's share, and what the probes saw. */
+export function enforcedEvidence(n: number, r: PoliciesEnforced, denied: string, allowed: string) {
+  return {
+    enforcementMs: r.on.ms,
+    apiMs: r.apiMs,
+    facts: { policies: n, afterLastCreateMs: r.afterLastCreateMs, denied, allowed, polls: r.on.polls },
+  };
+}

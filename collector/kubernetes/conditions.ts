@@ -19,7 +19,7 @@ import type {
 } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { applyPolicies } from '../../core/policy-apply.js';
+import { applyPolicies, enforcedEvidence } from '../../core/policy-apply.js';
 import { type PolicyProbeTimes, type ProbeEnd, waitForPolicyWith } from '../../core/policy-verify.js';
 import { encryptionRefusal, hubbleRefusal, l7Refusal } from './conditions-cilium.js';
 import { type Pacer, statusOf } from './pacer.js';
@@ -147,7 +147,7 @@ export class ClusterConditions implements ConditionDriver {
           how: `no policy selects the agents: the denied agent ${ends.denied.name} connects, as it must`,
           facts: { policies: 0, deletedBefore: old, openMs: open.ms },
         };
-      const { on, apiMs, afterLastCreateMs } = await applyPolicies(
+      const applied = await applyPolicies(
         clusterRunPolicies(this.o.namespace, target.runId, this.agents, target.clientPodIps, n),
         (p) => this.createOne(p),
         (since) => wait('enforced', since, deadlineFor(n)),
@@ -155,16 +155,8 @@ export class ClusterConditions implements ConditionDriver {
       );
       const allowed = ends.probes.allowed.map((c) => c.name).join(', ');
       return {
-        how: `${n} NetworkPolicies in ${this.o.namespace} select the agents: ${ends.denied.name} is blocked (${on.denied}), the clients ${allowed} connect; ${afterLastCreateMs} ms after the last object was created`,
-        enforcementMs: on.ms,
-        apiMs,
-        facts: {
-          policies: n,
-          afterLastCreateMs,
-          denied: ends.denied.name,
-          allowed,
-          polls: on.polls,
-        },
+        how: `${n} NetworkPolicies in ${this.o.namespace} select the agents: ${ends.denied.name} is blocked (${applied.on.denied}), the clients ${allowed} connect; ${applied.afterLastCreateMs} ms after the last object was created`,
+        ...enforcedEvidence(n, applied, ends.denied.name, allowed),
       };
     } finally {
       await listener.stop();

@@ -17,7 +17,7 @@ import {
 import type { ConditionDriver, ConditionEvidence, ConditionRequest, ConditionTarget } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { applyPolicies } from '../../core/policy-apply.js';
+import { applyPolicies, enforcedEvidence } from '../../core/policy-apply.js';
 import { labPodName } from '../cilium/dataplane.js';
 import { LAB_POD_NAMESPACE } from '../cilium/objects.js';
 import type { LabPlan } from '../plan.js';
@@ -212,7 +212,7 @@ export class LabConditions implements ConditionDriver {
           },
           signal,
         );
-      const { on, apiMs, afterLastCreateMs } = await applyPolicies(
+      const applied = await applyPolicies(
         runPolicies(LAB_POD_NAMESPACE, target.runId, n),
         (body) => this.net.createNamespacedNetworkPolicy({ namespace: LAB_POD_NAMESPACE, body }),
         (since) => waitForPolicy('enforced', probeEnds, since, deadlineFor(n), signal),
@@ -220,16 +220,8 @@ export class LabConditions implements ConditionDriver {
       );
       return await this.settled(
         {
-          how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${afterLastCreateMs} ms after the last object was created`,
-          enforcementMs: on.ms,
-          apiMs,
-          facts: {
-            policies: n,
-            afterLastCreateMs,
-            denied: ends.denied.name,
-            allowed: ends.clients.map((c) => c.name).join(','),
-            polls: on.polls,
-          },
+          how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${applied.on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${applied.afterLastCreateMs} ms after the last object was created`,
+          ...enforcedEvidence(n, applied, ends.denied.name, ends.clients.map((c) => c.name).join(',')),
         },
         signal,
       );

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isCniBenchError } from '../../../core/errors.js';
-import { applyPolicies, createAllowLast } from '../../../core/policy-apply.js';
+import { applyPolicies, createAllowLast, enforcedEvidence } from '../../../core/policy-apply.js';
 import type { PolicyState } from '../../../core/policy-verify.js';
 import { sleep } from '../../../core/sleep.js';
 
@@ -83,4 +83,17 @@ test('enforcement is waited for from the first create; the time after the last c
   );
   assert.equal(later.afterLastCreateMs, 500 - later.apiMs);
   assert.equal(later.on.polls, 3);
+});
+
+test("a step's evidence: enforcement time, the API's share and the probes' facts, in that order", () => {
+  const e = enforcedEvidence(
+    3,
+    { on: { ms: 900, denied: 'timeout', allowed: 'connected', polls: 7 }, apiMs: 200, afterLastCreateMs: 700 },
+    'lab-n2-p0',
+    'lab-n1-p0,lab-n0-p1',
+  );
+  assert.equal(
+    JSON.stringify(e),
+    '{"enforcementMs":900,"apiMs":200,"facts":{"policies":3,"afterLastCreateMs":700,"denied":"lab-n2-p0","allowed":"lab-n1-p0,lab-n0-p1","polls":7}}',
+  );
 });
