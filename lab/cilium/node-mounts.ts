@@ -22,6 +22,7 @@
  * lab's cleanup kills it with the rest. The scripts are constants; every value
  * reaches them as a positional argument.
  */
+import { mkdirSync } from 'node:fs';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { type Component, startComponent } from '../k8s/component.js';
 
@@ -73,6 +74,7 @@ export interface NodeMounts {
 
 /** Starts node `nodeNs`'s holder; `runDir` is the host directory bound on its /run, where its log goes too. */
 export function startNodeMounts(runDir: string, cgroupDir: string, nodeNs: string): NodeMounts {
+  mkdirSync(runDir, { recursive: true });
   const proc: Component = startComponent(runDir, 'node-mounts', 'sh', [
     '-c',
     OUTER,
