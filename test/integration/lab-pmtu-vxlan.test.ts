@@ -21,6 +21,7 @@ import { createLogger } from '../../core/log.js';
 import { runInLab } from '../../lab/session.js';
 import { renderPathMtu } from '../../report/path-mtu-render.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
+import { dropFragNeededArgs } from '../support/helpers/icmp-drop.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-pmtu-vxlan-'));
@@ -45,21 +46,7 @@ test('PMTU black hole on the cilium-vxlan path (underlay narrower than the pods 
           const server = lab.plan.nodes[0];
           assert.ok(server);
           execFileSync('ip', ['-n', lab.plan.fabricNs, 'link', 'set', 'dev', `n${server.index}`, 'mtu', '1400']);
-          for (const n of lab.plan.nodes)
-            execFileSync('ip', [
-              'netns',
-              'exec',
-              n.ns,
-              'iptables',
-              '-I',
-              'OUTPUT',
-              '-p',
-              'icmp',
-              '--icmp-type',
-              'fragmentation-needed',
-              '-j',
-              'DROP',
-            ]);
+          for (const n of lab.plan.nodes) execFileSync('ip', dropFragNeededArgs(n.ns, 'iptables'));
         },
       },
       {

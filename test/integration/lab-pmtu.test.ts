@@ -14,6 +14,7 @@ import { createLogger } from '../../core/log.js';
 import { run } from '../../core/process.js';
 import { Lab } from '../../lab/lab.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
+import { dropFragNeededArgs } from '../support/helpers/icmp-drop.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const ipIn = (ns: string, args: string[]) => run('ip', ['-n', ns, ...args], { tool: 'ip' });
@@ -47,20 +48,7 @@ test('PMTU: the effective MTU of a path, and a black hole flagged when ICMP frag
     t.diagnostic(`uplink 1400: ${JSON.stringify({ ...narrow, probes: narrow.probes.length })}`);
     assert.deepEqual([narrow.effectiveMtu, narrow.blackHole, narrow.announcedMtu], [1400, false, 1400]);
 
-    await run('ip', [
-      'netns',
-      'exec',
-      client.ns,
-      'iptables-legacy',
-      '-I',
-      'OUTPUT',
-      '-p',
-      'icmp',
-      '--icmp-type',
-      'fragmentation-needed',
-      '-j',
-      'DROP',
-    ]);
+    await run('ip', dropFragNeededArgs(client.ns, 'iptables-legacy'));
     await freshCache();
     const hole = await probePathMtu(from, target, 1500);
     t.diagnostic(`ICMP dropped: ${JSON.stringify(hole)}`);
