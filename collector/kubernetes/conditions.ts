@@ -20,7 +20,9 @@ import type {
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { type PolicyProbeTimes, type ProbeEnd, waitForPolicyWith } from '../../core/policy-verify.js';
+import { CiliumConfig } from './cilium-config.js';
 import { encryptionRefusal, hubbleRefusal, l7Refusal } from './conditions-cilium.js';
+import { ClusterHubble } from './conditions-hubble.js';
 import { type Pacer, statusOf } from './pacer.js';
 import { clusterRunPolicies, matchLabelsOf, policySelector } from './policy-objects.js';
 
@@ -56,6 +58,8 @@ interface Ends {
 export class ClusterConditions implements ConditionDriver {
   private readonly net: NetworkingV1Api;
   private readonly agents: Record<string, string>;
+  /** Hubble on against off with the cilium-config opt-in (conditions-hubble.ts). */
+  private readonly hubble: ClusterHubble;
 
   constructor(
     kc: KubeConfig,
@@ -65,6 +69,16 @@ export class ClusterConditions implements ConditionDriver {
   ) {
     this.net = kc.makeApiClient(NetworkingV1Api);
     this.agents = matchLabelsOf(o.agentSelector);
+    this.hubble = new ClusterHubble(
+      new CiliumConfig(kc, core, pacer, o.ciliumNamespace, o.log),
+      o.ciliumNamespace,
+      o.log,
+    );
+  }
+
+  /** With the cilium-config opt-in: puts back enable-hubble a collector that died with Hubble on left changed. */
+  recoverHubble(): Promise<boolean> {
+    return this.hubble.recover();
   }
 
   get description(): string {
@@ -86,6 +100,7 @@ export class ClusterConditions implements ConditionDriver {
         );
       return this.policies(req.policies ?? (req.kind === 'networkPolicy' ? 1 : 0), target, signal);
     }
+    if (req.kind === 'hubble' && this.o.allowCiliumConfigChange) return this.hubble.apply(target, signal);
     const config = await this.readCiliumConfig();
     const ns = this.o.ciliumNamespace;
     const why =
@@ -98,6 +113,7 @@ export class ClusterConditions implements ConditionDriver {
   }
 
   async revert(req: ConditionRequest, target: ConditionTarget): Promise<ConditionEvidence> {
+    if (req.kind === 'hubble') return this.hubble.revert(target);
     if (req.kind !== 'networkPolicy' && req.kind !== 'policyCount') return { how: 'nothing was applied', facts: {} };
     const began = Date.now();
     const deleted = await this.deleteBy(policySelector(target.runId));
