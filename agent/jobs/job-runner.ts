@@ -298,7 +298,10 @@ export class JobRunner {
    */
   private async sampleHubble(job: Job, q: HubbleQuery): Promise<void> {
     const notFound: string[] = [];
-    const agent = await this.deps.sampler.ciliumAgent(notFound);
+    const agent = await this.deps.sampler.ciliumAgent(notFound).catch((err: unknown) => {
+      notFound.push(asCniBenchError(err).message);
+      return undefined;
+    });
     const { readHubble } = await import('../observe/hubble-reader.js');
     const hubble = await readHubble(this.deps.nodeName ?? '', agent, q, notFound);
     this.deps.outbox.push({
