@@ -78,12 +78,18 @@ test('flows count only when the counter moved and every client has a flow to the
 });
 
 /** A cluster whose agents read what enable-hubble last rolled out says; `seesTraffic` false: the observer never counts. */
-function fakeCluster(initial: string | undefined, seesTraffic = true) {
+function fakeCluster(
+  initial: string | undefined,
+  seesTraffic = true,
+  clients: Record<string, string> = { 'agent-1': CLIENT },
+) {
   const config: Record<string, string> = initial === undefined ? {} : { 'enable-hubble': initial };
   const calls: string[] = [];
   let rolled = config['enable-hubble'] === 'true';
   let seen = 0;
   let annotation: string | undefined;
+  /** The observer's last flows to the server come from the client that probed last (a burst fills them). */
+  let lastFrom = '';
   const cluster: HubbleCluster = {
     read: async () => ({ ...config }),
     readAnnotation: async () => annotation,
@@ -100,11 +106,12 @@ function fakeCluster(initial: string | undefined, seesTraffic = true) {
     },
   };
   const probes: ConditionProbes = {
-    allowed: [{ ns: 'agent-1', name: 'agent-1' }],
+    allowed: Object.keys(clients).map((c) => ({ ns: c, name: c })),
     others: [],
     listen: async () => ({ stop: async () => {} }),
-    probe: async () => {
+    probe: async (from) => {
       if (rolled && seesTraffic) seen += 12;
+      lastFrom = clients[from.name] ?? '';
       return 'connected';
     },
     hubble: async () =>
@@ -114,14 +121,14 @@ function fakeCluster(initial: string | undefined, seesTraffic = true) {
               a,
               {
                 seenFlows: seen,
-                flows: a === 'agent-0' && seen ? [{ source: CLIENT, destination: SERVER, verdict: 1 }] : [],
+                flows: a === 'agent-0' && seen ? [{ source: lastFrom, destination: SERVER, verdict: 1 }] : [],
               },
               a === 'agent-0',
             )
           : node(a, { state: 'Disabled', observerAnswered: false, errors: ['no Hubble socket'] }, a === 'agent-0'),
       ),
   };
-  const target: ConditionTarget = { runId: 'r1', serverPodIp: SERVER, clientPodIps: [CLIENT], probes };
+  const target: ConditionTarget = { runId: 'r1', serverPodIp: SERVER, clientPodIps: Object.values(clients), probes };
   return { cluster, calls, target, config, annotation: () => annotation };
 }
 
@@ -131,7 +138,7 @@ test('apply sets enable-hubble with the value before marked, rolls Cilium and ve
   const on = await h.apply(f.target, new AbortController().signal);
   assert.match(
     on.how,
-    /observer on agent-0 counted 24 new flows and GetFlows returns 1 flows to 10\.0\.1\.5 from 10\.0\.2\.7/,
+    /observer on agent-0 counted 12 new flows and GetFlows, read after each client's burst, returned 1 flows to 10\.0\.1\.5 from 10\.0\.2\.7/,
   );
   assert.equal(f.annotation(), 'false');
   const off = await h.revert(f.target);
@@ -169,4 +176,10 @@ test('already on is refused (no off to compare); an observer that never sees the
   );
   await h.revert(blind.target);
   assert.deepEqual(blind.config, { 'enable-hubble': 'false' });
+});
+
+test("every client's flows are found although each burst pushes the one before out of GetFlows' last flows", async () => {
+  const f = fakeCluster('false', true, { 'agent-1': CLIENT, 'agent-peer-0': '10.0.1.9' });
+  const on = await new ClusterHubble(f.cluster, 'kube-system', log).apply(f.target, new AbortController().signal);
+  assert.match(on.how, /counted 24 new flows .* returned 2 flows to 10\.0\.1\.5 from 10\.0\.2\.7, 10\.0\.1\.9$/);
 });
