@@ -171,7 +171,10 @@ test('cluster Hubble through the collector process: on (every node Ok, flows cou
     const apply = steps.find((s) => s.group === 'hubble' && s.action === 'apply');
     assert.equal(apply?.status, 'succeeded', apply?.how);
     assert.match(apply?.how ?? '', /^Hubble on in every agent's node \(.*: Ok.*daemonset\/cilium rolled in \d+ ms/);
-    const counted = /counted (\d+) new flows and GetFlows, read after each client's burst, returned (\d+) flows to \S+ from \S+/.exec(apply?.how ?? '');
+    const counted =
+      /counted (\d+) new flows and GetFlows, read after each client's burst, returned (\d+) flows to \S+ from \S+/.exec(
+        apply?.how ?? '',
+      );
     assert.ok(counted && Number(counted[1]) > 0 && Number(counted[2]) > 0, apply?.how);
     const revert = steps.find((s) => s.group === 'hubble' && s.action === 'revert');
     assert.equal(revert?.status, 'succeeded', revert?.how);
