@@ -10,8 +10,10 @@
  * the agent on hubble.sock) counts new flows and returns the clients' flows;
  * it measures beside the condition's own baseline, puts enable-hubble back,
  * rolls again and verifies off. A second run is stopped by SIGTERM to the
- * collector while Hubble is on: it is off again before the collector exits.
- * Long (four rollouts): runs with CNI_BENCH_LONG_TESTS=1.
+ * collector while Hubble is on: it is off again before the collector exits;
+ * a third is stopped by SIGKILL with Hubble on, and the next collector puts
+ * cilium-config back (from the mark it carries) and rolls Cilium as it starts.
+ * Long (six rollouts): runs with CNI_BENCH_LONG_TESTS=1.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -96,11 +98,30 @@ async function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: stri
   await waitFor(
     'the collector',
     async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
-    30_000,
+    // A start-up restore rolls Cilium before the collector serves.
+    180_000,
   ).catch((err: Error) => {
     throw new Error(`${err.message}\n${proc.output()}`);
   });
   return { proc, url };
+}
+
+/** Waits until the run's apply phase succeeded (Hubble verified on), failing if the run ends first. */
+async function untilApplied(url: string, runId: string): Promise<void> {
+  await waitFor(
+    'Hubble on',
+    async () => {
+      const r = (await getJson(`${url}/v1/runs/${runId}`)).body;
+      if (r.state !== 'running' && r.state !== 'pending') throw new Error(`run ended first: ${r.state} ${r.reason}`);
+      return (r.phases as { name: string; state: string }[]).some(
+        (p) => p.name.startsWith('apply') && p.state === 'succeeded',
+      )
+        ? true
+        : undefined;
+    },
+    600_000,
+    500,
+  );
 }
 
 async function postRun(url: string, scenario: unknown): Promise<string> {
@@ -113,7 +134,7 @@ async function postRun(url: string, scenario: unknown): Promise<string> {
   return created.body.id as string;
 }
 
-test('cluster Hubble through the collector process: on (every node Ok, flows counted), measured, off again, and off after SIGTERM', {
+test('cluster Hubble through the collector process: on (every node Ok, flows counted), measured, off again, off after SIGTERM, restored after SIGKILL', {
   skip: notLong,
   timeout: 1_800_000,
 }, async (t) => {
@@ -188,20 +209,7 @@ test('cluster Hubble through the collector process: on (every node Ok, flows cou
 
     // SIGTERM while Hubble is on: the collector turns it off again before it exits.
     const second = await postRun(url, { ...BASE, durationSeconds: 20, rounds: 1, name: 'cluster hubble, SIGTERM' });
-    await waitFor(
-      'Hubble on',
-      async () => {
-        const r = (await getJson(`${url}/v1/runs/${second}`)).body;
-        if (r.state !== 'running' && r.state !== 'pending') throw new Error(`run ended first: ${r.state} ${r.reason}`);
-        return (r.phases as { name: string; state: string }[]).some(
-          (p) => p.name.startsWith('apply') && p.state === 'succeeded',
-        )
-          ? true
-          : undefined;
-      },
-      600_000,
-      500,
-    );
+    await untilApplied(url, second);
     const onNow = await hubbleOnNodes(cilium);
     assert.deepEqual(onNow, ['lab-n0: Ok, serving', 'lab-n1: Ok, serving'], 'Hubble on when SIGTERM comes');
     const termAt = Date.now();
@@ -212,6 +220,33 @@ test('cluster Hubble through the collector process: on (every node Ok, flows cou
     assert.deepEqual(await hubbleOnNodes(cilium), off, `Hubble off after SIGTERM\n${first.proc.output().slice(-3000)}`);
     assert.equal((await ciliumConfig()).data?.['enable-hubble'], before);
     assert.doesNotMatch(first.proc.output(), /condition revert failed/, 'the revert was verified');
+
+    // SIGKILL while Hubble is on: nothing can revert then, but cilium-config carries the value before, and the next
+    // collector with the opt-in puts it back (and rolls Cilium) when it starts.
+    const third = await startCollector(lab, kubeconfig, sweepNamespace);
+    collector = third.proc;
+    await agentsUp(third.url);
+    const killed = await postRun(third.url, {
+      ...BASE,
+      durationSeconds: 20,
+      rounds: 1,
+      name: 'cluster hubble, SIGKILL',
+    });
+    await untilApplied(third.url, killed);
+    third.proc.child.kill('SIGKILL');
+    await third.proc.exited;
+    collector = undefined;
+    assert.deepEqual(await hubbleOnNodes(cilium), ['lab-n0: Ok, serving', 'lab-n1: Ok, serving'], 'left on by SIGKILL');
+    assert.equal((await ciliumConfig()).metadata?.annotations?.[HUBBLE_BEFORE_ANNOTATION], before ?? '');
+    const restartAt = Date.now();
+    const fourth = await startCollector(lab, kubeconfig, sweepNamespace);
+    collector = fourth.proc;
+    t.diagnostic(`the next collector restored Hubble off and was up ${Date.now() - restartAt} ms after its start`);
+    assert.match(fourth.proc.output(), /restored cilium-config enable-hubble an earlier collector left changed/);
+    assert.deepEqual(await hubbleOnNodes(cilium), off, 'Hubble off again after the next collector started');
+    const restored = await ciliumConfig();
+    assert.equal(restored.data?.['enable-hubble'], before);
+    assert.equal(restored.metadata?.annotations?.[HUBBLE_BEFORE_ANNOTATION], undefined, 'no mark left');
   } finally {
     if (collector) await stop(collector).catch(() => undefined);
     await lab.destroy();
