@@ -63,6 +63,7 @@ export async function assembleAgent(config: AgentConfig, log: Logger): Promise<A
     sampler,
     hostNetns: config.hostNetns,
     cpus: availableParallelism(),
+    nodeName: config.nodeName,
   });
   const stop = new AbortController();
   const metrics = new AgentMetrics(config.nodeName);

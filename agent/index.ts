@@ -9,6 +9,16 @@ import { fileURLToPath } from 'node:url';
 
 export { wrk } from './drivers/wrk.js';
 export { AGENT_NODE_FLAGS } from './node-flags.js';
+// Hubble's observer and the agent's feature status: the lab's Hubble condition asks them too (never loaded by the agent's main unless a collector asks).
+export { type CiliumFeatures, parseCiliumFeatures, readCiliumFeatures } from './observe/cilium-features.js';
+export {
+  type HubbleFlow,
+  type HubbleServerStatus,
+  hubbleFlowsTo,
+  hubbleServerStatus,
+  hubbleSocket,
+  verdictName,
+} from './observe/hubble-observer.js';
 export { DataplaneSampler } from './samplers/dataplane-sampler.js';
 export { parseProcStat } from './samplers/proc.js';
 export { checkRequirements, type RequirementCheck } from './tools/preflight.js';

@@ -44,6 +44,8 @@ export async function serve(config: CollectorConfig, log: Logger): Promise<void>
       const stale = await conditions.init();
       if (stale) log.warn('removed condition NetworkPolicies an earlier collector left behind', { objects: stale });
     }
+    if (config.allowCiliumConfigChange && (await conditions.recoverHubble()))
+      log.warn('restored cilium-config enable-hubble an earlier collector left changed');
     frontend.conditions = conditions;
     inventory = new ClusterInventory(kc, frontend.pacer, config.namespace, config.agentSelector, log);
     await inventory.start();

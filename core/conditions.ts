@@ -8,6 +8,7 @@
  * show the condition in force, and revert() when it cannot show it gone.
  */
 
+import type { HubbleReading } from '../gen/cnibench/v1/agent.js';
 import type { ProbeEnd, Prober } from './policy-verify.js';
 
 export const CONDITION_KINDS = ['networkPolicy', 'policyCount', 'l7Policy', 'hubble', 'encryption'] as const;
@@ -40,6 +41,20 @@ export interface ConditionProbes {
   /** Starts a listener that accepts and closes on `port` in the server agent's pod; stop() ends it. */
   listen(port: number, signal?: AbortSignal): Promise<{ stop(): Promise<void> }>;
   probe: Prober;
+  /**
+   * Every connected agent's Hubble reading of its node (state from its
+   * cilium-agent, the observer's counters, and the last `flows` flows to
+   * `flowsTo`); `reading` undefined when the agent did not answer in time.
+   */
+  hubble?(flowsTo: string, flows: number): Promise<NodeHubble[]>;
+}
+
+export interface NodeHubble {
+  /** The agent's pod (or id), as verification sentences name it. */
+  agent: string;
+  /** The run's server agent: its observer is the one that must see the clients' flows. */
+  server: boolean;
+  reading: HubbleReading | undefined;
 }
 
 /** What showed the condition in force (or gone), recorded in the phase. */

@@ -97,8 +97,8 @@ export function summarisePhase(samples: readonly SampleRecord[], startMs: number
   const byNode = new Map<string, DataplaneSample[]>();
   for (const r of samples) {
     const t = r.sample.timeMs;
-    // Servers-only samples bracket rounds for the CPU guard; their dataplane fields were never read.
-    if (t < startMs || t > endMs || r.sample.serversOnly) continue;
+    // Servers-only samples bracket rounds for the CPU guard, Hubble readings verify a condition: their dataplane fields were never read.
+    if (t < startMs || t > endMs || r.sample.serversOnly || r.sample.hubble) continue;
     byNode.set(r.agentId, [...(byNode.get(r.agentId) ?? []), r.sample]);
   }
   return [...byNode]

@@ -14,6 +14,7 @@ import { VERSION } from '../../core/version.js';
 import {
   type ClientObservation,
   DataplaneSample,
+  type HubbleQuery,
   type Job,
   JobState,
   type Measurement,
@@ -51,6 +52,8 @@ export interface JobRunnerDeps {
   hostNetns: string;
   /** CPUs the agent's tools may use. */
   cpus: number;
+  /** This node's name, carried by Hubble readings. */
+  nodeName?: string;
 }
 
 interface RunningServer {
@@ -90,9 +93,11 @@ export class JobRunner {
         : kind.$case === 'runClient'
           ? this.runClient(job, kind.value, signal)
           : kind.$case === 'sampleOnce'
-            ? kind.value.serversOnly
-              ? this.sampleServers(job)
-              : this.sampleOnce(job, signal)
+            ? kind.value.hubble
+              ? this.sampleHubble(job, kind.value.hubble)
+              : kind.value.serversOnly
+                ? this.sampleServers(job)
+                : this.sampleOnce(job, signal)
             : this.sample(job, kind.value.intervalMs, signal);
     work
       .then(() =>
@@ -284,6 +289,31 @@ export class JobRunner {
     const servers = await this.serverUsage();
     if (!signal.aborted)
       this.deps.outbox.push({ $case: 'sample', value: { ...s, servers, runId: job.runId, samplingJobId: job.jobId } });
+  }
+
+  /**
+   * A Hubble reading only (a Hubble condition's verification). The reader and
+   * its gRPC observer client load on the first such job, never before: an agent
+   * no collector asks keeps its monitoring-mode footprint.
+   */
+  private async sampleHubble(job: Job, q: HubbleQuery): Promise<void> {
+    const notFound: string[] = [];
+    const agent = await this.deps.sampler.ciliumAgent(notFound).catch((err: unknown) => {
+      notFound.push(asCniBenchError(err).message);
+      return undefined;
+    });
+    const { readHubble } = await import('../observe/hubble-reader.js');
+    const hubble = await readHubble(this.deps.nodeName ?? '', agent, q, notFound);
+    this.deps.outbox.push({
+      $case: 'sample',
+      value: DataplaneSample.fromPartial({
+        hubble,
+        timeMs: Date.now(),
+        runId: job.runId,
+        samplingJobId: job.jobId,
+        notes: ['hubble reading only'],
+      }),
+    });
   }
 
   /** A sample of only the servers' CPU: cheap enough to bracket every round. */

@@ -21,6 +21,7 @@ import {
   type LbMapPreflightRecord,
   type LbMapPreflightResult,
 } from '../runs/cilium-preflight.js';
+import { ENABLE_HUBBLE, HUBBLE_BEFORE_ANNOTATION } from './conditions-hubble.js';
 import { type Pacer, statusOf } from './pacer.js';
 
 const NAME = 'cilium-config';
@@ -47,9 +48,37 @@ export class CiliumConfig {
 
   /** Undefined when the cluster has no cilium-config. */
   async read(): Promise<Record<string, string> | undefined> {
+    return (await this.readMap())?.data;
+  }
+
+  /** The Hubble condition's mark (conditions-hubble.ts): enable-hubble's value before, while the collector holds it on. */
+  async readAnnotation(): Promise<string | undefined> {
+    return (await this.readMap())?.annotations[HUBBLE_BEFORE_ANNOTATION];
+  }
+
+  /** Sets enable-hubble (null: removes it) and the mark (null: removes it) in one merge patch. */
+  async setHubble(value: string | null, before: string | null): Promise<void> {
+    await this.pacer.run(`patch configmap ${this.namespace}/${NAME}`, () =>
+      this.core.patchNamespacedConfigMap(
+        {
+          name: NAME,
+          namespace: this.namespace,
+          body: { metadata: { annotations: { [HUBBLE_BEFORE_ANNOTATION]: before } }, data: { [ENABLE_HUBBLE]: value } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+  }
+
+  /** Restarts Cilium as a config change needs: the caller's restart, else a rollout restart of daemonset/cilium, awaited. */
+  restart(): Promise<void> {
+    return this.restartCilium ? this.restartCilium() : this.rolloutRestart();
+  }
+
+  private async readMap(): Promise<{ data: Record<string, string>; annotations: Record<string, string> } | undefined> {
     try {
       const cm = await this.core.readNamespacedConfigMap({ name: NAME, namespace: this.namespace });
-      return cm.data ?? {};
+      return { data: cm.data ?? {}, annotations: cm.metadata?.annotations ?? {} };
     } catch (err) {
       if (statusOf(err).status === 404) return undefined;
       throw new CniBenchError(
@@ -70,7 +99,7 @@ export class CiliumConfig {
     const result = await ensureLbMapFits(services, endpointsPerService, {
       readConfig: () => this.read(),
       writeConfig: (v) => this.patch(v),
-      restart: () => (this.restartCilium ? this.restartCilium() : this.rolloutRestart()),
+      restart: () => this.restart(),
       sampleNodes: samples ?? (async () => new Map()),
       allowChange,
       log: this.log,

@@ -18,7 +18,7 @@ export function hubbleRefusal(config: Record<string, string> | undefined, ns: st
   const state = `cilium-config in ${ns} has enable-hubble=${config['enable-hubble'] ?? '(unset)'}`;
   if (!allowChange)
     return `Hubble on against off needs cilium-config changed and Cilium restarted, which this collector may not do (chart value rbac.ciliumConfig.write=false); ${state}. To allow it: helm upgrade with --set rbac.ciliumConfig.write=true; to do it yourself: ${hubbleCommand(ns)}`;
-  return `${state}; the collector could change it, but the agents do not report Hubble's state or its flow counter yet, so the change could not be verified in the dataplane and is not made`;
+  return `${state}; with rbac.ciliumConfig.write the collector sets it and verifies it through the agents (conditions-hubble.ts)`;
 }
 
 /** Pure: why L7 policy cannot be measured here. */

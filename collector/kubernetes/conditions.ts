@@ -21,7 +21,9 @@ import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { applyPolicies, enforcedEvidence } from '../../core/policy-apply.js';
 import { type PolicyProbeTimes, type ProbeEnd, waitForPolicyWith } from '../../core/policy-verify.js';
+import { CiliumConfig } from './cilium-config.js';
 import { encryptionRefusal, hubbleRefusal, l7Refusal } from './conditions-cilium.js';
+import { ClusterHubble } from './conditions-hubble.js';
 import { type Pacer, statusOf } from './pacer.js';
 import { clusterRunPolicies, matchLabelsOf, policySelector } from './policy-objects.js';
 
@@ -57,6 +59,8 @@ interface Ends {
 export class ClusterConditions implements ConditionDriver {
   private readonly net: NetworkingV1Api;
   private readonly agents: Record<string, string>;
+  /** Hubble on against off with the cilium-config opt-in (conditions-hubble.ts). */
+  private readonly hubble: ClusterHubble;
 
   constructor(
     kc: KubeConfig,
@@ -66,6 +70,16 @@ export class ClusterConditions implements ConditionDriver {
   ) {
     this.net = kc.makeApiClient(NetworkingV1Api);
     this.agents = matchLabelsOf(o.agentSelector);
+    this.hubble = new ClusterHubble(
+      new CiliumConfig(kc, core, pacer, o.ciliumNamespace, o.log),
+      o.ciliumNamespace,
+      o.log,
+    );
+  }
+
+  /** With the cilium-config opt-in: puts back enable-hubble a collector that died with Hubble on left changed. */
+  recoverHubble(): Promise<boolean> {
+    return this.hubble.recover();
   }
 
   get description(): string {
@@ -87,6 +101,7 @@ export class ClusterConditions implements ConditionDriver {
         );
       return this.policies(req.policies ?? (req.kind === 'networkPolicy' ? 1 : 0), target, signal);
     }
+    if (req.kind === 'hubble' && this.o.allowCiliumConfigChange) return this.hubble.apply(target, signal);
     const config = await this.readCiliumConfig();
     const ns = this.o.ciliumNamespace;
     const why =
@@ -99,6 +114,7 @@ export class ClusterConditions implements ConditionDriver {
   }
 
   async revert(req: ConditionRequest, target: ConditionTarget): Promise<ConditionEvidence> {
+    if (req.kind === 'hubble') return this.hubble.revert(target);
     if (req.kind !== 'networkPolicy' && req.kind !== 'policyCount') return { how: 'nothing was applied', facts: {} };
     const began = Date.now();
     const deleted = await this.deleteBy(policySelector(target.runId));

@@ -19,6 +19,8 @@ import { type JobSender, type RunContext, runAgents } from './run-context.js';
 const READY_TIMEOUT_MS = 20_000;
 /** The client process starts (a Node process on the agent) and reports back: allowed on top of the probe's own time. */
 const PROBE_SLACK_MS = 30_000;
+/** A Hubble reading asks the cilium-agent's API and the observer (5 s and 10 s deadlines on the agent). */
+const HUBBLE_READING_TIMEOUT_MS = 30_000;
 
 /** Pure: how a failed probe client was blocked, from the job's error message (tcp-rr's errors by code). */
 export function blockedOutcome(message: string): ProbeOutcome {
@@ -92,6 +94,14 @@ export function agentProbes(
       } finally {
         tracker.forget(jobId);
       }
+    },
+    async hubble(flowsTo, flows) {
+      return Promise.all(
+        registry.available().map(async (a) => {
+          const reading = await sender.hubbleReading(ctx, a, { flowsTo, flows }, HUBBLE_READING_TIMEOUT_MS);
+          return { agent: end(a).name, server: a.id === ctx.plan.server.id, reading };
+        }),
+      );
     },
   };
 }

@@ -6,7 +6,7 @@
  */
 
 import type { SyncTarget } from '../../core/service-frontend.js';
-import { type Job, JobState } from '../../gen/cnibench/v1/agent.js';
+import { type HubbleQuery, type Job, JobState } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { ConditionRunner } from './condition-runner.js';
 import type { JobMeta, JobTracker } from './job-tracker.js';
@@ -96,8 +96,16 @@ export class JobSender {
   sampleOnce(ctx: RunContext, agent: AgentEntry, timeoutMs: number, serversOnly = false) {
     const jobId = this.nextJobId(ctx);
     const sample = this.tracker.waitForSample(jobId, timeoutMs);
-    this.send(ctx, agent, { $case: 'sampleOnce', value: { serversOnly } }, { jobId });
+    this.send(ctx, agent, { $case: 'sampleOnce', value: { serversOnly, hubble: undefined } }, { jobId });
     return { jobId, sample };
+  }
+
+  /** Asks `agent` for a Hubble reading of its node (SampleOnce.hubble); undefined on timeout. */
+  async hubbleReading(ctx: RunContext, agent: AgentEntry, query: HubbleQuery, timeoutMs: number) {
+    const jobId = this.nextJobId(ctx);
+    const sample = this.tracker.waitForSample(jobId, timeoutMs);
+    this.send(ctx, agent, { $case: 'sampleOnce', value: { serversOnly: false, hubble: query } }, { jobId });
+    return (await sample)?.hubble;
   }
 }
 

@@ -14,6 +14,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import { type CiliumFeatures, readCiliumFeatures } from '../../agent/index.js';
 import type { ConditionDriver, ConditionEvidence, ConditionRequest, ConditionTarget } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
@@ -21,7 +22,6 @@ import { applyPolicies, enforcedEvidence } from '../../core/policy-apply.js';
 import { labPodName } from '../cilium/dataplane.js';
 import { LAB_POD_NAMESPACE } from '../cilium/objects.js';
 import type { LabPlan } from '../plan.js';
-import { type CiliumFeatures, readCiliumFeatures } from './cilium-status.js';
 import { type HubbleEnds, hubbleOff, hubbleOn } from './hubble.js';
 import { ROLE_LABEL, RUN_LABEL, runPolicies } from './objects.js';
 import { PROBE_PORT, startListener } from './probe.js';

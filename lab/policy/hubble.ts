@@ -9,11 +9,17 @@
  * reports Hubble Disabled and none serves hubble.sock.
  */
 import { type CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  type HubbleFlow,
+  hubbleFlowsTo,
+  hubbleServerStatus,
+  hubbleSocket,
+  readCiliumFeatures,
+  verdictName,
+} from '../../agent/index.js';
 import type { ConditionEvidence } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { CILIUM_CONFIGMAP, CILIUM_NAMESPACE } from '../cilium/config.js';
-import { readCiliumFeatures } from './cilium-status.js';
-import { type HubbleFlow, hubbleFlowsTo, hubbleServerStatus, hubbleSocket, verdictName } from './hubble-observer.js';
 import { PROBE_PORT, probe, startListener } from './probe.js';
 import type { ProbeEnd } from './verify.js';
 

@@ -12,10 +12,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, credentials } from '@grpc/grpc-js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { flowsRequest, hubbleSocket } from '../../agent/observe/hubble-observer.js';
 import { createLogger } from '../../core/log.js';
 import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { Lab } from '../../lab/lab.js';
-import { flowsRequest, hubbleSocket } from '../../lab/policy/hubble-observer.js';
 
 const out = join(process.cwd(), 'test', 'fixtures', 'hubble');
 mkdirSync(out, { recursive: true });

@@ -532,12 +532,55 @@ export interface DataplaneSample {
    * servers-only samples, which only measurement phases take
    * (agent/samplers/kernel-cpu.ts).
    */
-  kernelCpu: KernelCpu | undefined;
+  kernelCpu:
+    | KernelCpu
+    | undefined;
+  /**
+   * A Hubble reading (SampleOnce.hubble): only this and the time are filled,
+   * none of the dataplane fields (agent/observe/hubble-reader.ts).
+   */
+  hubble: HubbleReading | undefined;
 }
 
 export interface DataplaneSample_IptablesTableRulesEntry {
   key: string;
   value: number;
+}
+
+/**
+ * What the node's cilium-agent says of Hubble (GET /v1/debuginfo on its API
+ * socket) and what its observer answers on hubble.sock (ServerStatus, GetFlows).
+ */
+export interface HubbleReading {
+  /** Empty when the node has no cilium-agent (see error). */
+  nodeName: string;
+  /** cilium-status.hubble.state: "Ok", "Disabled", "Warning", ...; empty when not read. */
+  state: string;
+  /** The observer answered ServerStatus on hubble.sock. */
+  observerAnswered: boolean;
+  seenFlows: number;
+  numFlows: number;
+  maxFlows: number;
+  /** The last flows to HubbleQuery.flows_to (at most HubbleQuery.flows). */
+  flows: HubbleFlow[];
+  /** Why the state or the observer could not be read (the observer's is expected while Hubble is off). */
+  errors: string[];
+  /** The hubble.sock asked, as the agent reaches it (/proc/<pid>/root/...). */
+  socket: string;
+}
+
+export interface HubbleFlow {
+  source: string;
+  destination: string;
+  /** flow.Verdict: 1 FORWARDED, 2 DROPPED, ... */
+  verdict: number;
+}
+
+/** Asks for a Hubble reading instead of a dataplane sample. */
+export interface HubbleQuery {
+  /** Ask GetFlows for the last `flows` flows to this address (empty: no GetFlows). */
+  flowsTo: string;
+  flows: number;
 }
 
 /**
@@ -804,6 +847,8 @@ export interface StartSampling {
 export interface SampleOnce {
   /** Only the servers' CPU (cheap; brackets every round), no dataplane reads. */
   serversOnly: boolean;
+  /** A Hubble reading only (DataplaneSample.hubble), no dataplane reads. */
+  hubble: HubbleQuery | undefined;
 }
 
 export interface StopSampling {
@@ -5568,6 +5613,7 @@ function createBaseDataplaneSample(): DataplaneSample {
     machineCpus: 0,
     cilium: undefined,
     kernelCpu: undefined,
+    hubble: undefined,
   };
 }
 
@@ -5650,6 +5696,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     }
     if (message.kernelCpu !== undefined) {
       KernelCpu.encode(message.kernelCpu, writer.uint32(210).fork()).join();
+    }
+    if (message.hubble !== undefined) {
+      HubbleReading.encode(message.hubble, writer.uint32(218).fork()).join();
     }
     return writer;
   },
@@ -5878,6 +5927,14 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
             message.kernelCpu = KernelCpu.decode(reader, reader.uint32());
             continue;
           }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.hubble = HubbleReading.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6026,6 +6083,7 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
         : isSet(object.kernel_cpu)
         ? KernelCpu.fromJSON(object.kernel_cpu)
         : undefined,
+      hubble: isSet(object.hubble) ? HubbleReading.fromJSON(object.hubble) : undefined,
     };
   },
 
@@ -6115,6 +6173,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
     if (message.kernelCpu !== undefined) {
       obj.kernelCpu = KernelCpu.toJSON(message.kernelCpu);
     }
+    if (message.hubble !== undefined) {
+      obj.hubble = HubbleReading.toJSON(message.hubble);
+    }
     return obj;
   },
 
@@ -6158,6 +6219,9 @@ export const DataplaneSample: MessageFns<DataplaneSample> = {
       : undefined;
     message.kernelCpu = (object.kernelCpu !== undefined && object.kernelCpu !== null)
       ? KernelCpu.fromPartial(object.kernelCpu)
+      : undefined;
+    message.hubble = (object.hubble !== undefined && object.hubble !== null)
+      ? HubbleReading.fromPartial(object.hubble)
       : undefined;
     return message;
   },
@@ -6248,6 +6312,427 @@ export const DataplaneSample_IptablesTableRulesEntry: MessageFns<DataplaneSample
     const message = createBaseDataplaneSample_IptablesTableRulesEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseHubbleReading(): HubbleReading {
+  return {
+    nodeName: "",
+    state: "",
+    observerAnswered: false,
+    seenFlows: 0,
+    numFlows: 0,
+    maxFlows: 0,
+    flows: [],
+    errors: [],
+    socket: "",
+  };
+}
+
+export const HubbleReading: MessageFns<HubbleReading> = {
+  encode(message: HubbleReading, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.nodeName !== "") {
+      writer.uint32(10).string(message.nodeName);
+    }
+    if (message.state !== "") {
+      writer.uint32(18).string(message.state);
+    }
+    if (message.observerAnswered !== false) {
+      writer.uint32(24).bool(message.observerAnswered);
+    }
+    if (message.seenFlows !== 0) {
+      writer.uint32(32).uint64(message.seenFlows);
+    }
+    if (message.numFlows !== 0) {
+      writer.uint32(40).uint64(message.numFlows);
+    }
+    if (message.maxFlows !== 0) {
+      writer.uint32(48).uint64(message.maxFlows);
+    }
+    for (const v of message.flows) {
+      HubbleFlow.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.errors) {
+      writer.uint32(66).string(v!);
+    }
+    if (message.socket !== "") {
+      writer.uint32(74).string(message.socket);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HubbleReading {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHubbleReading();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.nodeName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.observerAnswered = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.seenFlows = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.numFlows = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.maxFlows = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.flows.push(HubbleFlow.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.errors.push(reader.string());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.socket = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HubbleReading {
+    return {
+      nodeName: isSet(object.nodeName)
+        ? globalThis.String(object.nodeName)
+        : isSet(object.node_name)
+        ? globalThis.String(object.node_name)
+        : "",
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      observerAnswered: isSet(object.observerAnswered)
+        ? globalThis.Boolean(object.observerAnswered)
+        : isSet(object.observer_answered)
+        ? globalThis.Boolean(object.observer_answered)
+        : false,
+      seenFlows: isSet(object.seenFlows)
+        ? globalThis.Number(object.seenFlows)
+        : isSet(object.seen_flows)
+        ? globalThis.Number(object.seen_flows)
+        : 0,
+      numFlows: isSet(object.numFlows)
+        ? globalThis.Number(object.numFlows)
+        : isSet(object.num_flows)
+        ? globalThis.Number(object.num_flows)
+        : 0,
+      maxFlows: isSet(object.maxFlows)
+        ? globalThis.Number(object.maxFlows)
+        : isSet(object.max_flows)
+        ? globalThis.Number(object.max_flows)
+        : 0,
+      flows: globalThis.Array.isArray(object?.flows)
+        ? object.flows.map((e: any) => HubbleFlow.fromJSON(e))
+        : [],
+      errors: globalThis.Array.isArray(object?.errors)
+        ? object.errors.map((e: any) => globalThis.String(e))
+        : [],
+      socket: isSet(object.socket) ? globalThis.String(object.socket) : "",
+    };
+  },
+
+  toJSON(message: HubbleReading): unknown {
+    const obj: any = {};
+    if (message.nodeName !== "") {
+      obj.nodeName = message.nodeName;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.observerAnswered !== false) {
+      obj.observerAnswered = message.observerAnswered;
+    }
+    if (message.seenFlows !== 0) {
+      obj.seenFlows = Math.round(message.seenFlows);
+    }
+    if (message.numFlows !== 0) {
+      obj.numFlows = Math.round(message.numFlows);
+    }
+    if (message.maxFlows !== 0) {
+      obj.maxFlows = Math.round(message.maxFlows);
+    }
+    if (message.flows?.length) {
+      obj.flows = message.flows.map((e) => HubbleFlow.toJSON(e));
+    }
+    if (message.errors?.length) {
+      obj.errors = message.errors;
+    }
+    if (message.socket !== "") {
+      obj.socket = message.socket;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HubbleReading>, I>>(base?: I): HubbleReading {
+    return HubbleReading.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HubbleReading>, I>>(object: I): HubbleReading {
+    const message = createBaseHubbleReading();
+    message.nodeName = object.nodeName ?? "";
+    message.state = object.state ?? "";
+    message.observerAnswered = object.observerAnswered ?? false;
+    message.seenFlows = object.seenFlows ?? 0;
+    message.numFlows = object.numFlows ?? 0;
+    message.maxFlows = object.maxFlows ?? 0;
+    message.flows = object.flows?.map((e) => HubbleFlow.fromPartial(e)) || [];
+    message.errors = object.errors?.map((e) => e) || [];
+    message.socket = object.socket ?? "";
+    return message;
+  },
+};
+
+function createBaseHubbleFlow(): HubbleFlow {
+  return { source: "", destination: "", verdict: 0 };
+}
+
+export const HubbleFlow: MessageFns<HubbleFlow> = {
+  encode(message: HubbleFlow, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== "") {
+      writer.uint32(10).string(message.source);
+    }
+    if (message.destination !== "") {
+      writer.uint32(18).string(message.destination);
+    }
+    if (message.verdict !== 0) {
+      writer.uint32(24).uint32(message.verdict);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HubbleFlow {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHubbleFlow();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.destination = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.verdict = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HubbleFlow {
+    return {
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      destination: isSet(object.destination) ? globalThis.String(object.destination) : "",
+      verdict: isSet(object.verdict) ? globalThis.Number(object.verdict) : 0,
+    };
+  },
+
+  toJSON(message: HubbleFlow): unknown {
+    const obj: any = {};
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.destination !== "") {
+      obj.destination = message.destination;
+    }
+    if (message.verdict !== 0) {
+      obj.verdict = Math.round(message.verdict);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HubbleFlow>, I>>(base?: I): HubbleFlow {
+    return HubbleFlow.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HubbleFlow>, I>>(object: I): HubbleFlow {
+    const message = createBaseHubbleFlow();
+    message.source = object.source ?? "";
+    message.destination = object.destination ?? "";
+    message.verdict = object.verdict ?? 0;
+    return message;
+  },
+};
+
+function createBaseHubbleQuery(): HubbleQuery {
+  return { flowsTo: "", flows: 0 };
+}
+
+export const HubbleQuery: MessageFns<HubbleQuery> = {
+  encode(message: HubbleQuery, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.flowsTo !== "") {
+      writer.uint32(10).string(message.flowsTo);
+    }
+    if (message.flows !== 0) {
+      writer.uint32(16).uint32(message.flows);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HubbleQuery {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHubbleQuery();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.flowsTo = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.flows = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HubbleQuery {
+    return {
+      flowsTo: isSet(object.flowsTo)
+        ? globalThis.String(object.flowsTo)
+        : isSet(object.flows_to)
+        ? globalThis.String(object.flows_to)
+        : "",
+      flows: isSet(object.flows) ? globalThis.Number(object.flows) : 0,
+    };
+  },
+
+  toJSON(message: HubbleQuery): unknown {
+    const obj: any = {};
+    if (message.flowsTo !== "") {
+      obj.flowsTo = message.flowsTo;
+    }
+    if (message.flows !== 0) {
+      obj.flows = Math.round(message.flows);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HubbleQuery>, I>>(base?: I): HubbleQuery {
+    return HubbleQuery.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HubbleQuery>, I>>(object: I): HubbleQuery {
+    const message = createBaseHubbleQuery();
+    message.flowsTo = object.flowsTo ?? "";
+    message.flows = object.flows ?? 0;
     return message;
   },
 };
@@ -9651,13 +10136,16 @@ export const StartSampling: MessageFns<StartSampling> = {
 };
 
 function createBaseSampleOnce(): SampleOnce {
-  return { serversOnly: false };
+  return { serversOnly: false, hubble: undefined };
 }
 
 export const SampleOnce: MessageFns<SampleOnce> = {
   encode(message: SampleOnce, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.serversOnly !== false) {
       writer.uint32(8).bool(message.serversOnly);
+    }
+    if (message.hubble !== undefined) {
+      HubbleQuery.encode(message.hubble, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -9683,6 +10171,14 @@ export const SampleOnce: MessageFns<SampleOnce> = {
             message.serversOnly = reader.bool();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.hubble = HubbleQuery.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9702,6 +10198,7 @@ export const SampleOnce: MessageFns<SampleOnce> = {
         : isSet(object.servers_only)
         ? globalThis.Boolean(object.servers_only)
         : false,
+      hubble: isSet(object.hubble) ? HubbleQuery.fromJSON(object.hubble) : undefined,
     };
   },
 
@@ -9709,6 +10206,9 @@ export const SampleOnce: MessageFns<SampleOnce> = {
     const obj: any = {};
     if (message.serversOnly !== false) {
       obj.serversOnly = message.serversOnly;
+    }
+    if (message.hubble !== undefined) {
+      obj.hubble = HubbleQuery.toJSON(message.hubble);
     }
     return obj;
   },
@@ -9719,6 +10219,9 @@ export const SampleOnce: MessageFns<SampleOnce> = {
   fromPartial<I extends Exact<DeepPartial<SampleOnce>, I>>(object: I): SampleOnce {
     const message = createBaseSampleOnce();
     message.serversOnly = object.serversOnly ?? false;
+    message.hubble = (object.hubble !== undefined && object.hubble !== null)
+      ? HubbleQuery.fromPartial(object.hubble)
+      : undefined;
     return message;
   },
 };

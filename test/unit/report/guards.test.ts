@@ -122,6 +122,7 @@ const sample = (s: Partial<DataplaneSample> = {}): DataplaneSample => ({
   machineCpus: 0,
   cilium: undefined,
   kernelCpu: undefined,
+  hubble: undefined,
   ...s,
 });
 

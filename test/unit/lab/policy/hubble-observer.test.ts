@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseCiliumFeatures } from '../../../../lab/policy/cilium-status.js';
-import { flowsFromClients } from '../../../../lab/policy/hubble.js';
+import { parseCiliumFeatures } from '../../../../agent/observe/cilium-features.js';
 import {
   flowsRequest,
   hubbleServerStatus,
   parseFlowsResponse,
   parseServerStatus,
-} from '../../../../lab/policy/hubble-observer.js';
+} from '../../../../agent/observe/hubble-observer.js';
+import { flowsFromClients } from '../../../../lab/policy/hubble.js';
 import { fixture, repoRoot } from '../../../support/helpers/fixtures.js';
 
 const bin = (name: string): Buffer => readFileSync(join(repoRoot, 'test', 'fixtures', 'hubble', name));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseCiliumFeatures } from '../../../../lab/policy/cilium-status.js';
+import { parseCiliumFeatures } from '../../../../agent/observe/cilium-features.js';
 import { kubeRouterArgs } from '../../../../lab/policy/enforcer.js';
 import { ROLE_LABEL, RUN_LABEL, runPolicies } from '../../../../lab/policy/objects.js';
 import { classifyProbe, probeArgv } from '../../../../lab/policy/probe.js';

@@ -119,12 +119,12 @@ const raw = (b: Uint8Array): Buffer => Buffer.from(b);
 
 function client(socket: string): Client {
   if (!existsSync(socket))
-    throw new CniBenchError(ErrorCodes.LAB, `${TOOL}: no Hubble socket at ${socket} (Hubble is not serving)`);
+    throw new CniBenchError(ErrorCodes.TOOL_FAILED, `${TOOL}: no Hubble socket at ${socket} (Hubble is not serving)`);
   return new Client(`unix://${socket}`, credentials.createInsecure());
 }
 
 function wireError(socket: string, err: ServiceError | Error): CniBenchError {
-  return new CniBenchError(ErrorCodes.LAB, `${TOOL} on ${socket}: ${err.message}`, { cause: err });
+  return new CniBenchError(ErrorCodes.TOOL_FAILED, `${TOOL} on ${socket}: ${err.message}`, { cause: err });
 }
 
 /** The observer's live counters; throws (naming the observer) when the socket is absent or does not answer. */
