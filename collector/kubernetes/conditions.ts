@@ -9,7 +9,14 @@
  * says (conditions-cilium.ts). The loop that waits for enforcement is the
  * lab's (core/policy-verify.ts).
  */
-import { type CoreV1Api, type KubeConfig, NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
+import {
+  type CoreV1Api,
+  type KubeConfig,
+  NetworkingV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1NetworkPolicy,
+} from '@kubernetes/client-node';
 import type {
   ConditionDriver,
   ConditionEvidence,
@@ -22,7 +29,15 @@ import type { Logger } from '../../core/log.js';
 import { type PolicyProbeTimes, type ProbeEnd, waitForPolicyWith } from '../../core/policy-verify.js';
 import { encryptionRefusal, hubbleRefusal, l7Refusal } from './conditions-cilium.js';
 import { type Pacer, statusOf } from './pacer.js';
-import { clusterRunPolicies, matchLabelsOf, policySelector } from './policy-objects.js';
+import {
+  clusterRunPolicies,
+  labelledPodsSelector,
+  matchLabelsOf,
+  POLICY_ROLE_LABEL,
+  type PodRole,
+  policySelector,
+  roleLabelPatch,
+} from './policy-objects.js';
 
 /** Where the server agent's verification listener binds (policies do not restrict ports). */
 export const CLUSTER_PROBE_PORT = 39_099;
@@ -71,9 +86,11 @@ export class ClusterConditions implements ConditionDriver {
     return `NetworkPolicy in ${this.o.namespace}, enforced by the cluster's dataplane, verified through the agents`;
   }
 
-  /** Removes condition policies an earlier collector left behind; returns how many. */
+  /** Removes condition policies and pod role labels an earlier collector left behind; returns how many policies. */
   async init(): Promise<number> {
-    return this.deleteBy(policySelector());
+    const n = await this.deleteBy(policySelector());
+    await this.setRoles(new Map());
+    return n;
   }
 
   async apply(req: ConditionRequest, target: ConditionTarget, signal: AbortSignal): Promise<ConditionEvidence> {
@@ -101,7 +118,14 @@ export class ClusterConditions implements ConditionDriver {
     if (req.kind !== 'networkPolicy' && req.kind !== 'policyCount') return { how: 'nothing was applied', facts: {} };
     const began = Date.now();
     const deleted = await this.deleteBy(policySelector(target.runId));
+    const unlabelled = await this.setRoles(new Map());
     const apiMs = Date.now() - began;
+    const left = await this.labelledPods();
+    if (left.length)
+      throw new CniBenchError(
+        ErrorCodes.KUBERNETES,
+        `revert: the pods ${left.join(', ')} still carry ${POLICY_ROLE_LABEL} after it was removed`,
+      );
     const ends = this.ends(target);
     const listener = await ends.probes.listen(CLUSTER_PROBE_PORT);
     try {
@@ -115,10 +139,10 @@ export class ClusterConditions implements ConditionDriver {
         AGENT_PROBE_TIMES,
       );
       return {
-        how: `${deleted} NetworkPolicies deleted by the run's label; the denied agent ${ends.denied.name} connects to the server again`,
+        how: `${deleted} NetworkPolicies deleted by the run's label and ${POLICY_ROLE_LABEL} taken off ${unlabelled} pods; the denied agent ${ends.denied.name} connects to the server again`,
         enforcementMs: open.ms,
         apiMs,
-        facts: { deleted, polls: open.polls },
+        facts: { deleted, unlabelled, polls: open.polls },
       };
     } finally {
       await listener.stop();
@@ -146,18 +170,22 @@ export class ClusterConditions implements ConditionDriver {
           how: `no policy selects the agents: the denied agent ${ends.denied.name} connects, as it must`,
           facts: { policies: 0, deletedBefore: old, openMs: open.ms },
         };
-      const policies = clusterRunPolicies(this.o.namespace, target.runId, this.agents, target.clientPodIps, n);
+      const roles = await this.rolesOf(target);
+      const labelled = await this.setRoles(roles);
+      const policies = clusterRunPolicies(this.o.namespace, target.runId, this.agents, n);
       const began = Date.now();
       await this.create(policies, signal);
       const apiMs = Date.now() - began;
       const on = await wait('enforced', began, deadlineFor(n));
       const allowed = ends.probes.allowed.map((c) => c.name).join(', ');
       return {
-        how: `${n} NetworkPolicies in ${this.o.namespace} select the agents: ${ends.denied.name} is blocked (${on.denied}), the clients ${allowed} connect; ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
+        how: `${n} NetworkPolicies in ${this.o.namespace} select the server's pod by ${POLICY_ROLE_LABEL}=server and let in ${POLICY_ROLE_LABEL}=client: ${ends.denied.name} is blocked (${on.denied}), the clients ${allowed} connect; ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
         enforcementMs: on.ms,
         apiMs,
         facts: {
           policies: n,
+          labelled,
+          server: [...roles].find(([, r]) => r === 'server')?.[0] ?? '',
           afterLastCreateMs: Math.max(0, on.ms - apiMs),
           denied: ends.denied.name,
           allowed,
@@ -203,6 +231,69 @@ export class ClusterConditions implements ConditionDriver {
       ),
     );
     return list.items.length;
+  }
+
+  /** The agent pods behind the target's addresses, by name, with their role. */
+  private async rolesOf(target: ConditionTarget): Promise<Map<string, PodRole>> {
+    const pods = await this.agentPods();
+    const byIp = (ip: string) => pods.find((p) => p.ip === ip)?.name;
+    const server = byIp(target.serverPodIp);
+    if (!server)
+      throw new CniBenchError(
+        ErrorCodes.KUBERNETES,
+        `no agent pod in ${this.o.namespace} (${this.o.agentSelector}) has the server's address ${target.serverPodIp}`,
+      );
+    const roles = new Map<string, PodRole>([[server, 'server']]);
+    for (const ip of target.clientPodIps) {
+      const name = byIp(ip);
+      if (!name)
+        throw new CniBenchError(
+          ErrorCodes.KUBERNETES,
+          `no agent pod in ${this.o.namespace} (${this.o.agentSelector}) has the client's address ${ip}`,
+        );
+      if (name !== server) roles.set(name, 'client');
+    }
+    return roles;
+  }
+
+  private async agentPods(): Promise<{ name: string; ip: string; role?: string }[]> {
+    const namespace = this.o.namespace;
+    const list = await this.pacer.run(`list pods ${namespace}`, () =>
+      this.core.listNamespacedPod({ namespace, labelSelector: this.o.agentSelector }),
+    );
+    return list.items.map((p) => ({
+      name: p.metadata?.name ?? '',
+      ip: p.status?.podIP ?? '',
+      role: p.metadata?.labels?.[POLICY_ROLE_LABEL],
+    }));
+  }
+
+  private async labelledPods(): Promise<string[]> {
+    const namespace = this.o.namespace;
+    const list = await this.pacer.run(`list pods ${namespace}`, () =>
+      this.core.listNamespacedPod({ namespace, labelSelector: labelledPodsSelector(this.agents) }),
+    );
+    return list.items.map((p) => p.metadata?.name ?? '');
+  }
+
+  /**
+   * Gives exactly the pods in `roles` their role label and takes it off every
+   * other agent pod (a merge patch of that one label, which is all the chart's
+   * admission policy lets this ServiceAccount change); returns how many pods changed.
+   */
+  private async setRoles(roles: Map<string, PodRole>): Promise<number> {
+    const namespace = this.o.namespace;
+    const patch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const changes = (await this.agentPods()).filter((p) => (roles.get(p.name) ?? undefined) !== p.role);
+    await Promise.all(
+      changes.map((p) => {
+        const role = roles.get(p.name) ?? null;
+        return this.pacer.run(`patch pod ${namespace}/${p.name} ${POLICY_ROLE_LABEL}=${role ?? '(removed)'}`, () =>
+          this.core.patchNamespacedPod({ name: p.name, namespace, body: roleLabelPatch(role) }, patch),
+        );
+      }),
+    );
+    return changes.length;
   }
 
   /** cilium-config's data; undefined when the cluster has none (no Cilium). */

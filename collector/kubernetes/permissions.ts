@@ -107,4 +107,8 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
   call('list', 'networking.k8s.io', 'networkpolicies', 'own', "conditions: the run's policies by label", {
     toggle: 'rbac.networkPolicy.enabled',
   }),
+  // Narrowed by the chart's ValidatingAdmissionPolicy to adding or removing cni-bench.io/policy-role on agent pods.
+  call('patch', '', 'pods', 'own', "conditions: the policy role label on the run's agent pods", {
+    toggle: 'rbac.networkPolicy.enabled',
+  }),
 ]);

@@ -5,10 +5,12 @@
  * and the policy opt-in (rbac.networkPolicy.enabled=true), against the real
  * apiserver of a 3-node iptables lab whose NetworkPolicies kube-router v2.1.0's
  * policy controller enforces in every node (`--policy-enforcer`). The
- * collector creates labelled NetworkPolicies through the API, verifies them in
+ * collector labels the run's agent pods with their role (the only pod change
+ * the chart's admission policy lets it make), creates labelled NetworkPolicies
+ * selecting them by it through the API, verifies them in
  * the dataplane through the agents (the fourth agent, in no role of the run,
  * refused; the clients through), measures beside the baseline, deletes them by
- * label and verifies the denied agent connects again; Hubble, L7 and
+ * label, takes the role labels off and verifies the denied agent connects again; Hubble, L7 and
  * encryption are refused with what the cluster has (no cilium-config). A
  * second run is cancelled, and a third stopped by SIGTERM to the collector,
  * while their policies are in force: nothing labelled is left in the
@@ -16,12 +18,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CoreV1Api, type KubeConfig, type KubernetesObject, NetworkingV1Api } from '@kubernetes/client-node';
-import { policySelector } from '../../collector/kubernetes/policy-objects.js';
+import { CoreV1Api, type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { POLICY_ROLE_LABEL, policySelector } from '../../collector/kubernetes/policy-objects.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
-import { createAll, kubeConfigFrom, renderChart, serviceAccountKubeconfig } from '../support/harness/apply.js';
+import { kubeConfigFrom } from '../support/harness/apply.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
+import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
 import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
@@ -41,21 +44,6 @@ const BASE = {
   measurements: [{ id: 'crr-pod', kind: 'rr', path: 'pod-to-pod', mode: 'crr' }],
 };
 
-/** The chart's collector identity with the policy opt-in, on the lab's apiserver; a token for its ServiceAccount. */
-async function collectorIdentity(cp: ControlPlane): Promise<string> {
-  const admin = kubeConfigFrom(cp.adminKubeconfig);
-  const existing = new Set((await admin.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name));
-  const rendered = renderChart(RELEASE, NS, ['rbac.networkPolicy.enabled=true']);
-  const kinds = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
-  await createAll(
-    admin,
-    rendered.filter(
-      (o: KubernetesObject) => kinds.has(o.kind ?? '') && !(o.kind === 'Namespace' && existing.has(o.metadata?.name)),
-    ),
-  );
-  return serviceAccountKubeconfig(cp, NS, 'cni-bench-collector');
-}
-
 async function labelledPolicies(admin: KubeConfig): Promise<string[]> {
   const list = await admin
     .makeApiClient(NetworkingV1Api)
@@ -63,13 +51,21 @@ async function labelledPolicies(admin: KubeConfig): Promise<string[]> {
   return list.items.map((p) => p.metadata?.name ?? '');
 }
 
-function startCollector(lab: Lab, kubeconfig: string, httpPort: number): Proc {
+/** Pods that still carry the policy role label (any value): none once a run is over. */
+async function rolePods(admin: KubeConfig): Promise<string[]> {
+  const list = await admin
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace: NS, labelSelector: POLICY_ROLE_LABEL });
+  return list.items.map((p) => `${p.metadata?.name}=${p.metadata?.labels?.[POLICY_ROLE_LABEL]}`);
+}
+
+function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string, httpPort: number): Proc {
   return startNode(COLLECTOR_MAIN, [], {
     CNI_BENCH_KUBERNETES: 'kubeconfig',
     CNI_BENCH_KUBECONFIG: kubeconfig,
     CNI_BENCH_NAMESPACE: NS,
     // The chart's sweep namespace (its Namespace and Role are part of the identity installed above).
-    CNI_BENCH_SWEEP_NAMESPACE: `${RELEASE}-sweep`,
+    CNI_BENCH_SWEEP_NAMESPACE: sweepNamespace,
     CNI_BENCH_ALLOW_NETWORK_POLICY: 'true',
     CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
     CNI_BENCH_HTTP_HOST: '127.0.0.1',
@@ -145,7 +141,10 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     const cp = lab.policy?.controlPlane as unknown as ControlPlane;
     assert.ok(cp, 'the lab runs its enforcer on its own apiserver');
     const admin = kubeConfigFrom(cp.adminKubeconfig);
-    const kubeconfig = await collectorIdentity(cp);
+    // The chart's identity with the opt-in: its RBAC and the admission policy narrowing patch on pods.
+    const { kubeconfig, sweepNamespace } = await chartCollectorIdentity(cp, RELEASE, NS, [
+      'rbac.networkPolicy.enabled=true',
+    ]);
     const httpPort = await freePort();
     const url = `http://127.0.0.1:${httpPort}`;
     const up = async (c: Proc): Promise<void> => {
@@ -157,7 +156,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
         throw new Error(`${err.message}\n${c.output()}`);
       });
     };
-    collector = startCollector(lab, kubeconfig, httpPort);
+    collector = startCollector(lab, kubeconfig, sweepNamespace, httpPort);
     await up(collector);
     lab.startAgents(`unix:${lab.controlSocket}`);
     const agents = async () =>
@@ -202,12 +201,12 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     );
     assert.match(
       policy[0]?.how ?? '',
-      /^3 NetworkPolicies in cni-bench select the agents: .* is blocked .* the clients .* connect/,
+      /^3 NetworkPolicies in cni-bench select the server's pod by cni-bench\.io\/policy-role=server and let in cni-bench\.io\/policy-role=client: .* is blocked .* the clients .* connect/,
     );
     assert.ok((policy[0]?.enforcementMs ?? -1) >= 0, 'an enforcement time');
     assert.match(
       policy[1]?.how ?? '',
-      /^3 NetworkPolicies deleted by the run's label; the denied agent .* connects to the server again/,
+      /^3 NetworkPolicies deleted by the run's label and cni-bench\.io\/policy-role taken off [1-9] pods; the denied agent .* connects to the server again/,
     );
     const row = rows.find((r) => r.group === 'networkPolicy');
     assert.ok(row && (row.baseline ?? 0) > 0 && (row.value ?? 0) > 0 && row.verdict, JSON.stringify(row));
@@ -223,6 +222,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
       assert.equal(rows.find((r) => r.group === group)?.value, null, `${group}: no value`);
     }
     assert.deepEqual(await labelledPolicies(admin), [], 'no labelled policy left after the run');
+    assert.deepEqual(await rolePods(admin), [], 'no pod keeps the role label after the run');
 
     // Cancelled while the policies are in force: cleanup deletes them and verifies the revert.
     const cancelled = await postRun(url, {
@@ -248,6 +248,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     );
     assert.equal(ended.state, 'cancelled');
     assert.deepEqual(await labelledPolicies(admin), [], 'no labelled policy left after cancel');
+    assert.deepEqual(await rolePods(admin), [], 'no pod keeps the role label after cancel');
     assert.doesNotMatch(collector.output(), /condition revert failed/, 'the revert was verified');
 
     // SIGTERM while the policies are in force: the collector reverts them before it exits.
@@ -269,6 +270,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
       [],
       `no labelled policy left after SIGTERM\n${collector.output().slice(-3000)}`,
     );
+    assert.deepEqual(await rolePods(admin), [], 'no pod keeps the role label after SIGTERM');
     assert.doesNotMatch(collector.output(), /condition revert failed/, 'the revert was verified');
     collector = undefined;
   } finally {

@@ -315,7 +315,7 @@ function rbacRules(all: Doc[]): string[] {
     );
     assert.deepEqual(b.subjects, [{ kind: 'ServiceAccount', name: 'cni-bench-collector', namespace: NS }]);
   }
-  assert.equal(roles.length, docs.filter((d) => d.kind.endsWith('Binding')).length, 'one binding per role');
+  assert.equal(roles.length, docs.filter((d) => d.kind.endsWith('RoleBinding')).length, 'one binding per role');
   return roles
     .flatMap((r) =>
       (r.rules as Obj[]).flatMap((rule) =>
@@ -413,11 +413,24 @@ test('RBAC toggles: all off leaves the base rules; create=false leaves none; cil
   const policy = render({ set: ['rbac.networkPolicy.enabled=true'] });
   assert.deepEqual(
     rbacRules(policy).filter((r) => !rbacRules(render()).includes(r)),
-    [`Role ${NS}: networking.k8s.io/networkpolicies list,create,delete`],
+    [`Role ${NS}: /pods patch`, `Role ${NS}: networking.k8s.io/networkpolicies list,create,delete`],
   );
   for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.networkPolicy.enabled'))
     assert.ok(grants(policy, c), callName(c));
   assert.equal(envValue(collectorPod(policy).containers[0], 'CNI_BENCH_ALLOW_NETWORK_POLICY'), 'true');
+  // patch pods only with the admission policy that narrows it to the role label, bound to Deny, for this collector.
+  const vap = all(policy, 'ValidatingAdmissionPolicy');
+  const binding = all(policy, 'ValidatingAdmissionPolicyBinding');
+  assert.equal(vap.length, 1);
+  assert.equal(binding.length, 1);
+  assert.deepEqual(binding[0]?.spec.validationActions, ['Deny']);
+  assert.equal(binding[0]?.spec.policyName, vap[0]?.metadata.name);
+  assert.match(
+    JSON.stringify(vap[0]?.spec.matchConditions),
+    new RegExp(`system:serviceaccount:${NS}:cni-bench-collector`),
+  );
+  assert.match(JSON.stringify(vap[0]?.spec.variables), /cni-bench\.io\/policy-role/);
+  assert.equal(all(render(), 'ValidatingAdmissionPolicy').length, 0, 'no admission policy without the opt-in');
   for (const docs of [minimal, write, render({ values: ['monitoring.yaml'] })]) {
     for (const rule of rbacRules(docs)) {
       assert.doesNotMatch(rule, /secrets|pods\/exec|\*/, rule);

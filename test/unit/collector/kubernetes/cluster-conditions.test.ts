@@ -10,7 +10,14 @@ import {
 } from '../../../../collector/kubernetes/conditions-cilium.js';
 import { ALL_MANAGED, RUN_ID_LABEL } from '../../../../collector/kubernetes/objects.js';
 import { DEFAULT_PACER, Pacer } from '../../../../collector/kubernetes/pacer.js';
-import { clusterRunPolicies, matchLabelsOf, policySelector } from '../../../../collector/kubernetes/policy-objects.js';
+import {
+  clusterRunPolicies,
+  labelledPodsSelector,
+  matchLabelsOf,
+  POLICY_ROLE_LABEL,
+  policySelector,
+  roleLabelPatch,
+} from '../../../../collector/kubernetes/policy-objects.js';
 import { blockedOutcome } from '../../../../collector/runs/condition-probes.js';
 import { ErrorCodes, isCniBenchError } from '../../../../core/errors.js';
 import { createLogger } from '../../../../core/log.js';
@@ -18,9 +25,9 @@ import { type ProbeEnd, type ProbeOutcome, waitForPolicyWith } from '../../../..
 
 const AGENTS = { 'app.kubernetes.io/name': 'cni-bench-agent', 'app.kubernetes.io/instance': 'r' };
 
-test('cluster policies: N-1 fillers then the one letting the clients in by /32, all selecting the agents, all labelled for cleanup', () => {
-  assert.deepEqual(clusterRunPolicies('cni-bench', 'r1', AGENTS, ['198.18.1.2'], 0), []);
-  const ps = clusterRunPolicies('cni-bench', 'r1', AGENTS, ['198.18.1.2', '198.18.2.2'], 3);
+test('cluster policies: N-1 fillers then the one letting the client role in, all selecting the server role among the agents, all labelled for cleanup', () => {
+  assert.deepEqual(clusterRunPolicies('cni-bench', 'r1', AGENTS, 0), []);
+  const ps = clusterRunPolicies('cni-bench', 'r1', AGENTS, 3);
   assert.deepEqual(
     ps.map((p) => p.metadata?.name),
     ['cnib-r1-filler-1', 'cnib-r1-filler-2', 'cnib-r1-allow-clients'],
@@ -29,15 +36,23 @@ test('cluster policies: N-1 fillers then the one letting the clients in by /32, 
     assert.equal(p.metadata?.namespace, 'cni-bench');
     assert.equal(p.metadata?.labels?.[RUN_ID_LABEL], 'r1');
     assert.equal(p.metadata?.labels?.['app.kubernetes.io/managed-by'], 'cni-bench');
-    assert.deepEqual(p.spec?.podSelector?.matchLabels, AGENTS);
+    assert.deepEqual(p.spec?.podSelector?.matchLabels, { ...AGENTS, [POLICY_ROLE_LABEL]: 'server' });
     assert.deepEqual(p.spec?.policyTypes, ['Ingress']);
   }
   assert.deepEqual(ps[2]?.spec?.ingress?.[0]?._from, [
-    { ipBlock: { cidr: '198.18.1.2/32' } },
-    { ipBlock: { cidr: '198.18.2.2/32' } },
+    { podSelector: { matchLabels: { ...AGENTS, 'cni-bench.io/policy-role': 'client' } } },
   ]);
+  assert.equal(JSON.stringify(ps).includes('ipBlock'), false, 'no CIDR rule: Cilium does not match pods by address');
   assert.deepEqual(ps[0]?.spec?.ingress?.[0]?.ports, [{ protocol: 'TCP', port: 10_001 }]);
-  assert.throws(() => clusterRunPolicies('cni-bench', 'r1', AGENTS, [], 1), /at least one client/);
+});
+
+test('the role label patch touches that one label only; the cleanup selector finds it on agent pods', () => {
+  assert.deepEqual(roleLabelPatch('server'), { metadata: { labels: { 'cni-bench.io/policy-role': 'server' } } });
+  assert.deepEqual(roleLabelPatch(null), { metadata: { labels: { 'cni-bench.io/policy-role': null } } });
+  assert.equal(
+    labelledPodsSelector(AGENTS),
+    'app.kubernetes.io/name=cni-bench-agent,app.kubernetes.io/instance=r,cni-bench.io/policy-role',
+  );
 });
 
 test('the policy selector is narrower than everything the collector manages, and per run', () => {
