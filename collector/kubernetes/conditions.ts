@@ -1,22 +1,18 @@
 /**
- * The cluster's ConditionDriver (core/conditions.ts): NetworkPolicy conditions
- * made in the run's namespace through the API (policy-objects.ts, the chart's
- * rbac.networkPolicy.enabled grant) and verified in the dataplane through the
- * agents (collector/runs/condition-probes.ts): an agent that is neither the
- * server nor a client must be refused, every client must connect; revert
- * deletes by the run's label and is verified by the denied agent connecting
- * again. Hubble, L7 policy and encryption are refused with what cilium-config
- * says (conditions-cilium.ts). The loop that waits for enforcement is the
- * lab's (core/policy-verify.ts).
+ * The cluster's ConditionDriver (core/conditions.ts). NetworkPolicy conditions
+ * (the chart's rbac.networkPolicy.enabled grant): the run's server and client
+ * agent pods get a role label (POLICY_ROLE_LABEL, the only pod change the
+ * chart's admission policy lets the collector make), labelled policies in the
+ * run's namespace select by it (policy-objects.ts), and they are verified in
+ * the dataplane through the agents (collector/runs/condition-probes.ts): an
+ * agent that is neither the server nor a client must be refused, every client
+ * must connect; revert deletes by the run's label, takes the role labels off
+ * and is verified by the denied agent connecting again. L7 policy is a
+ * CiliumNetworkPolicy behind its own opt-in (conditions-l7.ts); Hubble and
+ * encryption are refused with what cilium-config says (conditions-cilium.ts).
+ * The loop that waits for enforcement is the lab's (core/policy-verify.ts).
  */
-import {
-  type CoreV1Api,
-  type KubeConfig,
-  NetworkingV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1NetworkPolicy,
-} from '@kubernetes/client-node';
+import { type CoreV1Api, type KubeConfig, NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
 import type {
   ConditionDriver,
   ConditionEvidence,
@@ -28,16 +24,11 @@ import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { type PolicyProbeTimes, type ProbeEnd, waitForPolicyWith } from '../../core/policy-verify.js';
 import { encryptionRefusal, hubbleRefusal, l7Refusal } from './conditions-cilium.js';
+import { ClusterL7 } from './conditions-l7.js';
+import { PodRoles } from './conditions-roles.js';
+import { l7Selector } from './l7-objects.js';
 import { type Pacer, statusOf } from './pacer.js';
-import {
-  clusterRunPolicies,
-  labelledPodsSelector,
-  matchLabelsOf,
-  POLICY_ROLE_LABEL,
-  type PodRole,
-  policySelector,
-  roleLabelPatch,
-} from './policy-objects.js';
+import { clusterRunPolicies, matchLabelsOf, POLICY_ROLE_LABEL, policySelector } from './policy-objects.js';
 
 /** Where the server agent's verification listener binds (policies do not restrict ports). */
 export const CLUSTER_PROBE_PORT = 39_099;
@@ -59,6 +50,8 @@ export interface ClusterConditionsOptions {
   allowCiliumConfigChange: boolean;
   /** The operator's opt-in to NetworkPolicy conditions (rbac.networkPolicy.enabled grants the calls). */
   allowNetworkPolicy: boolean;
+  /** The operator's opt-in to the L7 condition's CiliumNetworkPolicy (rbac.ciliumNetworkPolicy.enabled). */
+  allowCiliumNetworkPolicy?: boolean;
   log: Logger;
 }
 
@@ -71,6 +64,8 @@ interface Ends {
 export class ClusterConditions implements ConditionDriver {
   private readonly net: NetworkingV1Api;
   private readonly agents: Record<string, string>;
+  private readonly l7: ClusterL7;
+  private readonly roles: PodRoles;
 
   constructor(
     kc: KubeConfig,
@@ -80,6 +75,8 @@ export class ClusterConditions implements ConditionDriver {
   ) {
     this.net = kc.makeApiClient(NetworkingV1Api);
     this.agents = matchLabelsOf(o.agentSelector);
+    this.l7 = new ClusterL7(kc, pacer, o.namespace, this.agents);
+    this.roles = new PodRoles(core, pacer, o.namespace, o.agentSelector, this.agents);
   }
 
   get description(): string {
@@ -88,9 +85,10 @@ export class ClusterConditions implements ConditionDriver {
 
   /** Removes condition policies and pod role labels an earlier collector left behind; returns how many policies. */
   async init(): Promise<number> {
-    const n = await this.deleteBy(policySelector());
-    await this.setRoles(new Map());
-    return n;
+    const n = this.o.allowNetworkPolicy ? await this.deleteBy(policySelector()) : 0;
+    const l7 = this.o.allowCiliumNetworkPolicy ? await this.l7.deleteBy(l7Selector()) : 0;
+    await this.roles.setRoles(new Map());
+    return n + l7;
   }
 
   async apply(req: ConditionRequest, target: ConditionTarget, signal: AbortSignal): Promise<ConditionEvidence> {
@@ -103,24 +101,23 @@ export class ClusterConditions implements ConditionDriver {
         );
       return this.policies(req.policies ?? (req.kind === 'networkPolicy' ? 1 : 0), target, signal);
     }
+    if (req.kind === 'l7Policy') return this.applyL7(req, target, signal);
     const config = await this.readCiliumConfig();
     const ns = this.o.ciliumNamespace;
     const why =
-      req.kind === 'hubble'
-        ? hubbleRefusal(config, ns, this.o.allowCiliumConfigChange)
-        : req.kind === 'l7Policy'
-          ? l7Refusal(config, ns)
-          : encryptionRefusal(config, ns);
+      req.kind === 'hubble' ? hubbleRefusal(config, ns, this.o.allowCiliumConfigChange) : encryptionRefusal(config, ns);
     throw new CniBenchError(ErrorCodes.VALIDATION, why, { details: { field: `conditions.${req.kind}` } });
   }
 
   async revert(req: ConditionRequest, target: ConditionTarget): Promise<ConditionEvidence> {
+    if (req.kind === 'l7Policy' && this.o.allowCiliumNetworkPolicy)
+      return this.l7.revert(req.urlPath ?? '/', target, () => this.roles.setRoles(new Map()));
     if (req.kind !== 'networkPolicy' && req.kind !== 'policyCount') return { how: 'nothing was applied', facts: {} };
     const began = Date.now();
     const deleted = await this.deleteBy(policySelector(target.runId));
-    const unlabelled = await this.setRoles(new Map());
+    const unlabelled = await this.roles.setRoles(new Map());
     const apiMs = Date.now() - began;
-    const left = await this.labelledPods();
+    const left = await this.roles.labelledPods();
     if (left.length)
       throw new CniBenchError(
         ErrorCodes.KUBERNETES,
@@ -149,6 +146,27 @@ export class ClusterConditions implements ConditionDriver {
     }
   }
 
+  /** L7: refused without the opt-in or without Cilium; else the run's pods labelled and the rule created and verified. */
+  private async applyL7(
+    req: ConditionRequest,
+    target: ConditionTarget,
+    signal: AbortSignal,
+  ): Promise<ConditionEvidence> {
+    if (!this.o.allowCiliumNetworkPolicy)
+      throw new CniBenchError(
+        ErrorCodes.VALIDATION,
+        `l7Policy: this collector may not create CiliumNetworkPolicies (chart value rbac.ciliumNetworkPolicy.enabled=false); helm upgrade with --set rbac.ciliumNetworkPolicy.enabled=true to allow create, list and delete of ciliumnetworkpolicies in ${this.o.namespace} only`,
+        { details: { field: 'conditions.l7Policy' } },
+      );
+    const config = await this.readCiliumConfig();
+    if (!config)
+      throw new CniBenchError(ErrorCodes.VALIDATION, l7Refusal(config, this.o.ciliumNamespace), {
+        details: { field: 'conditions.l7Policy' },
+      });
+    await this.roles.setRoles(await this.roles.rolesOf(target));
+    return this.l7.apply(req.urlPath ?? '/', target, config, signal);
+  }
+
   /** Replaces the run's policies with `n` fresh ones and verifies enforcement; n = 0 verifies that nothing is enforced. */
   private async policies(n: number, target: ConditionTarget, signal: AbortSignal): Promise<ConditionEvidence> {
     const ends = this.ends(target);
@@ -170,8 +188,8 @@ export class ClusterConditions implements ConditionDriver {
           how: `no policy selects the agents: the denied agent ${ends.denied.name} connects, as it must`,
           facts: { policies: 0, deletedBefore: old, openMs: open.ms },
         };
-      const roles = await this.rolesOf(target);
-      const labelled = await this.setRoles(roles);
+      const roles = await this.roles.rolesOf(target);
+      const labelled = await this.roles.setRoles(roles);
       const policies = clusterRunPolicies(this.o.namespace, target.runId, this.agents, n);
       const began = Date.now();
       await this.create(policies, signal);
@@ -231,69 +249,6 @@ export class ClusterConditions implements ConditionDriver {
       ),
     );
     return list.items.length;
-  }
-
-  /** The agent pods behind the target's addresses, by name, with their role. */
-  private async rolesOf(target: ConditionTarget): Promise<Map<string, PodRole>> {
-    const pods = await this.agentPods();
-    const byIp = (ip: string) => pods.find((p) => p.ip === ip)?.name;
-    const server = byIp(target.serverPodIp);
-    if (!server)
-      throw new CniBenchError(
-        ErrorCodes.KUBERNETES,
-        `no agent pod in ${this.o.namespace} (${this.o.agentSelector}) has the server's address ${target.serverPodIp}`,
-      );
-    const roles = new Map<string, PodRole>([[server, 'server']]);
-    for (const ip of target.clientPodIps) {
-      const name = byIp(ip);
-      if (!name)
-        throw new CniBenchError(
-          ErrorCodes.KUBERNETES,
-          `no agent pod in ${this.o.namespace} (${this.o.agentSelector}) has the client's address ${ip}`,
-        );
-      if (name !== server) roles.set(name, 'client');
-    }
-    return roles;
-  }
-
-  private async agentPods(): Promise<{ name: string; ip: string; role?: string }[]> {
-    const namespace = this.o.namespace;
-    const list = await this.pacer.run(`list pods ${namespace}`, () =>
-      this.core.listNamespacedPod({ namespace, labelSelector: this.o.agentSelector }),
-    );
-    return list.items.map((p) => ({
-      name: p.metadata?.name ?? '',
-      ip: p.status?.podIP ?? '',
-      role: p.metadata?.labels?.[POLICY_ROLE_LABEL],
-    }));
-  }
-
-  private async labelledPods(): Promise<string[]> {
-    const namespace = this.o.namespace;
-    const list = await this.pacer.run(`list pods ${namespace}`, () =>
-      this.core.listNamespacedPod({ namespace, labelSelector: labelledPodsSelector(this.agents) }),
-    );
-    return list.items.map((p) => p.metadata?.name ?? '');
-  }
-
-  /**
-   * Gives exactly the pods in `roles` their role label and takes it off every
-   * other agent pod (a merge patch of that one label, which is all the chart's
-   * admission policy lets this ServiceAccount change); returns how many pods changed.
-   */
-  private async setRoles(roles: Map<string, PodRole>): Promise<number> {
-    const namespace = this.o.namespace;
-    const patch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    const changes = (await this.agentPods()).filter((p) => (roles.get(p.name) ?? undefined) !== p.role);
-    await Promise.all(
-      changes.map((p) => {
-        const role = roles.get(p.name) ?? null;
-        return this.pacer.run(`patch pod ${namespace}/${p.name} ${POLICY_ROLE_LABEL}=${role ?? '(removed)'}`, () =>
-          this.core.patchNamespacedPod({ name: p.name, namespace, body: roleLabelPatch(role) }, patch),
-        );
-      }),
-    );
-    return changes.length;
   }
 
   /** cilium-config's data; undefined when the cluster has none (no Cilium). */

@@ -216,7 +216,11 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       cluster: undefined,
     } as const;
     const refused: string[] = [];
-    const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled']);
+    const optIn = new Set([
+      'rbac.ciliumConfig.write',
+      'rbac.networkPolicy.enabled',
+      'rbac.ciliumNetworkPolicy.enabled',
+    ]);
     for (const c of COLLECTOR_API_CALLS.filter((x) => !optIn.has(x.toggle ?? ''))) {
       if (!(await allowed(c, scopeNs[c.scope]))) refused.push(describe(c, scopeNs[c.scope]));
     }

@@ -213,7 +213,8 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     assert.equal(row.error, '');
     for (const [group, why] of [
       ['hubble', /no cilium-config in kube-system/],
-      ['l7Policy', /L7 policy is a Cilium feature/],
+      // Without its own opt-in, refused naming the chart value before anything is asked of the cluster.
+      ['l7Policy', /may not create CiliumNetworkPolicies \(chart value rbac\.ciliumNetworkPolicy\.enabled=false\)/],
       ['encryption', /transparent encryption is a Cilium feature/],
     ] as const) {
       const apply = steps.find((s) => s.group === group && s.action === 'apply');

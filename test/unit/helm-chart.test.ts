@@ -382,7 +382,7 @@ test('RBAC by default is what the collector calls and nothing else', () => {
       .join(),
     `${RELEASE}-sweep`,
   );
-  const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled']);
+  const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled', 'rbac.ciliumNetworkPolicy.enabled']);
   for (const c of COLLECTOR_API_CALLS.filter((x) => !optIn.has(x.toggle ?? '')))
     assert.ok(grants(docs, c), `not granted: ${callName(c)}`);
   for (const c of COLLECTOR_API_CALLS.filter((x) => optIn.has(x.toggle ?? '')))
@@ -431,6 +431,17 @@ test('RBAC toggles: all off leaves the base rules; create=false leaves none; cil
   );
   assert.match(JSON.stringify(vap[0]?.spec.variables), /cni-bench\.io\/policy-role/);
   assert.equal(all(render(), 'ValidatingAdmissionPolicy').length, 0, 'no admission policy without the opt-in');
+  // The L7 condition's opt-in: list, create and delete of ciliumnetworkpolicies there, and the same narrowed patch on pods.
+  const l7 = render({ set: ['rbac.ciliumNetworkPolicy.enabled=true'] });
+  assert.deepEqual(
+    rbacRules(l7).filter((r) => !rbacRules(render()).includes(r)),
+    [`Role ${NS}: /pods patch`, `Role ${NS}: cilium.io/ciliumnetworkpolicies list,create,delete`],
+  );
+  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.ciliumNetworkPolicy.enabled'))
+    assert.ok(grants(l7, c), callName(c));
+  assert.equal(all(l7, 'ValidatingAdmissionPolicy').length, 1, 'the narrowing comes with it');
+  assert.equal(envValue(collectorPod(l7).containers[0], 'CNI_BENCH_ALLOW_CILIUM_NETWORK_POLICY'), 'true');
+  assert.equal(envValue(collectorPod(policy).containers[0], 'CNI_BENCH_ALLOW_CILIUM_NETWORK_POLICY'), 'false');
   for (const docs of [minimal, write, render({ values: ['monitoring.yaml'] })]) {
     for (const rule of rbacRules(docs)) {
       assert.doesNotMatch(rule, /secrets|pods\/exec|\*/, rule);
