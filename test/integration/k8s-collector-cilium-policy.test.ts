@@ -34,7 +34,8 @@ import { kubeConfigFrom } from '../support/harness/apply.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
-import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { postRun, runEnded, startKubeCollector } from '../support/helpers/kube-collector.js';
+import { getJson, type Proc, stop } from '../support/helpers/procs.js';
 import { notLong } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -107,58 +108,20 @@ test('the collector in Kubernetes mode on Cilium: a NetworkPolicy by pod role en
       'rbac.networkPolicy.enabled=true',
       'rbac.ciliumNetworkPolicy.enabled=true',
     ]);
-    const httpPort = await freePort();
-    collector = startNode(COLLECTOR_MAIN, [], {
-      CNI_BENCH_KUBERNETES: 'kubeconfig',
-      CNI_BENCH_KUBECONFIG: kubeconfig,
-      CNI_BENCH_NAMESPACE: NS,
-      CNI_BENCH_SWEEP_NAMESPACE: sweepNamespace,
+    const { proc: c, url } = await startKubeCollector(lab, {
+      kubeconfig,
+      namespace: NS,
+      sweepNamespace,
       // What the chart sets with the two opt-ins.
-      CNI_BENCH_ALLOW_NETWORK_POLICY: 'true',
-      CNI_BENCH_ALLOW_CILIUM_NETWORK_POLICY: 'true',
-      CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
-      CNI_BENCH_HTTP_HOST: '127.0.0.1',
-      CNI_BENCH_HTTP_PORT: String(httpPort),
-      CNI_BENCH_DB: ':memory:',
-      CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
-      CNI_BENCH_LOG_LEVEL: 'info',
+      env: { CNI_BENCH_ALLOW_NETWORK_POLICY: 'true', CNI_BENCH_ALLOW_CILIUM_NETWORK_POLICY: 'true' },
     });
-    const c = collector;
-    const url = `http://127.0.0.1:${httpPort}`;
-    await waitFor(
-      'the collector',
-      async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
-      30_000,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${c.output()}`);
-    });
-    lab.startAgents(`unix:${lab.controlSocket}`);
-    await waitFor(
-      `${lab.agentCount} agents`,
-      async () =>
-        (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
-        lab.agentCount,
-      60_000,
-    );
+    collector = c;
     assert.deepEqual(await leftInApi(admin), [], 'nothing labelled before the run');
 
-    const created = await getJson(`${url}/v1/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(SCENARIO),
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const runId = await postRun(url, SCENARIO);
     const began = Date.now();
-    const run = await waitFor(
-      'the run to end',
-      async () => {
-        const r = (await getJson(`${url}/v1/runs/${created.body.id}`)).body;
-        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-      },
-      1_200_000,
-      1000,
-    );
-    const report = (await getJson(`${url}/v1/runs/${created.body.id}/report?format=json`)).body;
+    const run = await runEnded(url, runId, 1_200_000);
+    const report = (await getJson(`${url}/v1/runs/${runId}/report?format=json`)).body;
     const steps = (report.conditions?.steps ?? []) as Step[];
     const rows = (report.conditions?.rows ?? []) as Row[];
     t.diagnostic(`run ${run.state} in ${((Date.now() - began) / 1000).toFixed(0)} s: ${run.reason ?? ''}`);

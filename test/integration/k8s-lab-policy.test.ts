@@ -26,7 +26,8 @@ import { kubeConfigFrom } from '../support/harness/apply.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
-import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { postRun, runEnded, startKubeCollector } from '../support/helpers/kube-collector.js';
+import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -57,33 +58,6 @@ async function rolePods(admin: KubeConfig): Promise<string[]> {
     .makeApiClient(CoreV1Api)
     .listNamespacedPod({ namespace: NS, labelSelector: POLICY_ROLE_LABEL });
   return list.items.map((p) => `${p.metadata?.name}=${p.metadata?.labels?.[POLICY_ROLE_LABEL]}`);
-}
-
-function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string, httpPort: number): Proc {
-  return startNode(COLLECTOR_MAIN, [], {
-    CNI_BENCH_KUBERNETES: 'kubeconfig',
-    CNI_BENCH_KUBECONFIG: kubeconfig,
-    CNI_BENCH_NAMESPACE: NS,
-    // The chart's sweep namespace (its Namespace and Role are part of the identity installed above).
-    CNI_BENCH_SWEEP_NAMESPACE: sweepNamespace,
-    CNI_BENCH_ALLOW_NETWORK_POLICY: 'true',
-    CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
-    CNI_BENCH_HTTP_HOST: '127.0.0.1',
-    CNI_BENCH_HTTP_PORT: String(httpPort),
-    CNI_BENCH_DB: ':memory:',
-    CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
-    CNI_BENCH_LOG_LEVEL: 'info',
-  });
-}
-
-async function postRun(url: string, scenario: unknown): Promise<string> {
-  const created = await getJson(`${url}/v1/runs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(scenario),
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body.id as string;
 }
 
 /** Waits until the run's apply phase succeeded (its policies in force), failing if the run ends first. */
@@ -145,39 +119,21 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     const { kubeconfig, sweepNamespace } = await chartCollectorIdentity(cp, RELEASE, NS, [
       'rbac.networkPolicy.enabled=true',
     ]);
-    const httpPort = await freePort();
-    const url = `http://127.0.0.1:${httpPort}`;
-    const up = async (c: Proc): Promise<void> => {
-      await waitFor(
-        'the collector',
-        async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
-        30_000,
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}\n${c.output()}`);
-      });
-    };
-    collector = startCollector(lab, kubeconfig, sweepNamespace, httpPort);
-    await up(collector);
-    lab.startAgents(`unix:${lab.controlSocket}`);
-    const agents = async () =>
-      (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length;
-    await waitFor(`${lab.agentCount} agents`, async () => (await agents()) === lab.agentCount, 60_000);
-
+    const started = await startKubeCollector(lab, {
+      kubeconfig,
+      namespace: NS,
+      sweepNamespace,
+      env: { CNI_BENCH_ALLOW_NETWORK_POLICY: 'true' },
+    });
+    const url = started.url;
+    collector = started.proc;
+    const c = collector;
     const runId = await postRun(url, {
       ...BASE,
       name: 'cluster policy',
       conditions: { networkPolicy: { policies: 3 }, hubble: {}, l7Policy: {}, encryption: {} },
     });
-    const c = collector;
-    const run = await waitFor(
-      'the run to end',
-      async () => {
-        const r = (await getJson(`${url}/v1/runs/${runId}`)).body;
-        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-      },
-      600_000,
-      500,
-    );
+    const run = await runEnded(url, runId, 600_000);
     const report = (await getJson(`${url}/v1/runs/${runId}/report?format=json`)).body;
     const steps = (report.conditions?.steps ?? []) as Step[];
     const rows = (report.conditions?.rows ?? []) as Row[];
@@ -238,15 +194,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     assert.equal((await labelledPolicies(admin)).length, 4, 'four policies in force');
     const del = await getJson(`${url}/v1/runs/${cancelled}`, { method: 'DELETE' });
     assert.equal(del.status, 202, JSON.stringify(del.body));
-    const ended = await waitFor(
-      'the cancelled run to end',
-      async () => {
-        const r = (await getJson(`${url}/v1/runs/${cancelled}`)).body;
-        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-      },
-      300_000,
-      500,
-    );
+    const ended = await runEnded(url, cancelled, 300_000);
     assert.equal(ended.state, 'cancelled');
     assert.deepEqual(await labelledPolicies(admin), [], 'no labelled policy left after cancel');
     assert.deepEqual(await rolePods(admin), [], 'no pod keeps the role label after cancel');
