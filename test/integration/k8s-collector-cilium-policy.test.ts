@@ -34,8 +34,8 @@ import { kubeConfigFrom } from '../support/harness/apply.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
-import { postRun, runEnded, startKubeCollector } from '../support/helpers/kube-collector.js';
-import { getJson, type Proc, stop } from '../support/helpers/procs.js';
+import { conditionsReport, postRun, runEnded, startKubeCollector } from '../support/helpers/kube-collector.js';
+import { type Proc, stop } from '../support/helpers/procs.js';
 import { notLong } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -54,24 +54,6 @@ const SCENARIO = {
   measurements: [{ id: 'crr-pod', kind: 'rr', path: 'pod-to-pod', mode: 'crr' }],
   conditions: { networkPolicy: { policies: 1 }, l7Policy: { urlPath: '/' } },
 };
-
-interface Step {
-  action: string;
-  group: string;
-  status: string;
-  how: string;
-  enforcementMs?: number;
-}
-interface Row {
-  measurement: string;
-  group: string;
-  baseline: number | null;
-  value: number | null;
-  change: number | null;
-  verdict?: string;
-  error: string;
-  unit: string;
-}
 
 /** What the run labelled that is still there: policies, L7 rules, pods with the role label. */
 async function leftInApi(admin: KubeConfig): Promise<string[]> {
@@ -121,16 +103,8 @@ test('the collector in Kubernetes mode on Cilium: a NetworkPolicy by pod role en
     const runId = await postRun(url, SCENARIO);
     const began = Date.now();
     const run = await runEnded(url, runId, 1_200_000);
-    const report = (await getJson(`${url}/v1/runs/${runId}/report?format=json`)).body;
-    const steps = (report.conditions?.steps ?? []) as Step[];
-    const rows = (report.conditions?.rows ?? []) as Row[];
     t.diagnostic(`run ${run.state} in ${((Date.now() - began) / 1000).toFixed(0)} s: ${run.reason ?? ''}`);
-    for (const s of steps)
-      t.diagnostic(`${s.action} ${s.group}: ${s.status}; enforcement ${s.enforcementMs ?? '-'} ms; ${s.how}`);
-    for (const r of rows)
-      t.diagnostic(
-        `${r.measurement} [${r.group}]: baseline ${r.baseline?.toFixed(0)} ${r.unit}, under it ${r.value?.toFixed(0) ?? '-'}, change ${r.change === null ? '-' : `${(r.change * 100).toFixed(1)}%`}, ${r.verdict ?? r.error}`,
-      );
+    const { steps, rows } = await conditionsReport(url, runId, (line) => t.diagnostic(line));
     // The L7 phase fails (no Envoy); the policy condition's phases succeed.
     assert.equal(run.state, 'failed', `${run.reason}\n${c.output().slice(-3000)}`);
 

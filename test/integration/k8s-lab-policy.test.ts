@@ -26,7 +26,7 @@ import { kubeConfigFrom } from '../support/harness/apply.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
-import { postRun, runEnded, startKubeCollector } from '../support/helpers/kube-collector.js';
+import { conditionsReport, postRun, runEnded, startKubeCollector } from '../support/helpers/kube-collector.js';
 import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
@@ -78,26 +78,6 @@ async function untilApplied(url: string, runId: string): Promise<void> {
   );
 }
 
-interface Step {
-  action: string;
-  condition: string;
-  group: string;
-  status: string;
-  how: string;
-  enforcementMs?: number;
-}
-interface Row {
-  measurement: string;
-  condition: string;
-  group: string;
-  baseline: number | null;
-  value: number | null;
-  change: number | null;
-  verdict?: string;
-  error: string;
-  unit: string;
-}
-
 test('the collector in Kubernetes mode puts a NetworkPolicy condition in place through the API, verifies it through the agents, measures it and removes it; cancel and SIGTERM leave nothing', {
   skip: notRoot,
   timeout: 1_200_000,
@@ -134,15 +114,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
       conditions: { networkPolicy: { policies: 3 }, hubble: {}, l7Policy: {}, encryption: {} },
     });
     const run = await runEnded(url, runId, 600_000);
-    const report = (await getJson(`${url}/v1/runs/${runId}/report?format=json`)).body;
-    const steps = (report.conditions?.steps ?? []) as Step[];
-    const rows = (report.conditions?.rows ?? []) as Row[];
-    for (const s of steps)
-      t.diagnostic(`${s.action} ${s.condition}: ${s.status}; enforcement ${s.enforcementMs ?? '-'} ms; ${s.how}`);
-    for (const r of rows)
-      t.diagnostic(
-        `${r.measurement} [${r.condition}]: baseline ${r.baseline?.toFixed(0)} ${r.unit}, under it ${r.value?.toFixed(0) ?? '-'}, change ${r.change === null ? '-' : `${(r.change * 100).toFixed(1)}%`}, ${r.verdict ?? r.error}`,
-      );
+    const { steps, rows } = await conditionsReport(url, runId, (line) => t.diagnostic(line));
     // The refused conditions fail their phases; the policy condition's succeed.
     assert.equal(run.state, 'failed', `${run.reason}\n${c.output().slice(-3000)}`);
     assert.match(run.reason, /phases failed/);
