@@ -144,7 +144,12 @@ export class DisruptionPhase {
       record.error = (err as Error).message;
     }
     record.doneMs = Date.now();
-    await result;
+    try {
+      await result;
+    } finally {
+      // A backend cut off by backend-link-down comes back whatever happened to the stream.
+      if (m.event === 'backend-link-down') await this.restoreLinks();
+    }
     await this.undo(ctx, m, name, index);
     return record;
   }
@@ -154,6 +159,12 @@ export class DisruptionPhase {
     await this.services?.remove(name);
     ctx.services.delete(`disruption-${index}`);
     if (m.event === 'services-added') await this.services?.scale?.setDummyServices(0, 1, ctx.runId);
+  }
+
+  private async restoreLinks(): Promise<void> {
+    const failed = (await this.services?.restoreEndpointLinks?.().catch((err: Error) => [err.message])) ?? [];
+    if (failed.length)
+      throw new CniBenchError(ErrorCodes.INTERNAL, `backend-link-down: links not restored: ${failed.join('; ')}`);
   }
 
   private async ensureServer(ctx: RunContext, agent: AgentEntry, tool: string, port: number, key: string) {

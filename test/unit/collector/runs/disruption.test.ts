@@ -97,6 +97,11 @@ test('the plan picks the built-in probe stream against tcp-echo; events the coll
     undefined,
   );
   assert.match(disruptionRefusal('services-added', undefined, plan) ?? '', /needs a service frontend/);
+  // backend-link-down: only a frontend that can cut a pod's link (the lab), and only with a peer backend.
+  assert.match(disruptionRefusal('backend-link-down', lab, plan) ?? '', /cannot take a backend's link down/);
+  const cutter = frontend({ cutEndpointLink: async () => ({}) });
+  assert.equal(disruptionRefusal('backend-link-down', cutter, plan), undefined);
+  assert.match(disruptionRefusal('backend-link-down', cutter, noPeer) ?? '', /peer agent/);
 });
 
 test("the collector's spec reaches the probe's arguments, and a real stream's output crosses the wire intact", () => {
