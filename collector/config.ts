@@ -78,6 +78,11 @@ export const collectorConfigSchema = z
       .enum(['true', 'false'])
       .default('false')
       .transform((v) => v === 'true'),
+    /** Create a CiliumNetworkPolicy with an HTTP rule in the collector's namespace for a scenario's l7Policy condition (and delete it); off: refuse with the chart value. */
+    allowCiliumNetworkPolicy: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
   })
   .superRefine((c, ctx) => {
     if (c.tlsCertFile && !c.tlsKeyFile)
@@ -180,6 +185,7 @@ export const COLLECTOR_ENV = {
   ciliumNamespace: 'CNI_BENCH_CILIUM_NAMESPACE',
   allowCiliumConfigChange: 'CNI_BENCH_ALLOW_CILIUM_CONFIG_CHANGE',
   allowNetworkPolicy: 'CNI_BENCH_ALLOW_NETWORK_POLICY',
+  allowCiliumNetworkPolicy: 'CNI_BENCH_ALLOW_CILIUM_NETWORK_POLICY',
 } as const satisfies Partial<Record<keyof CollectorConfig, string>>;
 
 /** Flag name by config field; every field in COLLECTOR_ENV has one. */
@@ -210,6 +216,7 @@ export const COLLECTOR_FLAGS = {
   ciliumNamespace: 'cilium-namespace',
   allowCiliumConfigChange: 'allow-cilium-config-change',
   allowNetworkPolicy: 'allow-network-policy',
+  allowCiliumNetworkPolicy: 'allow-cilium-network-policy',
 } as const satisfies Record<keyof typeof COLLECTOR_ENV, string>;
 
 /** Reads flags (`--grpc-listen`, `--tls-cert-file`, ...) over environment (`CNI_BENCH_GRPC_LISTEN`, ...). */

@@ -53,6 +53,10 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
     'true|false',
     "create NetworkPolicies in the collector's namespace for a scenario's policy conditions (and delete them)",
   ],
+  allowCiliumNetworkPolicy: [
+    'true|false',
+    "create a CiliumNetworkPolicy with an HTTP rule in the collector's namespace for a scenario's l7Policy condition (and delete it)",
+  ],
 };
 
 export function collectorHelp(): string {

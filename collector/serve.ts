@@ -38,11 +38,12 @@ export async function serve(config: CollectorConfig, log: Logger): Promise<void>
       ciliumNamespace: config.ciliumNamespace,
       allowCiliumConfigChange: config.allowCiliumConfigChange,
       allowNetworkPolicy: config.allowNetworkPolicy,
+      allowCiliumNetworkPolicy: config.allowCiliumNetworkPolicy,
       log,
     });
-    if (config.allowNetworkPolicy) {
+    if (config.allowNetworkPolicy || config.allowCiliumNetworkPolicy) {
       const stale = await conditions.init();
-      if (stale) log.warn('removed condition NetworkPolicies an earlier collector left behind', { objects: stale });
+      if (stale) log.warn('removed condition policies an earlier collector left behind', { objects: stale });
     }
     if (config.allowCiliumConfigChange && (await conditions.recoverHubble()))
       log.warn('restored cilium-config enable-hubble an earlier collector left changed');

@@ -47,6 +47,10 @@ export interface ConditionProbes {
    * `flowsTo`); `reading` undefined when the agent did not answer in time.
    */
   hubble?(flowsTo: string, flows: number): Promise<NodeHubble[]>;
+  /** Starts the built-in HTTP server (2xx on every path but /missing) on `port` in the server agent's pod (L7 checks). */
+  listenHttp?(port: number, signal?: AbortSignal): Promise<{ stop(): Promise<void> }>;
+  /** GET http://ip:port<path> from `from` for about `seconds`: what came back (L7 checks). */
+  httpGet?(from: ProbeEnd, ip: string, port: number, path: string, seconds: number): Promise<HttpProbeResult>;
 }
 
 export interface NodeHubble {
@@ -55,6 +59,14 @@ export interface NodeHubble {
   /** The run's server agent: its observer is the one that must see the clients' flows. */
   server: boolean;
   reading: HubbleReading | undefined;
+}
+
+/** What HTTP GETs from an agent got: answers, how many were not 2xx, or why none came. */
+export interface HttpProbeResult {
+  answered: number;
+  non2xx: number;
+  /** Why no answer came (the client's error), when answered is 0. */
+  error?: string;
 }
 
 /** What showed the condition in force (or gone), recorded in the phase. */

@@ -26,7 +26,7 @@ export function l7Refusal(config: Record<string, string> | undefined, ns: string
   if (!config) return `L7 policy is a Cilium feature, and this cluster has no cilium-config in ${ns}`;
   if (config['enable-l7-proxy'] === 'false')
     return `cilium-config in ${ns} has enable-l7-proxy=false: Cilium's Envoy proxy is off, so an HTTP rule cannot be enforced`;
-  return `cilium-config in ${ns} has enable-l7-proxy=${config['enable-l7-proxy'] ?? '(unset: on)'}; an L7 condition needs a CiliumNetworkPolicy grant and HTTP probes (403 on a denied path, 200 on the allowed one) from the agents, which the cluster path does not have yet`;
+  return `cilium-config in ${ns} has enable-l7-proxy=${config['enable-l7-proxy'] ?? '(unset: on)'}; the collector creates an HTTP rule and verifies it (a non-2xx from the proxy on a denied path, 2xx on the allowed one) only with the chart value rbac.ciliumNetworkPolicy.enabled=true`;
 }
 
 /** Pure: what encryption the cluster runs, and why on against off is not measured. */

@@ -1,13 +1,16 @@
 /**
- * The cluster's ConditionDriver (core/conditions.ts): NetworkPolicy conditions
- * made in the run's namespace through the API (policy-objects.ts, the chart's
- * rbac.networkPolicy.enabled grant) and verified in the dataplane through the
- * agents (collector/runs/condition-probes.ts): an agent that is neither the
- * server nor a client must be refused, every client must connect; revert
- * deletes by the run's label and is verified by the denied agent connecting
- * again. Hubble, L7 policy and encryption are refused with what cilium-config
- * says (conditions-cilium.ts). The loop that waits for enforcement is the
- * lab's (core/policy-verify.ts).
+ * The cluster's ConditionDriver (core/conditions.ts). NetworkPolicy conditions
+ * (the chart's rbac.networkPolicy.enabled grant): the run's server and client
+ * agent pods get a role label (POLICY_ROLE_LABEL, the only pod change the
+ * chart's admission policy lets the collector make), labelled policies in the
+ * run's namespace select by it (policy-objects.ts), and they are verified in
+ * the dataplane through the agents (collector/runs/condition-probes.ts): an
+ * agent that is neither the server nor a client must be refused, every client
+ * must connect; revert deletes by the run's label, takes the role labels off
+ * and is verified by the denied agent connecting again. L7 policy is a
+ * CiliumNetworkPolicy behind its own opt-in (conditions-l7.ts); Hubble and
+ * encryption are refused with what cilium-config says (conditions-cilium.ts).
+ * The loop that waits for enforcement is the lab's (core/policy-verify.ts).
  */
 import { type CoreV1Api, type KubeConfig, NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
 import type {
@@ -24,8 +27,11 @@ import { type PolicyProbeTimes, type ProbeEnd, waitForPolicyWith } from '../../c
 import { CiliumConfig } from './cilium-config.js';
 import { encryptionRefusal, hubbleRefusal, l7Refusal } from './conditions-cilium.js';
 import { ClusterHubble } from './conditions-hubble.js';
+import { ClusterL7 } from './conditions-l7.js';
+import { PodRoles } from './conditions-roles.js';
+import { l7Selector } from './l7-objects.js';
 import { type Pacer, statusOf } from './pacer.js';
-import { clusterRunPolicies, matchLabelsOf, policySelector } from './policy-objects.js';
+import { clusterRunPolicies, matchLabelsOf, POLICY_ROLE_LABEL, policySelector } from './policy-objects.js';
 
 /** Where the server agent's verification listener binds (policies do not restrict ports). */
 export const CLUSTER_PROBE_PORT = 39_099;
@@ -47,6 +53,8 @@ export interface ClusterConditionsOptions {
   allowCiliumConfigChange: boolean;
   /** The operator's opt-in to NetworkPolicy conditions (rbac.networkPolicy.enabled grants the calls). */
   allowNetworkPolicy: boolean;
+  /** The operator's opt-in to the L7 condition's CiliumNetworkPolicy (rbac.ciliumNetworkPolicy.enabled). */
+  allowCiliumNetworkPolicy?: boolean;
   log: Logger;
 }
 
@@ -61,6 +69,8 @@ export class ClusterConditions implements ConditionDriver {
   private readonly agents: Record<string, string>;
   /** Hubble on against off with the cilium-config opt-in (conditions-hubble.ts). */
   private readonly hubble: ClusterHubble;
+  private readonly l7: ClusterL7;
+  private readonly roles: PodRoles;
 
   constructor(
     kc: KubeConfig,
@@ -75,6 +85,8 @@ export class ClusterConditions implements ConditionDriver {
       o.ciliumNamespace,
       o.log,
     );
+    this.l7 = new ClusterL7(kc, pacer, o.namespace, this.agents);
+    this.roles = new PodRoles(core, pacer, o.namespace, o.agentSelector, this.agents);
   }
 
   /** With the cilium-config opt-in: puts back enable-hubble a collector that died with Hubble on left changed. */
@@ -86,9 +98,12 @@ export class ClusterConditions implements ConditionDriver {
     return `NetworkPolicy in ${this.o.namespace}, enforced by the cluster's dataplane, verified through the agents`;
   }
 
-  /** Removes condition policies an earlier collector left behind; returns how many. */
+  /** Removes condition policies and pod role labels an earlier collector left behind; returns how many policies. */
   async init(): Promise<number> {
-    return this.deleteBy(policySelector());
+    const n = this.o.allowNetworkPolicy ? await this.deleteBy(policySelector()) : 0;
+    const l7 = this.o.allowCiliumNetworkPolicy ? await this.l7.deleteBy(l7Selector()) : 0;
+    await this.roles.setRoles(new Map());
+    return n + l7;
   }
 
   async apply(req: ConditionRequest, target: ConditionTarget, signal: AbortSignal): Promise<ConditionEvidence> {
@@ -102,23 +117,29 @@ export class ClusterConditions implements ConditionDriver {
       return this.policies(req.policies ?? (req.kind === 'networkPolicy' ? 1 : 0), target, signal);
     }
     if (req.kind === 'hubble' && this.o.allowCiliumConfigChange) return this.hubble.apply(target, signal);
+    if (req.kind === 'l7Policy') return this.applyL7(req, target, signal);
     const config = await this.readCiliumConfig();
     const ns = this.o.ciliumNamespace;
     const why =
-      req.kind === 'hubble'
-        ? hubbleRefusal(config, ns, this.o.allowCiliumConfigChange)
-        : req.kind === 'l7Policy'
-          ? l7Refusal(config, ns)
-          : encryptionRefusal(config, ns);
+      req.kind === 'hubble' ? hubbleRefusal(config, ns, this.o.allowCiliumConfigChange) : encryptionRefusal(config, ns);
     throw new CniBenchError(ErrorCodes.VALIDATION, why, { details: { field: `conditions.${req.kind}` } });
   }
 
   async revert(req: ConditionRequest, target: ConditionTarget): Promise<ConditionEvidence> {
     if (req.kind === 'hubble') return this.hubble.revert(target);
+    if (req.kind === 'l7Policy' && this.o.allowCiliumNetworkPolicy)
+      return this.l7.revert(req.urlPath ?? '/', target, () => this.roles.setRoles(new Map()));
     if (req.kind !== 'networkPolicy' && req.kind !== 'policyCount') return { how: 'nothing was applied', facts: {} };
     const began = Date.now();
     const deleted = await this.deleteBy(policySelector(target.runId));
+    const unlabelled = await this.roles.setRoles(new Map());
     const apiMs = Date.now() - began;
+    const left = await this.roles.labelledPods();
+    if (left.length)
+      throw new CniBenchError(
+        ErrorCodes.KUBERNETES,
+        `revert: the pods ${left.join(', ')} still carry ${POLICY_ROLE_LABEL} after it was removed`,
+      );
     const ends = this.ends(target);
     const listener = await ends.probes.listen(CLUSTER_PROBE_PORT);
     try {
@@ -132,14 +153,35 @@ export class ClusterConditions implements ConditionDriver {
         AGENT_PROBE_TIMES,
       );
       return {
-        how: `${deleted} NetworkPolicies deleted by the run's label; the denied agent ${ends.denied.name} connects to the server again`,
+        how: `${deleted} NetworkPolicies deleted by the run's label and ${POLICY_ROLE_LABEL} taken off ${unlabelled} pods; the denied agent ${ends.denied.name} connects to the server again`,
         enforcementMs: open.ms,
         apiMs,
-        facts: { deleted, polls: open.polls },
+        facts: { deleted, unlabelled, polls: open.polls },
       };
     } finally {
       await listener.stop();
     }
+  }
+
+  /** L7: refused without the opt-in or without Cilium; else the run's pods labelled and the rule created and verified. */
+  private async applyL7(
+    req: ConditionRequest,
+    target: ConditionTarget,
+    signal: AbortSignal,
+  ): Promise<ConditionEvidence> {
+    if (!this.o.allowCiliumNetworkPolicy)
+      throw new CniBenchError(
+        ErrorCodes.VALIDATION,
+        `l7Policy: this collector may not create CiliumNetworkPolicies (chart value rbac.ciliumNetworkPolicy.enabled=false); helm upgrade with --set rbac.ciliumNetworkPolicy.enabled=true to allow create, list and delete of ciliumnetworkpolicies in ${this.o.namespace} only`,
+        { details: { field: 'conditions.l7Policy' } },
+      );
+    const config = await this.readCiliumConfig();
+    if (!config)
+      throw new CniBenchError(ErrorCodes.VALIDATION, l7Refusal(config, this.o.ciliumNamespace), {
+        details: { field: 'conditions.l7Policy' },
+      });
+    await this.roles.setRoles(await this.roles.rolesOf(target));
+    return this.l7.apply(req.urlPath ?? '/', target, config, signal);
   }
 
   /** Replaces the run's policies with `n` fresh ones and verifies enforcement; n = 0 verifies that nothing is enforced. */
@@ -163,16 +205,24 @@ export class ClusterConditions implements ConditionDriver {
           how: `no policy selects the agents: the denied agent ${ends.denied.name} connects, as it must`,
           facts: { policies: 0, deletedBefore: old, openMs: open.ms },
         };
+      const roles = await this.roles.rolesOf(target);
+      const labelled = await this.roles.setRoles(roles);
       const applied = await applyPolicies(
-        clusterRunPolicies(this.o.namespace, target.runId, this.agents, target.clientPodIps, n),
+        clusterRunPolicies(this.o.namespace, target.runId, this.agents, n),
         (p) => this.createOne(p),
         (since) => wait('enforced', since, deadlineFor(n)),
         signal,
       );
       const allowed = ends.probes.allowed.map((c) => c.name).join(', ');
+      const evidence = enforcedEvidence(n, applied, ends.denied.name, allowed);
       return {
-        how: `${n} NetworkPolicies in ${this.o.namespace} select the agents: ${ends.denied.name} is blocked (${applied.on.denied}), the clients ${allowed} connect; ${applied.afterLastCreateMs} ms after the last object was created`,
-        ...enforcedEvidence(n, applied, ends.denied.name, allowed),
+        how: `${n} NetworkPolicies in ${this.o.namespace} select the server's pod by ${POLICY_ROLE_LABEL}=server and let in ${POLICY_ROLE_LABEL}=client: ${ends.denied.name} is blocked (${applied.on.denied}), the clients ${allowed} connect; ${applied.afterLastCreateMs} ms after the last object was created`,
+        ...evidence,
+        facts: {
+          ...evidence.facts,
+          labelled,
+          server: [...roles].find(([, r]) => r === 'server')?.[0] ?? '',
+        },
       };
     } finally {
       await listener.stop();

@@ -23,6 +23,7 @@ export interface ApiCall {
     | 'rbac.ciliumConfig.read'
     | 'rbac.ciliumConfig.write'
     | 'rbac.networkPolicy.enabled'
+    | 'rbac.ciliumNetworkPolicy.enabled'
     | 'rbac.clusterDescription.read';
   /** Where in the collector it happens. */
   by: string;
@@ -105,6 +106,19 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
     toggle: 'rbac.networkPolicy.enabled',
   }),
   call('list', 'networking.k8s.io', 'networkpolicies', 'own', "conditions: the run's policies by label", {
+    toggle: 'rbac.networkPolicy.enabled',
+  }),
+  call('create', 'cilium.io', 'ciliumnetworkpolicies', 'own', "conditions: an l7Policy condition's HTTP rule", {
+    toggle: 'rbac.ciliumNetworkPolicy.enabled',
+  }),
+  call('delete', 'cilium.io', 'ciliumnetworkpolicies', 'own', 'conditions: revert, cleanup and start-up leftovers', {
+    toggle: 'rbac.ciliumNetworkPolicy.enabled',
+  }),
+  call('list', 'cilium.io', 'ciliumnetworkpolicies', 'own', "conditions: the run's L7 rule by label", {
+    toggle: 'rbac.ciliumNetworkPolicy.enabled',
+  }),
+  // Also granted with rbac.ciliumNetworkPolicy.enabled alone. Narrowed by the chart's ValidatingAdmissionPolicy to adding or removing cni-bench.io/policy-role on agent pods.
+  call('patch', '', 'pods', 'own', "conditions: the policy role label on the run's agent pods", {
     toggle: 'rbac.networkPolicy.enabled',
   }),
 ]);

@@ -1,15 +1,17 @@
 /**
  * The NetworkPolicy objects a cluster run's policy condition creates, as data:
- * the lab's shapes (lab/policy/objects.ts) fitted to what the collector may
- * do in a cluster. The lab labels its server and client pods with a role; a
- * collector would need `patch pods` for that, which could change a privileged
- * agent's image, so it selects the agent pods by the chart's agent selector
- * and lets the run's clients in by their pod addresses (an ipBlock /32 each).
- * The first policy allows the clients; the others ("fillers", for N > 1 and
- * the policy-count sweep) select the same pods and each allow one port from a
- * label no pod carries, so every policy is work for the enforcer and none lets
- * the denied agent in. Every object carries the collector's labels and the
- * run's, which is how revert and start-up cleanup find them. Pure.
+ * the lab's shapes (lab/policy/objects.ts) in a cluster. The collector puts a
+ * role label (POLICY_ROLE_LABEL: server or client) on the run's agent pods
+ * (`patch pods`, granted only with the opt-in and narrowed by the chart's
+ * ValidatingAdmissionPolicy to adding or removing exactly that label), and the
+ * policies select by identity: the server pod by its role, the clients by
+ * theirs (podSelector), which every enforcer honours (kube-router, Cilium,
+ * whose CIDR rules do not match pods). The first policy allows the clients;
+ * the others ("fillers", for N > 1 and the policy-count sweep) select the
+ * server too and each allow one port from a label no pod carries, so every
+ * policy is work for the enforcer and none lets the denied agent in. Every
+ * object carries the collector's labels and the run's, which is how revert
+ * and start-up cleanup find them. Pure.
  */
 import type { V1NetworkPolicy } from '@kubernetes/client-node';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
@@ -17,6 +19,27 @@ import { MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL, RUN_ID_LABEL } from './object
 
 /** The ROLE_LABEL value of every policy a run creates. */
 export const POLICY_ROLE = 'policy-condition';
+
+/**
+ * The one label the collector may put on (and take off) an agent pod: the
+ * chart's ValidatingAdmissionPolicy (templates/admission-policy.yaml) names it
+ * and its values; keep the three in step.
+ */
+export const POLICY_ROLE_LABEL = 'cni-bench.io/policy-role';
+export type PodRole = 'server' | 'client';
+export const POD_ROLES: readonly PodRole[] = ['server', 'client'];
+
+/** Pure: the JSON merge patch that sets (or, with null, removes) a pod's role label and nothing else. */
+export function roleLabelPatch(role: PodRole | null): { metadata: { labels: Record<string, string | null> } } {
+  return { metadata: { labels: { [POLICY_ROLE_LABEL]: role } } };
+}
+
+/** Selects the agent pods carrying a role label (any value): revert and start-up cleanup. */
+export function labelledPodsSelector(agents: Record<string, string>): string {
+  return [...Object.entries(agents).map(([k, v]) => `${k}=${v}`), POLICY_ROLE_LABEL].join(',');
+}
+
+const withRole = (agents: Record<string, string>, role: PodRole) => ({ ...agents, [POLICY_ROLE_LABEL]: role });
 
 /** Selects every condition policy of any run (start-up cleanup) or of one run. */
 export function policySelector(runId?: string): string {
@@ -47,22 +70,16 @@ function meta(namespace: string, runId: string, name: string): V1NetworkPolicy['
   };
 }
 
-export function allowClientsPolicy(
-  namespace: string,
-  runId: string,
-  agents: Record<string, string>,
-  clientIps: readonly string[],
-): V1NetworkPolicy {
-  if (!clientIps.length)
-    throw new CniBenchError(ErrorCodes.VALIDATION, 'a policy condition needs at least one client address');
+/** Lets the pods in the client role into the pod in the server role. */
+export function allowClientsPolicy(namespace: string, runId: string, agents: Record<string, string>): V1NetworkPolicy {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
     metadata: meta(namespace, runId, 'allow-clients'),
     spec: {
-      podSelector: { matchLabels: agents },
+      podSelector: { matchLabels: withRole(agents, 'server') },
       policyTypes: ['Ingress'],
-      ingress: [{ _from: clientIps.map((ip) => ({ ipBlock: { cidr: ip.includes(':') ? `${ip}/128` : `${ip}/32` } })) }],
+      ingress: [{ _from: [{ podSelector: { matchLabels: withRole(agents, 'client') } }] }],
     },
   };
 }
@@ -78,7 +95,7 @@ export function fillerPolicy(
     kind: 'NetworkPolicy',
     metadata: meta(namespace, runId, `filler-${i}`),
     spec: {
-      podSelector: { matchLabels: agents },
+      podSelector: { matchLabels: withRole(agents, 'server') },
       policyTypes: ['Ingress'],
       ingress: [
         {
@@ -95,12 +112,11 @@ export function clusterRunPolicies(
   namespace: string,
   runId: string,
   agents: Record<string, string>,
-  clientIps: readonly string[],
   n: number,
 ): V1NetworkPolicy[] {
   if (n <= 0) return [];
   return [
     ...Array.from({ length: n - 1 }, (_, i) => fillerPolicy(namespace, runId, agents, i + 1)),
-    allowClientsPolicy(namespace, runId, agents, clientIps),
+    allowClientsPolicy(namespace, runId, agents),
   ];
 }

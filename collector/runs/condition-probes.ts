@@ -38,32 +38,68 @@ export function agentProbes(
   const inRun = runAgents(ctx.plan);
   const end = (a: AgentEntry): ProbeEnd => ({ ns: a.id, name: a.info.podName || a.id });
   const clients = [ctx.plan.client, ...(ctx.plan.peer ? [ctx.plan.peer] : [])].filter((a) => a !== ctx.plan.server);
+  /** A built-in server in the server agent's pod, ready before it returns; stop() cancels its job. */
+  const serve = async (tool: string, port: number, signal?: AbortSignal) => {
+    const jobId = sender.send(ctx, ctx.plan.server, {
+      $case: 'startServer',
+      value: { tool, port, hostNetwork: false },
+    });
+    await tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, signal);
+    return {
+      stop: async () => {
+        registry.send(ctx.plan.server.id, {
+          body: {
+            $case: 'job',
+            value: {
+              jobId: `${jobId}-stop`,
+              runId: ctx.runId,
+              kind: { $case: 'cancel', value: { jobId, runId: ctx.runId } },
+            },
+          },
+        });
+      },
+    };
+  };
   return {
     allowed: [...new Set(clients)].map(end),
     others: registry
       .available()
       .filter((a) => !inRun.some((r) => r.id === a.id))
       .map(end),
-    async listen(port, signal) {
-      const jobId = sender.send(ctx, ctx.plan.server, {
-        $case: 'startServer',
-        value: { tool: 'tcp-echo', port, hostNetwork: false },
-      });
-      await tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, signal);
-      return {
-        stop: async () => {
-          registry.send(ctx.plan.server.id, {
-            body: {
-              $case: 'job',
-              value: {
-                jobId: `${jobId}-stop`,
-                runId: ctx.runId,
-                kind: { $case: 'cancel', value: { jobId, runId: ctx.runId } },
-              },
-            },
-          });
+    listen: (port, signal) => serve('tcp-echo', port, signal),
+    listenHttp: (port, signal) => serve('http-echo', port, signal),
+    async httpGet(from, ip, port, path, seconds) {
+      const agent = registry.available().find((a) => a.id === from.ns);
+      if (!agent) return { answered: 0, non2xx: 0, error: `agent ${from.name} is not connected` };
+      // The built-in fixed-rate client, one connection per request, a few requests: every answer's status counted.
+      const jobId = sender.send(ctx, agent, {
+        $case: 'runClient',
+        value: {
+          tool: 'http-open-loop',
+          targetHost: ip,
+          targetPort: port,
+          durationSeconds: seconds,
+          startAtMs: 0,
+          spec: { $case: 'http', value: { connections: 1, threads: 1, keepalive: false, path, qps: 5 } },
+          hostNetwork: false,
         },
-      };
+      });
+      try {
+        const r = await tracker.waitForResult(jobId, seconds * 1000 + PROBE_SLACK_MS);
+        const m = r.measurement?.kind;
+        if (m?.$case !== 'http') return { answered: 0, non2xx: 0, error: 'no HTTP result' };
+        const answered = Number(m.value.requests);
+        const errors = m.value.socketErrors;
+        return answered > 0
+          ? { answered, non2xx: Number(m.value.non2xx) }
+          : { answered: 0, non2xx: 0, error: `no answer (socket errors ${JSON.stringify(errors ?? {})})` };
+      } catch (err) {
+        const e = asCniBenchError(err);
+        if (e.code === ErrorCodes.AGENT_LOST || e.code === ErrorCodes.STORE || e.code === ErrorCodes.CANCELLED) throw e;
+        return { answered: 0, non2xx: 0, error: e.message };
+      } finally {
+        tracker.forget(jobId);
+      }
     },
     async probe(from, ip, port, timeoutMs) {
       const agent = registry.available().find((a) => a.id === from.ns);

@@ -20,10 +20,20 @@ import {
   type KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
+  PatchStrategy,
   RbacAuthorizationV1Api,
+  setHeaderOptions,
 } from '@kubernetes/client-node';
 import { type ApiCall, COLLECTOR_API_CALLS } from '../../collector/kubernetes/permissions.js';
-import { CHART_DIR, createAll, ensureNamespace, helm, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
+import {
+  CHART_DIR,
+  createAll,
+  ensureNamespace,
+  helm,
+  kubeConfigFrom,
+  renderChart,
+  serviceAccountKubeconfig,
+} from '../support/harness/apply.js';
 import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
 import { addKwokNodes } from '../support/harness/kwok-nodes.js';
 import { waitFor } from '../support/helpers/procs.js';
@@ -224,7 +234,11 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       cluster: undefined,
     } as const;
     const refused: string[] = [];
-    const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled']);
+    const optIn = new Set([
+      'rbac.ciliumConfig.write',
+      'rbac.networkPolicy.enabled',
+      'rbac.ciliumNetworkPolicy.enabled',
+    ]);
     for (const c of COLLECTOR_API_CALLS.filter((x) => !optIn.has(x.toggle ?? ''))) {
       if (!(await allowed(c, scopeNs[c.scope]))) refused.push(describe(c, scopeNs[c.scope]));
     }
@@ -284,8 +298,16 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
     'rbac.networkPolicy.enabled=true grants list, create and delete of networkpolicies in the release namespace, nothing more',
     async () => {
       const policyCalls = COLLECTOR_API_CALLS.filter((c) => c.toggle === 'rbac.networkPolicy.enabled');
-      assert.deepEqual(policyCalls.map((c) => c.verb).sort(), ['create', 'delete', 'list']);
+      assert.deepEqual(policyCalls.map((c) => `${c.verb} ${c.resource}`).sort(), [
+        'create networkpolicies',
+        'delete networkpolicies',
+        'list networkpolicies',
+        'patch pods',
+      ]);
       for (const c of policyCalls) assert.equal(await allowed(c, NS), false, `before the opt-in: ${describe(c, NS)}`);
+      // Asked for real too: the collector's own token may not label an agent pod.
+      const before = await asCollectorPatch(await agentPodName(), { metadata: { labels: { [ROLE]: 'server' } } });
+      assert.equal(before.code, 403, JSON.stringify(before));
       upgradeWith('rbac.networkPolicy.enabled=true');
       await waitFor(
         'the authorizer to allow the policy calls',
@@ -305,7 +327,10 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
         [{ ...np, verb: 'watch', scope: 'own' }, NS],
         [{ ...np, verb: 'deletecollection', scope: 'own' }, NS],
         [{ ...np, verb: 'list', scope: 'cluster' }, undefined],
-        [{ verb: 'patch', group: '', resource: 'pods', scope: 'own', by: '' }, NS],
+        [{ verb: 'update', group: '', resource: 'pods', scope: 'own', by: '' }, NS],
+        [{ verb: 'patch', group: '', resource: 'pods/status', scope: 'own', by: '' }, NS],
+        [{ verb: 'patch', group: '', resource: 'pods', scope: 'cluster', by: '' }, undefined],
+        [{ verb: 'delete', group: '', resource: 'pods', scope: 'own', by: '' }, NS],
       ];
       const granted: string[] = [];
       for (const [c, ns] of never) if (await allowed(c, ns)) granted.push(describe(c, ns));
@@ -315,6 +340,85 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
         .readNamespacedDeployment({ name: 'cni-bench-collector', namespace: NS });
       const env = deploy.spec?.template.spec?.containers[0]?.env ?? [];
       assert.equal(env.find((e) => e.name === 'CNI_BENCH_ALLOW_NETWORK_POLICY')?.value, 'true');
+    },
+  );
+
+  await t.test(
+    "with the opt-in the collector's token may put and take off the role label on an agent pod and nothing else: RBAC and the chart's admission policy refuse the rest",
+    async () => {
+      const core = admin.makeApiClient(CoreV1Api);
+      const pod = await agentPodName();
+      const label = (v: string | null) => ({ metadata: { labels: { [ROLE]: v } } });
+      // The admission policy takes effect once the apiserver's informer has it: wait until a dry run of an image change is refused.
+      const image = { spec: { containers: [{ name: 'agent', image: 'registry.invalid/evil:1' }] } };
+      const refusedImage = await waitFor(
+        'the admission policy to refuse an image change',
+        async () => {
+          const r = await asCollectorPatch(pod, image, { strategic: true, dryRun: true });
+          return r.code === 200 ? undefined : r;
+        },
+        30_000,
+        500,
+      );
+      const labels = async () => (await core.readNamespacedPod({ name: pod, namespace: NS })).metadata?.labels ?? {};
+      const before = await labels();
+      for (const role of ['server', 'client']) {
+        const set = await asCollectorPatch(pod, label(role));
+        assert.equal(set.code, 200, `set ${role}: ${JSON.stringify(set)}`);
+        assert.equal((await labels())[ROLE], role);
+      }
+      const removed = await asCollectorPatch(pod, label(null));
+      assert.equal(removed.code, 200, JSON.stringify(removed));
+      assert.deepEqual(await labels(), before, 'the pod is as it was');
+
+      const imageForReal = await asCollectorPatch(pod, image, { strategic: true });
+      const imageAndLabel = await asCollectorPatch(pod, { ...image, ...label('server') }, { strategic: true });
+      const otherNs = await podElsewhere();
+      const refusals: [string, PatchAnswer, number, RegExp][] = [
+        ['an image change (dry run)', refusedImage, 403, /ValidatingAdmissionPolicy.*may not change a pod's spec/],
+        ['an image change', imageForReal, 403, /ValidatingAdmissionPolicy.*may not change a pod's spec/],
+        [
+          'the role label with an image change',
+          imageAndLabel,
+          403,
+          /ValidatingAdmissionPolicy.*may not change a pod's spec/,
+        ],
+        [
+          'another label',
+          await asCollectorPatch(pod, { metadata: { labels: { 'app.kubernetes.io/part-of': 'x' } } }),
+          403,
+          /ValidatingAdmissionPolicy.*may add or remove only the label cni-bench\.io\/policy-role/,
+        ],
+        [
+          'another label beside the role',
+          await asCollectorPatch(pod, { metadata: { labels: { [ROLE]: 'server', team: 'x' } } }),
+          403,
+          /ValidatingAdmissionPolicy.*only the label cni-bench\.io\/policy-role/,
+        ],
+        ['a role value not server or client', await asCollectorPatch(pod, label('admin')), 422, /server or client/],
+        ['an annotation', await asCollectorPatch(pod, { metadata: { annotations: { x: 'y' } } }), 403, /annotations/],
+        [
+          'a pod that is not an agent (the collector)',
+          await asCollectorPatch(await collectorPodName(), label('server')),
+          403,
+          /ValidatingAdmissionPolicy.*agent pods only/,
+        ],
+        [
+          'a pod outside the release namespace',
+          await asCollectorPatch(otherNs, label('server'), { namespace: 'default' }),
+          403,
+          /^pods "agent-lookalike" is forbidden: User "system:serviceaccount:cni-bench:cni-bench-collector" cannot patch/,
+        ],
+      ];
+      for (const [what, r, code, why] of refusals) {
+        t.diagnostic(`${what}: ${r.code} ${r.message}`);
+        assert.equal(r.code, code, `${what}: ${r.message}`);
+        assert.match(r.message, why, what);
+      }
+      assert.deepEqual(await labels(), before, 'nothing changed by the refused patches');
+      const spec = (await core.readNamespacedPod({ name: pod, namespace: NS })).spec;
+      assert.doesNotMatch(JSON.stringify(spec), /evil/);
+      await core.deleteNamespacedPod({ name: otherNs, namespace: 'default', gracePeriodSeconds: 0 });
     },
   );
 
@@ -351,6 +455,76 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
   ).catch(async () => releaseObjects());
   assert.deepEqual(left, [], 'objects left after helm uninstall');
 });
+
+const ROLE = 'cni-bench.io/policy-role';
+
+interface PatchAnswer {
+  code: number;
+  message: string;
+}
+
+/**
+ * A patch of a pod (JSON merge, or strategic merge, which merges containers by
+ * name so that an image change alone is a valid pod update) made with the
+ * collector ServiceAccount's own token: its RBAC and admission apply.
+ */
+async function asCollectorPatch(
+  name: string,
+  body: object,
+  o: { namespace?: string; strategic?: boolean; dryRun?: boolean } = {},
+): Promise<PatchAnswer> {
+  const kc = kubeConfigFrom(await serviceAccountKubeconfig(cp, NS, 'cni-bench-collector'));
+  const strategy = o.strategic ? PatchStrategy.StrategicMergePatch : PatchStrategy.MergePatch;
+  try {
+    await kc
+      .makeApiClient(CoreV1Api)
+      .patchNamespacedPod(
+        { name, namespace: o.namespace ?? NS, body, ...(o.dryRun ? { dryRun: 'All' } : {}) },
+        setHeaderOptions('Content-Type', strategy),
+      );
+    return { code: 200, message: 'patched' };
+  } catch (err) {
+    const e = err as { code?: number; body?: unknown };
+    let message = String(e.body ?? (err as Error).message);
+    try {
+      message = (JSON.parse(message) as { message?: string }).message ?? message;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { code: e.code ?? 0, message };
+  }
+}
+
+async function agentPodName(): Promise<string> {
+  const list = await admin
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/name=cni-bench-agent' });
+  const name = list.items[0]?.metadata?.name;
+  assert.ok(name, 'an agent pod');
+  return name;
+}
+
+async function collectorPodName(): Promise<string> {
+  const list = await admin
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/name=cni-bench-collector' });
+  const name = list.items[0]?.metadata?.name;
+  assert.ok(name, 'the collector pod');
+  return name;
+}
+
+/** An agent-labelled pod in another namespace, made by the admin. */
+async function podElsewhere(): Promise<string> {
+  const name = 'agent-lookalike';
+  await admin.makeApiClient(CoreV1Api).createNamespacedPod({
+    namespace: 'default',
+    body: {
+      metadata: { name, labels: { 'app.kubernetes.io/name': 'cni-bench-agent' } },
+      spec: { nodeName: nodes[0], containers: [{ name: 'c', image: 'busybox' }] },
+    },
+  });
+  return name;
+}
 
 async function allowed(c: ApiCall, namespace: string | undefined): Promise<boolean> {
   const [resource, subresource] = c.resource.split('/');

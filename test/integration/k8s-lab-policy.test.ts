@@ -5,10 +5,12 @@
  * and the policy opt-in (rbac.networkPolicy.enabled=true), against the real
  * apiserver of a 3-node iptables lab whose NetworkPolicies kube-router v2.1.0's
  * policy controller enforces in every node (`--policy-enforcer`). The
- * collector creates labelled NetworkPolicies through the API, verifies them in
+ * collector labels the run's agent pods with their role (the only pod change
+ * the chart's admission policy lets it make), creates labelled NetworkPolicies
+ * selecting them by it through the API, verifies them in
  * the dataplane through the agents (the fourth agent, in no role of the run,
  * refused; the clients through), measures beside the baseline, deletes them by
- * label and verifies the denied agent connects again; Hubble, L7 and
+ * label, takes the role labels off and verifies the denied agent connects again; Hubble, L7 and
  * encryption are refused with what the cluster has (no cilium-config). A
  * second run is cancelled, and a third stopped by SIGTERM to the collector,
  * while their policies are in force: nothing labelled is left in the
@@ -16,17 +18,17 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
-import { policySelector } from '../../collector/kubernetes/policy-objects.js';
+import { CoreV1Api, type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { POLICY_ROLE_LABEL, policySelector } from '../../collector/kubernetes/policy-objects.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
 import { kubeConfigFrom } from '../support/harness/apply.js';
-import { startLabKubernetesCollector } from '../support/harness/collector-process.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
+import { conditionsReport, startKubeCollector } from '../support/helpers/kube-collector.js';
 import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
-import { agentsConnected, postRun, runEnded } from '../support/helpers/rest-runs.js';
+import { postRun, runEnded } from '../support/helpers/rest-runs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -51,6 +53,14 @@ async function labelledPolicies(admin: KubeConfig): Promise<string[]> {
   return list.items.map((p) => p.metadata?.name ?? '');
 }
 
+/** Pods that still carry the policy role label (any value): none once a run is over. */
+async function rolePods(admin: KubeConfig): Promise<string[]> {
+  const list = await admin
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace: NS, labelSelector: POLICY_ROLE_LABEL });
+  return list.items.map((p) => `${p.metadata?.name}=${p.metadata?.labels?.[POLICY_ROLE_LABEL]}`);
+}
+
 /** Waits until the run's apply phase succeeded (its policies in force), failing if the run ends first. */
 async function untilApplied(url: string, runId: string): Promise<void> {
   await waitFor(
@@ -67,26 +77,6 @@ async function untilApplied(url: string, runId: string): Promise<void> {
     600_000,
     500,
   );
-}
-
-interface Step {
-  action: string;
-  condition: string;
-  group: string;
-  status: string;
-  how: string;
-  enforcementMs?: number;
-}
-interface Row {
-  measurement: string;
-  condition: string;
-  group: string;
-  baseline: number | null;
-  value: number | null;
-  change: number | null;
-  verdict?: string;
-  error: string;
-  unit: string;
 }
 
 test('the collector in Kubernetes mode puts a NetworkPolicy condition in place through the API, verifies it through the agents, measures it and removes it; cancel and SIGTERM leave nothing', {
@@ -106,32 +96,26 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     const cp = lab.policy?.controlPlane as unknown as ControlPlane;
     assert.ok(cp, 'the lab runs its enforcer on its own apiserver');
     const admin = kubeConfigFrom(cp.adminKubeconfig);
-    // The chart's identity with the policy opt-in, and its sweep namespace (made by the chart).
-    const identity = await chartCollectorIdentity(cp, RELEASE, NS, ['rbac.networkPolicy.enabled=true']);
-    const started = await startLabKubernetesCollector({ ...identity, namespace: NS }, lab, {
-      CNI_BENCH_ALLOW_NETWORK_POLICY: 'true',
+    // The chart's identity with the opt-in: its RBAC and the admission policy narrowing patch on pods.
+    const { kubeconfig, sweepNamespace } = await chartCollectorIdentity(cp, RELEASE, NS, [
+      'rbac.networkPolicy.enabled=true',
+    ]);
+    const started = await startKubeCollector(lab, {
+      kubeconfig,
+      namespace: NS,
+      sweepNamespace,
+      env: { CNI_BENCH_ALLOW_NETWORK_POLICY: 'true' },
     });
-    collector = started.proc;
     const url = started.url;
-    lab.startAgents(`unix:${lab.controlSocket}`);
-    await agentsConnected(url, lab.agentCount, 60_000);
-
+    collector = started.proc;
+    const c = collector;
     const runId = await postRun(url, {
       ...BASE,
       name: 'cluster policy',
       conditions: { networkPolicy: { policies: 3 }, hubble: {}, l7Policy: {}, encryption: {} },
     });
-    const c = collector;
     const run = await runEnded(url, runId, 600_000);
-    const report = (await getJson(`${url}/v1/runs/${runId}/report?format=json`)).body;
-    const steps = (report.conditions?.steps ?? []) as Step[];
-    const rows = (report.conditions?.rows ?? []) as Row[];
-    for (const s of steps)
-      t.diagnostic(`${s.action} ${s.condition}: ${s.status}; enforcement ${s.enforcementMs ?? '-'} ms; ${s.how}`);
-    for (const r of rows)
-      t.diagnostic(
-        `${r.measurement} [${r.condition}]: baseline ${r.baseline?.toFixed(0)} ${r.unit}, under it ${r.value?.toFixed(0) ?? '-'}, change ${r.change === null ? '-' : `${(r.change * 100).toFixed(1)}%`}, ${r.verdict ?? r.error}`,
-      );
+    const { steps, rows } = await conditionsReport(url, runId, (line) => t.diagnostic(line));
     // The refused conditions fail their phases; the policy condition's succeed.
     assert.equal(run.state, 'failed', `${run.reason}\n${c.output().slice(-3000)}`);
     assert.match(run.reason, /phases failed/);
@@ -146,19 +130,20 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     );
     assert.match(
       policy[0]?.how ?? '',
-      /^3 NetworkPolicies in cni-bench select the agents: .* is blocked .* the clients .* connect/,
+      /^3 NetworkPolicies in cni-bench select the server's pod by cni-bench\.io\/policy-role=server and let in cni-bench\.io\/policy-role=client: .* is blocked .* the clients .* connect/,
     );
     assert.ok((policy[0]?.enforcementMs ?? -1) >= 0, 'an enforcement time');
     assert.match(
       policy[1]?.how ?? '',
-      /^3 NetworkPolicies deleted by the run's label; the denied agent .* connects to the server again/,
+      /^3 NetworkPolicies deleted by the run's label and cni-bench\.io\/policy-role taken off [1-9] pods; the denied agent .* connects to the server again/,
     );
     const row = rows.find((r) => r.group === 'networkPolicy');
     assert.ok(row && (row.baseline ?? 0) > 0 && (row.value ?? 0) > 0 && row.verdict, JSON.stringify(row));
     assert.equal(row.error, '');
     for (const [group, why] of [
       ['hubble', /no cilium-config in kube-system/],
-      ['l7Policy', /L7 policy is a Cilium feature/],
+      // Without its own opt-in, refused naming the chart value before anything is asked of the cluster.
+      ['l7Policy', /may not create CiliumNetworkPolicies \(chart value rbac\.ciliumNetworkPolicy\.enabled=false\)/],
       ['encryption', /transparent encryption is a Cilium feature/],
     ] as const) {
       const apply = steps.find((s) => s.group === group && s.action === 'apply');
@@ -167,6 +152,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
       assert.equal(rows.find((r) => r.group === group)?.value, null, `${group}: no value`);
     }
     assert.deepEqual(await labelledPolicies(admin), [], 'no labelled policy left after the run');
+    assert.deepEqual(await rolePods(admin), [], 'no pod keeps the role label after the run');
 
     // Cancelled while the policies are in force: cleanup deletes them and verifies the revert.
     const cancelled = await postRun(url, {
@@ -184,6 +170,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     const ended = await runEnded(url, cancelled, 300_000, 'the cancelled run to end');
     assert.equal(ended.state, 'cancelled');
     assert.deepEqual(await labelledPolicies(admin), [], 'no labelled policy left after cancel');
+    assert.deepEqual(await rolePods(admin), [], 'no pod keeps the role label after cancel');
     assert.doesNotMatch(collector.output(), /condition revert failed/, 'the revert was verified');
 
     // SIGTERM while the policies are in force: the collector reverts them before it exits.
@@ -205,6 +192,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
       [],
       `no labelled policy left after SIGTERM\n${collector.output().slice(-3000)}`,
     );
+    assert.deepEqual(await rolePods(admin), [], 'no pod keeps the role label after SIGTERM');
     assert.doesNotMatch(collector.output(), /condition revert failed/, 'the revert was verified');
     collector = undefined;
   } finally {

@@ -315,7 +315,7 @@ function rbacRules(all: Doc[]): string[] {
     );
     assert.deepEqual(b.subjects, [{ kind: 'ServiceAccount', name: 'cni-bench-collector', namespace: NS }]);
   }
-  assert.equal(roles.length, docs.filter((d) => d.kind.endsWith('Binding')).length, 'one binding per role');
+  assert.equal(roles.length, docs.filter((d) => d.kind.endsWith('RoleBinding')).length, 'one binding per role');
   return roles
     .flatMap((r) =>
       (r.rules as Obj[]).flatMap((rule) =>
@@ -382,7 +382,7 @@ test('RBAC by default is what the collector calls and nothing else', () => {
       .join(),
     `${RELEASE}-sweep`,
   );
-  const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled']);
+  const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled', 'rbac.ciliumNetworkPolicy.enabled']);
   for (const c of COLLECTOR_API_CALLS.filter((x) => !optIn.has(x.toggle ?? '')))
     assert.ok(grants(docs, c), `not granted: ${callName(c)}`);
   for (const c of COLLECTOR_API_CALLS.filter((x) => optIn.has(x.toggle ?? '')))
@@ -413,11 +413,35 @@ test('RBAC toggles: all off leaves the base rules; create=false leaves none; cil
   const policy = render({ set: ['rbac.networkPolicy.enabled=true'] });
   assert.deepEqual(
     rbacRules(policy).filter((r) => !rbacRules(render()).includes(r)),
-    [`Role ${NS}: networking.k8s.io/networkpolicies list,create,delete`],
+    [`Role ${NS}: /pods patch`, `Role ${NS}: networking.k8s.io/networkpolicies list,create,delete`],
   );
   for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.networkPolicy.enabled'))
     assert.ok(grants(policy, c), callName(c));
   assert.equal(envValue(collectorPod(policy).containers[0], 'CNI_BENCH_ALLOW_NETWORK_POLICY'), 'true');
+  // patch pods only with the admission policy that narrows it to the role label, bound to Deny, for this collector.
+  const vap = all(policy, 'ValidatingAdmissionPolicy');
+  const binding = all(policy, 'ValidatingAdmissionPolicyBinding');
+  assert.equal(vap.length, 1);
+  assert.equal(binding.length, 1);
+  assert.deepEqual(binding[0]?.spec.validationActions, ['Deny']);
+  assert.equal(binding[0]?.spec.policyName, vap[0]?.metadata.name);
+  assert.match(
+    JSON.stringify(vap[0]?.spec.matchConditions),
+    new RegExp(`system:serviceaccount:${NS}:cni-bench-collector`),
+  );
+  assert.match(JSON.stringify(vap[0]?.spec.variables), /cni-bench\.io\/policy-role/);
+  assert.equal(all(render(), 'ValidatingAdmissionPolicy').length, 0, 'no admission policy without the opt-in');
+  // The L7 condition's opt-in: list, create and delete of ciliumnetworkpolicies there, and the same narrowed patch on pods.
+  const l7 = render({ set: ['rbac.ciliumNetworkPolicy.enabled=true'] });
+  assert.deepEqual(
+    rbacRules(l7).filter((r) => !rbacRules(render()).includes(r)),
+    [`Role ${NS}: /pods patch`, `Role ${NS}: cilium.io/ciliumnetworkpolicies list,create,delete`],
+  );
+  for (const c of COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.ciliumNetworkPolicy.enabled'))
+    assert.ok(grants(l7, c), callName(c));
+  assert.equal(all(l7, 'ValidatingAdmissionPolicy').length, 1, 'the narrowing comes with it');
+  assert.equal(envValue(collectorPod(l7).containers[0], 'CNI_BENCH_ALLOW_CILIUM_NETWORK_POLICY'), 'true');
+  assert.equal(envValue(collectorPod(policy).containers[0], 'CNI_BENCH_ALLOW_CILIUM_NETWORK_POLICY'), 'false');
   for (const docs of [minimal, write, render({ values: ['monitoring.yaml'] })]) {
     for (const rule of rbacRules(docs)) {
       assert.doesNotMatch(rule, /secrets|pods\/exec|\*/, rule);

@@ -1,6 +1,6 @@
 /**
  * The collector's identity in a lab's apiserver as the chart makes it in a
- * cluster: the chart's Namespaces, ServiceAccount and RBAC (rendered with
+ * cluster: the chart's Namespaces, ServiceAccount, RBAC and admission policy (rendered with
  * `sets`, namespaces the lab already made kept), the sweep namespace, and a
  * kubeconfig with a TokenRequest token for the collector's ServiceAccount.
  */
@@ -18,7 +18,17 @@ export async function chartCollectorIdentity(
   const core = admin.makeApiClient(CoreV1Api);
   const existing = new Set((await core.listNamespace()).items.map((n) => n.metadata?.name));
   const rendered = renderChart(release, namespace, sets);
-  const kinds = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+  const kinds = new Set([
+    'Namespace',
+    'ServiceAccount',
+    'Role',
+    'RoleBinding',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    // rbac.networkPolicy.enabled: what narrows the collector's patch on pods.
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
+  ]);
   await createAll(
     admin,
     rendered.filter(

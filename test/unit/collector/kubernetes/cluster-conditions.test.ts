@@ -8,9 +8,18 @@ import {
   hubbleRefusal,
   l7Refusal,
 } from '../../../../collector/kubernetes/conditions-cilium.js';
+import { describeGet, l7Enforced, l7Open } from '../../../../collector/kubernetes/conditions-l7.js';
+import { deniedPath, l7Policy, l7Ports, l7Selector, pathRegex } from '../../../../collector/kubernetes/l7-objects.js';
 import { ALL_MANAGED, RUN_ID_LABEL } from '../../../../collector/kubernetes/objects.js';
 import { DEFAULT_PACER, Pacer } from '../../../../collector/kubernetes/pacer.js';
-import { clusterRunPolicies, matchLabelsOf, policySelector } from '../../../../collector/kubernetes/policy-objects.js';
+import {
+  clusterRunPolicies,
+  labelledPodsSelector,
+  matchLabelsOf,
+  POLICY_ROLE_LABEL,
+  policySelector,
+  roleLabelPatch,
+} from '../../../../collector/kubernetes/policy-objects.js';
 import { blockedOutcome } from '../../../../collector/runs/condition-probes.js';
 import { ErrorCodes, isCniBenchError } from '../../../../core/errors.js';
 import { createLogger } from '../../../../core/log.js';
@@ -18,9 +27,9 @@ import { type ProbeEnd, type ProbeOutcome, waitForPolicyWith } from '../../../..
 
 const AGENTS = { 'app.kubernetes.io/name': 'cni-bench-agent', 'app.kubernetes.io/instance': 'r' };
 
-test('cluster policies: N-1 fillers then the one letting the clients in by /32, all selecting the agents, all labelled for cleanup', () => {
-  assert.deepEqual(clusterRunPolicies('cni-bench', 'r1', AGENTS, ['198.18.1.2'], 0), []);
-  const ps = clusterRunPolicies('cni-bench', 'r1', AGENTS, ['198.18.1.2', '198.18.2.2'], 3);
+test('cluster policies: N-1 fillers then the one letting the client role in, all selecting the server role among the agents, all labelled for cleanup', () => {
+  assert.deepEqual(clusterRunPolicies('cni-bench', 'r1', AGENTS, 0), []);
+  const ps = clusterRunPolicies('cni-bench', 'r1', AGENTS, 3);
   assert.deepEqual(
     ps.map((p) => p.metadata?.name),
     ['cnib-r1-filler-1', 'cnib-r1-filler-2', 'cnib-r1-allow-clients'],
@@ -29,15 +38,23 @@ test('cluster policies: N-1 fillers then the one letting the clients in by /32, 
     assert.equal(p.metadata?.namespace, 'cni-bench');
     assert.equal(p.metadata?.labels?.[RUN_ID_LABEL], 'r1');
     assert.equal(p.metadata?.labels?.['app.kubernetes.io/managed-by'], 'cni-bench');
-    assert.deepEqual(p.spec?.podSelector?.matchLabels, AGENTS);
+    assert.deepEqual(p.spec?.podSelector?.matchLabels, { ...AGENTS, [POLICY_ROLE_LABEL]: 'server' });
     assert.deepEqual(p.spec?.policyTypes, ['Ingress']);
   }
   assert.deepEqual(ps[2]?.spec?.ingress?.[0]?._from, [
-    { ipBlock: { cidr: '198.18.1.2/32' } },
-    { ipBlock: { cidr: '198.18.2.2/32' } },
+    { podSelector: { matchLabels: { ...AGENTS, 'cni-bench.io/policy-role': 'client' } } },
   ]);
+  assert.equal(JSON.stringify(ps).includes('ipBlock'), false, 'no CIDR rule: Cilium does not match pods by address');
   assert.deepEqual(ps[0]?.spec?.ingress?.[0]?.ports, [{ protocol: 'TCP', port: 10_001 }]);
-  assert.throws(() => clusterRunPolicies('cni-bench', 'r1', AGENTS, [], 1), /at least one client/);
+});
+
+test('the role label patch touches that one label only; the cleanup selector finds it on agent pods', () => {
+  assert.deepEqual(roleLabelPatch('server'), { metadata: { labels: { 'cni-bench.io/policy-role': 'server' } } });
+  assert.deepEqual(roleLabelPatch(null), { metadata: { labels: { 'cni-bench.io/policy-role': null } } });
+  assert.equal(
+    labelledPodsSelector(AGENTS),
+    'app.kubernetes.io/name=cni-bench-agent,app.kubernetes.io/instance=r,cni-bench.io/policy-role',
+  );
 });
 
 test('the policy selector is narrower than everything the collector manages, and per run', () => {
@@ -68,7 +85,7 @@ test('Hubble without the opt-in is refused with the chart value and the exact co
 
 test('L7 and encryption say what cilium-config has', () => {
   assert.match(l7Refusal({ 'enable-l7-proxy': 'false' }, 'kube-system'), /Envoy proxy is off/);
-  assert.match(l7Refusal({}, 'kube-system'), /enable-l7-proxy=\(unset: on\)/);
+  assert.match(l7Refusal({}, 'kube-system'), /enable-l7-proxy=\(unset: on\).*rbac\.ciliumNetworkPolicy\.enabled=true/);
   assert.match(l7Refusal(undefined, 'kube-system'), /no cilium-config/);
   assert.match(encryptionRefusal({ 'enable-wireguard': 'true' }, 'kube-system'), /encryption WireGuard/);
   assert.match(encryptionRefusal({ 'enable-ipsec': 'true' }, 'kube-system'), /encryption IPsec/);
@@ -159,5 +176,58 @@ test('without the opt-in a policy condition is refused naming the chart value; w
   await assert.rejects(
     driver(true).apply({ kind: 'policyCount', policies: 100 }, TARGET, signal),
     (err) => isCniBenchError(err, ErrorCodes.VALIDATION) && /neither the server nor a client/.test(err.message),
+  );
+});
+
+test('the L7 rule: on the server role, from the client role, GET on the measured path on every HTTP server port, other ports open to the clients', () => {
+  const p = l7Policy('cni-bench', 'r1', AGENTS, '/index.html');
+  assert.equal(p.apiVersion, 'cilium.io/v2');
+  assert.equal(p.kind, 'CiliumNetworkPolicy');
+  assert.equal(p.metadata.name, 'cnib-r1-l7');
+  assert.equal(p.metadata.labels[RUN_ID_LABEL], 'r1');
+  assert.match(l7Selector('r1'), /cni-bench\.io\/object=l7-condition,cni-bench\.io\/run-id=r1$/);
+  const spec = p.spec as {
+    endpointSelector: unknown;
+    ingress: { fromEndpoints: unknown; toPorts?: { ports: { port: string }[]; rules: unknown }[] }[];
+  };
+  assert.deepEqual(spec.endpointSelector, { matchLabels: { ...AGENTS, [POLICY_ROLE_LABEL]: 'server' } });
+  const clients = [{ matchLabels: { ...AGENTS, [POLICY_ROLE_LABEL]: 'client' } }];
+  assert.deepEqual(spec.ingress[0], { fromEndpoints: clients });
+  assert.deepEqual(spec.ingress[1]?.fromEndpoints, clients);
+  // The verification's port and the catalogue's HTTP servers (http-echo 8080, fortio 8081).
+  assert.deepEqual(l7Ports(), [8080, 8081, 39_098]);
+  assert.deepEqual(
+    spec.ingress[1]?.toPorts?.[0]?.ports.map((x) => x.port),
+    ['8080', '8081', '39098'],
+  );
+  assert.deepEqual(spec.ingress[1]?.toPorts?.[0]?.rules, { http: [{ method: 'GET', path: '/index\\.html' }] });
+  assert.equal(pathRegex('a+b'), '/a\\+b');
+  assert.equal(deniedPath('/'), '/cni-bench-l7-denied');
+  assert.equal(deniedPath('/cni-bench-l7-denied'), '/cni-bench-l7-denied-2');
+});
+
+test('the L7 verdict: in force only when the allowed path answers 2xx alone and the denied one never does', () => {
+  const ok = { answered: 5, non2xx: 0 };
+  const refused = { answered: 5, non2xx: 5 };
+  const none = { answered: 0, non2xx: 0, error: 'ECONNREFUSED' };
+  assert.equal(l7Enforced(ok, refused), true);
+  assert.equal(l7Enforced(ok, ok), false, 'the rule not applied');
+  assert.equal(l7Enforced(ok, { answered: 5, non2xx: 2 }), false, 'some denied GETs passed');
+  assert.equal(l7Enforced(none, refused), false, 'the allowed path must answer');
+  assert.equal(l7Enforced(ok, none), false, 'a dropped GET is not the proxy refusing it');
+  assert.equal(l7Open(ok, ok), true);
+  assert.equal(l7Open(ok, refused), false);
+  assert.equal(describeGet(none), 'no answer (ECONNREFUSED)');
+  assert.equal(describeGet(refused), '5 of 5 answers not 2xx');
+  assert.equal(describeGet(ok), '5 answers, all 2xx');
+});
+
+test('without its opt-in an l7Policy condition is refused naming rbac.ciliumNetworkPolicy.enabled', async () => {
+  await assert.rejects(
+    driver(true).apply({ kind: 'l7Policy', urlPath: '/' }, TARGET, new AbortController().signal),
+    (err) =>
+      isCniBenchError(err, ErrorCodes.VALIDATION) &&
+      /rbac\.ciliumNetworkPolicy\.enabled=true/.test(err.message) &&
+      /ciliumnetworkpolicies in cni-bench only/.test(err.message),
   );
 });
