@@ -53,6 +53,12 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
     'true|false',
     "create NetworkPolicies in the collector's namespace for a scenario's policy conditions (and delete them)",
   ],
+  allowDataplaneRestart: [
+    'true|false',
+    "delete the client node's dataplane agent pod (kube-proxy, cilium-agent) for a disruption phase's dataplane-restart, and wait for its DaemonSet's new pod",
+  ],
+  dataplaneNamespace: ['NS', 'namespace of the dataplane agent pods'],
+  dataplaneSelector: ['SELECTOR', "label selector of the dataplane DaemonSet's pods"],
 };
 
 export function collectorHelp(): string {

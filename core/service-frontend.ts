@@ -60,6 +60,8 @@ export interface ServiceFrontend {
    * restart (the lab's emulated kube-proxy) or the operator has not allowed it.
    */
   restartDataplane?(nodeName: string, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /** Why restartDataplane is absent, when the operator could allow it (a cluster collector: the chart value and flag). */
+  readonly dataplaneRestartRefusal?: string;
   /**
    * True where a Service reaches the dataplane some time after expose()
    * returns (a cluster's own service proxy programs it): a measurement through

@@ -32,7 +32,10 @@ export function disruptionRefusal(
   if (event === 'endpoint-removed' && !services.setEndpoints)
     return `${services.description} cannot change a Service's endpoints`;
   if (event === 'dataplane-restart' && !services.restartDataplane)
-    return `${services.description} has no dataplane agent this collector may restart (the lab's kube-proxy is emulated: rules, no process; use the Cilium lab, --dataplane cilium; a cluster collector restarts none: docs/disruption.md)`;
+    return (
+      services.dataplaneRestartRefusal ??
+      `${services.description} has no dataplane agent this collector may restart (the lab's kube-proxy is emulated: rules, no process; use the Cilium lab, --dataplane cilium)`
+    );
   return undefined;
 }
 
