@@ -9,10 +9,11 @@
  * names are generated. Polls with list (no watch grant); a refusal by the
  * authorizer fails the event before anything was deleted, naming the verb.
  */
-import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { sleep } from '../../core/sleep.js';
+import type { KubernetesServiceFrontend } from './frontend.js';
 import { type Pacer, statusOf } from './pacer.js';
 
 /** The DaemonSet labels of kubeadm's kube-proxy and of Cilium's agent (both use k8s-app). */
@@ -151,4 +152,15 @@ export class DataplaneRestarter {
       await sleep(this.o.pollMs ?? 100, signal);
     }
   }
+}
+
+/** The operator allowed it: `frontend` restarts the client node's dataplane pod through `kc` from now on (serve.ts, and the tests). */
+export function allowDataplaneRestart(
+  frontend: KubernetesServiceFrontend,
+  kc: KubeConfig,
+  o: DataplaneRestartOptions,
+): DataplaneRestarter {
+  const restarter = new DataplaneRestarter(kc.makeApiClient(CoreV1Api), frontend.pacer, o);
+  frontend.restartDataplane = (node, signal) => restarter.restart(node, signal);
+  return restarter;
 }
