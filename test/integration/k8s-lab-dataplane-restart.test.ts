@@ -155,7 +155,10 @@ test('dataplane-restart on a cluster: refused without the opt-in, the 403 withou
     const deniedEntry = (denied.report.disruptions as Entry[] | undefined)?.[0];
     // The phase's failure, as the run shows it, and the event's own record in the report.
     const phaseError = (denied.run.phases as { error: string }[]).map((p) => p.error).join(' ');
-    assert.match(phaseError, /event dataplane-restart failed: .*the authorizer refused list pods in namespace kube-system; nothing was deleted/);
+    assert.match(
+      phaseError,
+      /event dataplane-restart failed: .*the authorizer refused list pods in namespace kube-system; nothing was deleted/,
+    );
     assert.match(phaseError, /cannot list resource \\?"pods\\?"/);
     assert.match(deniedEntry?.event.error ?? '', /refused list pods in namespace kube-system/);
     assert.equal((await pods.current(clientNode))?.metadata?.uid, before.metadata.uid, 'the pod is untouched');
