@@ -6,7 +6,7 @@
  * that measured a path toward several targets shows the narrowest. Pure.
  */
 import type { PathMtu } from '../gen/cnibench/v1/agent.js';
-import { mdText } from './escape.js';
+import { htmlText, mdText } from './escape.js';
 import { pathMtusOf } from './path-mtu-render.js';
 import type { ReportRow } from './report-row.js';
 
@@ -89,4 +89,22 @@ export function renderPathMtuComparison(labels: readonly string[], rows: readonl
     '',
     "Bytes: the largest IP packet that got an echo reply with don't-fragment set, from the client's namespace (a Service path toward its backend); the interface MTU where the path is narrower. A black hole drops larger packets without an ICMP fragmentation-needed: TCP stalls on full-size segments.",
   ];
+}
+
+/** Plain text of a cell (the HTML page escapes it). */
+function plainCell(c: PathMtuCell | null): string {
+  if (!c) return '—';
+  if (c.pathMtu === null) return `not measured${c.error ? `: ${c.error}` : ''}`;
+  const iface = c.interfaceMtu && c.interfaceMtu !== c.pathMtu ? ` (interface ${c.interfaceMtu})` : '';
+  return `${c.blackHole ? 'BLACK HOLE above ' : ''}${c.pathMtu}${iface}${c.targets > 1 ? ` (narrowest of ${c.targets} targets)` : ''}`;
+}
+
+/** The HTML table's rows: path, then one escaped cell per run; a black hole marked bad. */
+export function pathMtuHtmlRows(rows: readonly PathMtuRow[]): string[][] {
+  return rows.map((r) => [
+    htmlText(`${r.path}${r.differs ? ' ⚠ differs' : ''}`),
+    ...r.cells.map((c) =>
+      c?.blackHole ? `<span class="bad">${htmlText(plainCell(c))}</span>` : htmlText(plainCell(c)),
+    ),
+  ]);
 }

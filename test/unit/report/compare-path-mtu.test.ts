@@ -1,6 +1,6 @@
 /**
  * The path MTU per path side by side (report/compare-path-mtu.ts), through a
- * comparison and a study: the overlay's narrower pod-to-pod path beside the
+ * comparison (Markdown, JSON, HTML) and a study: the overlay's narrower pod-to-pod path beside the
  * native one, a black hole flagged in its run's column, a path one run did not
  * measure, and the narrowest of several targets. Hand-built rows with the
  * values the labs read (docs/pmtu.md: Cilium VXLAN pod-to-pod 1450 against an
@@ -11,8 +11,9 @@ import { test } from 'node:test';
 import type { ClusterDescription } from '../../../core/cluster.js';
 import type { PathMtu } from '../../../gen/cnibench/v1/agent.js';
 import { compareReports } from '../../../report/compare.js';
-import { comparePathMtus, renderPathMtuComparison } from '../../../report/compare-path-mtu.js';
+import { comparePathMtus, pathMtuHtmlRows, renderPathMtuComparison } from '../../../report/compare-path-mtu.js';
 import { renderComparisonMarkdown } from '../../../report/compare-render.js';
+import { renderComparisonHtml } from '../../../report/html-compare.js';
 import type { ReportModel, ReportRow } from '../../../report/report.js';
 import { buildStudy } from '../../../report/study.js';
 import { renderStudyMarkdown } from '../../../report/study-render.js';
@@ -83,6 +84,11 @@ test('a black hole, an unmeasured path, a path a run lacks, and the narrowest of
   assert.match(text, /^\| pod-to-pod ⚠ differs \| 1500 \| \*\*black hole\*\* above 1400 \(interface 1500\) \|$/m);
   assert.match(text, /^\| service \| — \| not measured: no reply even at 576 bytes \|$/m);
   assert.match(text, /^\| host-to-host \| — \| 1480 \(interface 1500\) \(narrowest of 2 targets\) \|$/m);
+  assert.deepEqual(pathMtuHtmlRows(rows)[0], [
+    'pod-to-pod ⚠ differs',
+    '1500',
+    '<span class="bad">BLACK HOLE above 1400 (interface 1500)</span>',
+  ]);
 });
 
 test('a comparison and the study show the section; its JSON carries the rows', () => {
@@ -92,6 +98,9 @@ test('a comparison and the study show the section; its JSON carries the rows', (
   assert.match(md, /^\| path \| iptables \| cilium-vxlan \|$/m);
   assert.match(md, /^\| pod-to-pod ⚠ differs \| 1500 \| 1450 \(interface 1500\) \|$/m);
   assert.match(md, /^\| host-to-host \| 1500 \| 1500 \|$/m);
+  const html = renderComparisonHtml(table);
+  assert.match(html, /<h2>Path MTU per path<\/h2>/);
+  assert.match(html, /<td>pod-to-pod ⚠ differs<\/td><td>1500<\/td><td>1450 \(interface 1500\)<\/td>/);
   const study = renderStudyMarkdown(
     buildStudy(
       [
