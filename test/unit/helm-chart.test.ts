@@ -408,6 +408,15 @@ test('rbac.dataplaneRestart.enabled: list and delete of pods in the dataplane na
   assert.equal(envValue(pod, 'CNI_BENCH_ALLOW_DATAPLANE_RESTART'), 'true');
   assert.equal(envValue(pod, 'CNI_BENCH_DATAPLANE_NAMESPACE'), 'kube-system');
   assert.equal(envValue(pod, 'CNI_BENCH_DATAPLANE_SELECTOR'), 'k8s-app in (kube-proxy,cilium)');
+  // What the collector reads from it, and the same from flags.
+  const config = loadCollectorConfig([], envOf(pod, COLLECTOR_ENV, 'collector'));
+  assert.deepEqual(
+    [config.allowDataplaneRestart, config.dataplaneNamespace, config.dataplaneSelector],
+    [true, 'kube-system', 'k8s-app in (kube-proxy,cilium)'],
+  );
+  assert.equal(loadCollectorConfig(['--allow-dataplane-restart', 'true'], {}).allowDataplaneRestart, true);
+  assert.equal(loadCollectorConfig([], {}).allowDataplaneRestart, false);
+  assert.throws(() => loadCollectorConfig(['--dataplane-namespace', 'Kube_System'], {}), /dataplaneNamespace/);
   const elsewhere = render({
     set: ['rbac.dataplaneRestart.enabled=true', 'rbac.dataplaneRestart.namespace=cilium-system'],
   });
