@@ -359,9 +359,10 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       const never: [ApiCall, string | undefined][] = [
         ...calls.flatMap((c): [ApiCall, string][] => [
           [c, 'default'],
-          [{ ...c, scope: 'own' }, NS],
           [{ ...c, scope: 'sweep' }, `${RELEASE}-sweep`],
         ]),
+        // The release namespace: list pods is the inventory's own grant; delete is not.
+        [{ ...pods, verb: 'delete', scope: 'own' }, NS],
         [{ ...pods, verb: 'delete', scope: 'cluster' }, undefined],
         [{ ...pods, verb: 'deletecollection' }, 'kube-system'],
         [{ ...pods, verb: 'get' }, 'kube-system'],
