@@ -13,6 +13,7 @@
  *   chart value and the flag;
  * - with the opt-in but the chart's default RBAC, the authorizer's 403 is the
  *   phase's failure, naming the verb and resource, and no pod was deleted;
+ *   with list granted but not delete, the same for delete;
  * - with the grant (the chart rendered with rbac.dataplaneRestart.enabled=true),
  *   the collector deletes the client node's kube-proxy pod, its real process
  *   restarts, the new pod is Ready, and the report's timeline shows the event
@@ -23,7 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { collectorConfig } from '../../collector/config.js';
 import { type Collector, startCollector } from '../../collector/index.js';
 import { allowDataplaneRestart, DEFAULT_DATAPLANE_SELECTOR } from '../../collector/kubernetes/dataplane-restart.js';
@@ -98,7 +99,7 @@ async function runToEnd(
   return { run, report, markdown: await md.text() };
 }
 
-test('dataplane-restart on a cluster: refused without the opt-in, the 403 without the grant, the real kube-proxy pod restarted with it', {
+test('dataplane-restart on a cluster: refused without the opt-in, the 403 without the grant (list, then delete), the real kube-proxy pod restarted with it', {
   skip: notRoot,
   timeout: 600_000,
 }, async (t) => {
@@ -164,6 +165,33 @@ test('dataplane-restart on a cluster: refused without the opt-in, the 403 withou
     assert.equal((await pods.current(clientNode))?.metadata?.uid, before.metadata.uid, 'the pod is untouched');
     assert.equal(pods.events.length, 0, 'no kube-proxy restarted');
     t.diagnostic(`without the grant: ${deniedEntry?.event.error}`);
+
+    // 2b. Half a grant (list only): the pod is found, the delete refused, nothing half-done.
+    const rbac = k8s.admin.makeApiClient(RbacAuthorizationV1Api);
+    const partial = 'test-dataplane-list-only';
+    await rbac.createNamespacedRole({
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: partial },
+        rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: partial },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: partial },
+        subjects: [{ kind: 'ServiceAccount', name: 'cni-bench-collector', namespace: COLLECTOR_NAMESPACE }],
+      },
+    });
+    const half = await runToEnd(c, 'list without delete');
+    const halfError = (half.run.phases as { error: string }[]).map((p) => p.error).join(' ');
+    assert.match(halfError, /the authorizer refused delete pods in namespace kube-system; nothing was deleted/);
+    assert.match(halfError, /cannot delete resource "pods"/);
+    assert.equal((await pods.current(clientNode))?.metadata?.uid, before.metadata.uid, 'the pod is untouched');
+    assert.equal(pods.events.length, 0, 'no kube-proxy restarted');
+    await rbac.deleteNamespacedRoleBinding({ name: partial, namespace: 'kube-system' });
+    await rbac.deleteNamespacedRole({ name: partial, namespace: 'kube-system' });
 
     // 3. The grant, as the chart renders it with the opt-in: the real restart.
     const granted = renderChart(COLLECTOR_RELEASE, COLLECTOR_NAMESPACE, ['rbac.dataplaneRestart.enabled=true']).filter(
