@@ -71,7 +71,7 @@ if "$with_test_tools"; then
   command -v go >/dev/null || { echo "setup: --test needs 'go' on PATH to build the Kubernetes control plane" >&2; exit 1; }
   bash scripts/build-control-plane.sh
   bash scripts/install-hadolint.sh
-  install_missing buildah debootstrap chromium iputils-ping
+  install_missing buildah debootstrap chromium
   bash scripts/image-sbom.sh --install
 fi
 if "$with_cilium"; then
