@@ -63,6 +63,15 @@ export interface ServiceFrontend {
   /** Why restartDataplane is absent, when the operator could allow it (a cluster collector: the chart value and flag). */
   readonly dataplaneRestartRefusal?: string;
   /**
+   * Cuts a backend pod off without notice (the lab sets its veth down: what is
+   * sent to it vanishes, its process and endpoint stay), resolving with what it
+   * did (a disruption phase's backend-link-down event); absent where the
+   * frontend cannot (a cluster collector does not take links down).
+   */
+  cutEndpointLink?(endpoint: ServiceEndpoint): Promise<Record<string, unknown>>;
+  /** Brings back every link cutEndpointLink took down; returns what could not be restored. */
+  restoreEndpointLinks?(): Promise<string[]>;
+  /**
    * True where a Service reaches the dataplane some time after expose()
    * returns (a cluster's own service proxy programs it): a measurement through
    * a new Service then waits until the client's node shows it. The lab
