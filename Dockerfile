@@ -56,6 +56,7 @@ FROM node:24-bookworm-slim
 #                         (plain iptables is the nft one, chosen by update-alternatives)
 #   nftables conntrack    nft; conntrack -C
 #   iproute2              ip (routes, links) and tc
+#   iputils-ping          ping -M do: the path-MTU probes after each client job
 #   bpftool               BPF map totals (Cilium)
 #   procps util-linux     sysctl and ps; nsenter into the host network namespace
 # Versions come from the bookworm release the base tag pins; exact apt pins
@@ -64,7 +65,7 @@ FROM node:24-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       iperf3 wrk sockperf \
-      iptables nftables conntrack iproute2 bpftool \
+      iptables nftables conntrack iproute2 iputils-ping bpftool \
       procps util-linux ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/cni-bench

@@ -83,6 +83,15 @@ export const collectorConfigSchema = z
       .enum(['true', 'false'])
       .default('false')
       .transform((v) => v === 'true'),
+    /** Delete the client node's dataplane agent pod for a disruption phase's dataplane-restart; off: refuse with the chart value. */
+    allowDataplaneRestart: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    /** Namespace of the dataplane agent pods (kube-proxy, cilium-agent). */
+    dataplaneNamespace: namespaceName.default('kube-system'),
+    /** Label selector of the dataplane DaemonSet's pods. */
+    dataplaneSelector: z.string().min(1).max(1024).default('k8s-app in (kube-proxy,cilium)'),
   })
   .superRefine((c, ctx) => {
     if (c.tlsCertFile && !c.tlsKeyFile)
@@ -186,6 +195,9 @@ export const COLLECTOR_ENV = {
   allowCiliumConfigChange: 'CNI_BENCH_ALLOW_CILIUM_CONFIG_CHANGE',
   allowNetworkPolicy: 'CNI_BENCH_ALLOW_NETWORK_POLICY',
   allowCiliumNetworkPolicy: 'CNI_BENCH_ALLOW_CILIUM_NETWORK_POLICY',
+  allowDataplaneRestart: 'CNI_BENCH_ALLOW_DATAPLANE_RESTART',
+  dataplaneNamespace: 'CNI_BENCH_DATAPLANE_NAMESPACE',
+  dataplaneSelector: 'CNI_BENCH_DATAPLANE_SELECTOR',
 } as const satisfies Partial<Record<keyof CollectorConfig, string>>;
 
 /** Flag name by config field; every field in COLLECTOR_ENV has one. */
@@ -217,6 +229,9 @@ export const COLLECTOR_FLAGS = {
   allowCiliumConfigChange: 'allow-cilium-config-change',
   allowNetworkPolicy: 'allow-network-policy',
   allowCiliumNetworkPolicy: 'allow-cilium-network-policy',
+  allowDataplaneRestart: 'allow-dataplane-restart',
+  dataplaneNamespace: 'dataplane-namespace',
+  dataplaneSelector: 'dataplane-selector',
 } as const satisfies Record<keyof typeof COLLECTOR_ENV, string>;
 
 /** Reads flags (`--grpc-listen`, `--tls-cert-file`, ...) over environment (`CNI_BENCH_GRPC_LISTEN`, ...). */

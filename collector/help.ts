@@ -57,6 +57,12 @@ const HELP: Readonly<Record<Field, [value: string, help: string]>> = {
     'true|false',
     "create a CiliumNetworkPolicy with an HTTP rule in the collector's namespace for a scenario's l7Policy condition (and delete it)",
   ],
+  allowDataplaneRestart: [
+    'true|false',
+    "delete the client node's dataplane agent pod (kube-proxy, cilium-agent) for a disruption phase's dataplane-restart, and wait for its DaemonSet's new pod",
+  ],
+  dataplaneNamespace: ['NS', 'namespace of the dataplane agent pods'],
+  dataplaneSelector: ['SELECTOR', "label selector of the dataplane DaemonSet's pods"],
 };
 
 export function collectorHelp(): string {

@@ -11,6 +11,7 @@ import { tokenReviewer } from './auth/token-review.js';
 import type { CollectorConfig } from './config.js';
 import { ClusterDescriber } from './kubernetes/cluster-describer.js';
 import { ClusterConditions } from './kubernetes/conditions.js';
+import { allowDataplaneRestart } from './kubernetes/dataplane-restart.js';
 import { KubernetesServiceFrontend } from './kubernetes/frontend.js';
 import { ClusterInventory } from './kubernetes/inventory.js';
 import { loadKubeConfig } from './kubernetes/kube-config.js';
@@ -48,6 +49,13 @@ export async function serve(config: CollectorConfig, log: Logger): Promise<void>
     if (config.allowCiliumConfigChange && (await conditions.recoverHubble()))
       log.warn('restored cilium-config enable-hubble an earlier collector left changed');
     frontend.conditions = conditions;
+    // Only with the operator's opt-in (rbac.dataplaneRestart.enabled grants list and delete of pods there).
+    if (config.allowDataplaneRestart)
+      allowDataplaneRestart(frontend, kc, {
+        namespace: config.dataplaneNamespace,
+        selector: config.dataplaneSelector,
+        log,
+      });
     inventory = new ClusterInventory(kc, frontend.pacer, config.namespace, config.agentSelector, log);
     await inventory.start();
     const describer = new ClusterDescriber(kc, frontend.pacer, inventory, {

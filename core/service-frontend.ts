@@ -60,6 +60,8 @@ export interface ServiceFrontend {
    * restart (the lab's emulated kube-proxy) or the operator has not allowed it.
    */
   restartDataplane?(nodeName: string, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /** Why restartDataplane is absent, when the operator could allow it (a cluster collector: the chart value and flag). */
+  readonly dataplaneRestartRefusal?: string;
   /**
    * Cuts a backend pod off without notice (the lab sets its veth down: what is
    * sent to it vanishes, its process and endpoint stay), resolving with what it

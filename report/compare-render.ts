@@ -5,6 +5,7 @@
  */
 
 import type { ComparisonCell, ComparisonFormat, ComparisonRow, ComparisonTable } from './compare.js';
+import { renderPathMtuComparison } from './compare-path-mtu.js';
 import { csvText, mdText } from './escape.js';
 import { renderComparisonHtml } from './html-compare.js';
 
@@ -132,6 +133,14 @@ export function renderComparisonMarkdown(t: ComparisonTable): string {
     '',
     `Values are the headline of each run (median of the rounds for rates, merged-histogram percentiles for latency); ± is the half-width of the 95% confidence interval of the mean of the rounds. Δ is the change of the median of the rounds against ${t.baseline}. Better or worse needs a Welch t-test below alpha 0.05, a change above the ${Number((t.noiseFloor * 100).toFixed(2))}% noise floor and disjoint intervals; with one round, only a change far above the noise floor counts.`,
   ];
+  if (t.pathMtu)
+    lines.push(
+      '',
+      ...renderPathMtuComparison(
+        t.runs.map((r) => r.label),
+        t.pathMtu,
+      ),
+    );
   if (t.warnings.length) {
     lines.push(
       '',
@@ -158,7 +167,9 @@ export function renderComparisonMarkdown(t: ComparisonTable): string {
  * `{ schema, noiseFloor, baseline, runs: [{ label, id, name, state, reason, startedMs, endedMs, cluster }],
  *    rows: [{ key, measurementId, step, metric, measurement, label, unit, higherIsBetter,
  *             cells: [{ value, n, ci95, cv, status, error, warnings, vsBaseline: { relDiff, pValue, verdict, reason } | null }] }],
- *    warnings: [{ run, measurement, code, message }] }`.
+ *    warnings: [{ run, measurement, code, message }],
+ *    pathMtu?: [{ path, differs, cells: [{ pathMtu, interfaceMtu, blackHole, targets, error } | null] }] }`
+ * (pathMtu only when a run measured one: compare-path-mtu.ts).
  * cells follow runs; null means no value; non-finite numbers (a relDiff against a zero baseline, a cv over a zero mean) are null.
  */
 export function renderComparisonJson(t: ComparisonTable): string {

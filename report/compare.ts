@@ -9,6 +9,7 @@
 
 import type { ClusterDescription } from '../core/cluster.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
+import { comparePathMtus, type PathMtuRow } from './compare-path-mtu.js';
 import type { Metric, MetricName } from './metrics-model.js';
 import type { ReportModel, ReportRow } from './report.js';
 import { compareRounds, type Verdict } from './significance.js';
@@ -94,6 +95,8 @@ export interface ComparisonTable {
   rows: ComparisonRow[];
   /** Every guard that fired, once per run and measurement, for the list under the table. */
   warnings: ComparisonWarning[];
+  /** The path MTU of each path per run (compare-path-mtu.ts); absent when no run measured one. */
+  pathMtu?: PathMtuRow[];
 }
 
 export interface CompareOptions {
@@ -311,6 +314,7 @@ export function compareReports(reports: ReportModel[], opts: CompareOptions = {}
     ),
   );
 
+  const pathMtu = comparePathMtus(reports);
   return {
     schema: COMPARISON_SCHEMA,
     noiseFloor,
@@ -327,6 +331,7 @@ export function compareReports(reports: ReportModel[], opts: CompareOptions = {}
     })),
     rows,
     warnings,
+    ...(pathMtu.length ? { pathMtu } : {}),
   };
 }
 

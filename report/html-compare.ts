@@ -4,6 +4,7 @@
  * number of Services, one line per run; the verdict table. Pure.
  */
 import type { ComparisonRow, ComparisonTable } from './compare.js';
+import { pathMtuHtmlRows } from './compare-path-mtu.js';
 import { htmlText as h } from './escape.js';
 import { num, page, table } from './html-page.js';
 import { type BarGroup, barChart, lineChart } from './svg-chart.js';
@@ -101,6 +102,9 @@ export function renderComparisonHtml(t: ComparisonTable): string {
     sweepLines(t, t.rows),
     '<h2>Verdicts</h2>',
     verdictTable(t),
+    ...(t.pathMtu
+      ? ['<h2>Path MTU per path</h2>', table(['path', ...t.runs.map((r) => r.label)], pathMtuHtmlRows(t.pathMtu))]
+      : []),
   ].join('\n');
   return page('cni-bench comparison', body);
 }

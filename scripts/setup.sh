@@ -33,9 +33,7 @@ done
 
 # The tool catalogue's Debian packages (core/tool-catalogue/; test/unit/core/tool-catalogue.test.ts fails
 # when they part), plus git and openssl for the builds and the tests' certificates.
-packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool procps util-linux git openssl)
-# ping for the path-MTU probes every run makes (agent/observe/pmtu.ts; not a catalogue tool).
-packages+=(iputils-ping)
+packages=(iperf3 wrk sockperf iptables nftables conntrack iproute2 bpftool iputils-ping procps util-linux git openssl)
 # Cilium 1.20 compiles its datapath at run time with clang and LLVM >= 18.1
 # (Debian's 19 here) and needs ipset for native routing with masquerading.
 if "$with_cilium"; then packages+=(clang-19 llvm-19 ipset); fi
@@ -73,7 +71,7 @@ if "$with_test_tools"; then
   command -v go >/dev/null || { echo "setup: --test needs 'go' on PATH to build the Kubernetes control plane" >&2; exit 1; }
   bash scripts/build-control-plane.sh
   bash scripts/install-hadolint.sh
-  install_missing buildah debootstrap chromium iputils-ping
+  install_missing buildah debootstrap chromium
   bash scripts/image-sbom.sh --install
 fi
 if "$with_cilium"; then

@@ -26,6 +26,7 @@ import type { LbMapPreflightRecord } from '../runs/cilium-preflight.js';
 import { CiliumConfig } from './cilium-config.js';
 import type { ClusterDescriber } from './cluster-describer.js';
 import { reuseConnections } from './connections.js';
+import { DATAPLANE_RESTART_REFUSAL } from './dataplane-restart.js';
 import { ALL_MANAGED, dummyPair, ROLE_LABEL, runSelector, type ServicePair, servicePair } from './objects.js';
 import { DEFAULT_PACER, Pacer, type PacerOptions, statusOf } from './pacer.js';
 
@@ -51,6 +52,13 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
   readonly pacer: Pacer;
   /** Overhead conditions in the cluster (conditions.ts), attached by serve.ts. */
   conditions?: ConditionDriver;
+  /**
+   * The client node's dataplane pod deleted and waited for (dataplane-restart.ts),
+   * attached by serve.ts only with the operator's opt-in; without it the event
+   * is refused before the run with `dataplaneRestartRefusal`.
+   */
+  restartDataplane?: (nodeName: string, signal?: AbortSignal) => Promise<Record<string, unknown>>;
+  readonly dataplaneRestartRefusal = DATAPLANE_RESTART_REFUSAL;
   private version: Partial<ClusterDescription> = {};
   private describer: ClusterDescriber | undefined;
   private readonly core: CoreV1Api;

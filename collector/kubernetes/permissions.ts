@@ -4,12 +4,12 @@
  * chart's RBAC grants exactly these, and test/integration/k8s-chart.test.ts asks
  * the real apiserver's authorizer about each one (and about what must stay
  * refused). Keep this list in step with frontend.ts, inventory.ts,
- * cilium-config.ts, conditions.ts and cluster-describer.ts: a call missing here is a call the
+ * cilium-config.ts, conditions.ts, cluster-describer.ts and dataplane-restart.ts: a call missing here is a call the
  * chart does not grant.
  */
 
-/** Where a call goes: the collector's namespace, the sweep namespace, Cilium's namespace, kube-system, or cluster-wide. */
-export type Scope = 'own' | 'sweep' | 'cilium' | 'kube-system' | 'cluster';
+/** Where a call goes: the collector's namespace, the sweep namespace, Cilium's namespace, kube-system, the dataplane agents' namespace (kube-system by default), or cluster-wide. */
+export type Scope = 'own' | 'sweep' | 'cilium' | 'kube-system' | 'dataplane' | 'cluster';
 
 export interface ApiCall {
   verb: 'get' | 'list' | 'watch' | 'create' | 'delete' | 'deletecollection' | 'patch' | 'update';
@@ -24,7 +24,8 @@ export interface ApiCall {
     | 'rbac.ciliumConfig.write'
     | 'rbac.networkPolicy.enabled'
     | 'rbac.ciliumNetworkPolicy.enabled'
-    | 'rbac.clusterDescription.read';
+    | 'rbac.clusterDescription.read'
+    | 'rbac.dataplaneRestart.enabled';
   /** Where in the collector it happens. */
   by: string;
 }
@@ -120,5 +121,19 @@ export const COLLECTOR_API_CALLS: readonly ApiCall[] = Object.freeze([
   // Also granted with rbac.ciliumNetworkPolicy.enabled alone. Narrowed by the chart's ValidatingAdmissionPolicy to adding or removing cni-bench.io/policy-role on agent pods.
   call('patch', '', 'pods', 'own', "conditions: the policy role label on the run's agent pods", {
     toggle: 'rbac.networkPolicy.enabled',
+  }),
+  // No name: DaemonSet pod names are generated, so the grant covers every pod in that namespace.
+  call(
+    'list',
+    '',
+    'pods',
+    'dataplane',
+    "dataplane-restart: the client node's kube-proxy or cilium-agent pod, then its new pod",
+    {
+      toggle: 'rbac.dataplaneRestart.enabled',
+    },
+  ),
+  call('delete', '', 'pods', 'dataplane', 'dataplane-restart: that pod, for its DaemonSet to recreate', {
+    toggle: 'rbac.dataplaneRestart.enabled',
   }),
 ]);

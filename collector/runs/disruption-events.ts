@@ -38,7 +38,10 @@ export function disruptionRefusal(
   if (event === 'backend-link-down' && !services.cutEndpointLink)
     return `${services.description} cannot take a backend's link down (the lab can; a cluster collector does not touch nodes)`;
   if (event === 'dataplane-restart' && !services.restartDataplane)
-    return `${services.description} has no dataplane agent this collector may restart (the lab's kube-proxy is emulated: rules, no process; use the Cilium lab, --dataplane cilium; a cluster collector restarts none: docs/disruption.md)`;
+    return (
+      services.dataplaneRestartRefusal ??
+      `${services.description} has no dataplane agent this collector may restart (the lab's kube-proxy is emulated: rules, no process; use the Cilium lab, --dataplane cilium)`
+    );
   return undefined;
 }
 

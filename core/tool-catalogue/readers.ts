@@ -82,6 +82,14 @@ export const readers: readonly BinaryFacts[] = Object.freeze([
     'reads /proc/net counters inside a network namespace through nsenter, and holds the namespace whose /proc/net the dataplane sampler reads',
   ),
   reader('tc', 'iproute2', false, false, IPROUTE2, 'link shaping in the lab (cni-bench lab --link-mbit)'),
+  reader(
+    'ping',
+    'iputils-ping',
+    false,
+    false,
+    { args: ['-V'], pattern: /^ping from iputils (\d+)/m },
+    "the path MTU of each run's paths: don't-fragment probes (ping -M do; agent/observe/pmtu.ts); without it the report says not measured",
+  ),
   reader('ps', 'procps', false, false, PROCPS, 'looking at the agent pod by hand (the agent reads /proc itself)'),
   reader(
     'conntrack',

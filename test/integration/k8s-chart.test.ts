@@ -231,6 +231,7 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       sweep: sweepNs,
       cilium: 'kube-system',
       'kube-system': 'kube-system',
+      dataplane: 'kube-system',
       cluster: undefined,
     } as const;
     const refused: string[] = [];
@@ -238,6 +239,7 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       'rbac.ciliumConfig.write',
       'rbac.networkPolicy.enabled',
       'rbac.ciliumNetworkPolicy.enabled',
+      'rbac.dataplaneRestart.enabled',
     ]);
     for (const c of COLLECTOR_API_CALLS.filter((x) => !optIn.has(x.toggle ?? ''))) {
       if (!(await allowed(c, scopeNs[c.scope]))) refused.push(describe(c, scopeNs[c.scope]));
@@ -273,6 +275,9 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       // Policy conditions are opt-in (rbac.networkPolicy.enabled=false by default).
       [{ verb: 'create', group: 'networking.k8s.io', resource: 'networkpolicies', scope: 'own' }, NS],
       [{ verb: 'delete', group: 'networking.k8s.io', resource: 'networkpolicies', scope: 'own' }, NS],
+      // Restarting the dataplane agent is opt-in (rbac.dataplaneRestart.enabled=false by default).
+      [{ verb: 'delete', group: '', resource: 'pods', scope: 'dataplane' }, 'kube-system'],
+      [{ verb: 'list', group: '', resource: 'pods', scope: 'dataplane' }, 'kube-system'],
     ];
     const granted: string[] = [];
     for (const [c, ns] of never) if (await allowed({ ...c, by: '' }, ns)) granted.push(describe({ ...c, by: '' }, ns));
@@ -419,6 +424,49 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       const spec = (await core.readNamespacedPod({ name: pod, namespace: NS })).spec;
       assert.doesNotMatch(JSON.stringify(spec), /evil/);
       await core.deleteNamespacedPod({ name: otherNs, namespace: 'default', gracePeriodSeconds: 0 });
+    },
+  );
+
+  await t.test(
+    'rbac.dataplaneRestart.enabled=true grants list and delete of pods in kube-system only, nothing more, and sets the flag',
+    async () => {
+      const calls = COLLECTOR_API_CALLS.filter((c) => c.toggle === 'rbac.dataplaneRestart.enabled');
+      assert.deepEqual(calls.map((c) => `${c.verb} ${c.resource}`).sort(), ['delete pods', 'list pods']);
+      for (const c of calls)
+        assert.equal(await allowed(c, 'kube-system'), false, `before the opt-in: ${describe(c, 'kube-system')}`);
+      upgradeWith('rbac.dataplaneRestart.enabled=true');
+      await waitFor(
+        'the authorizer to allow the dataplane restart calls',
+        async () => (await Promise.all(calls.map((c) => allowed(c, 'kube-system')))).every(Boolean),
+        10_000,
+        250,
+      );
+      const pods = { group: '', resource: 'pods', scope: 'dataplane' as const, by: '' };
+      const never: [ApiCall, string | undefined][] = [
+        ...calls.flatMap((c): [ApiCall, string][] => [
+          [c, 'default'],
+          [{ ...c, scope: 'sweep' }, `${RELEASE}-sweep`],
+        ]),
+        // The release namespace: list pods is the inventory's own grant; delete is not.
+        [{ ...pods, verb: 'delete', scope: 'own' }, NS],
+        [{ ...pods, verb: 'delete', scope: 'cluster' }, undefined],
+        [{ ...pods, verb: 'deletecollection' }, 'kube-system'],
+        [{ ...pods, verb: 'get' }, 'kube-system'],
+        [{ ...pods, verb: 'watch' }, 'kube-system'],
+        [{ ...pods, verb: 'create' }, 'kube-system'],
+        [{ ...pods, verb: 'patch' }, 'kube-system'],
+        [{ ...pods, verb: 'create', resource: 'pods/eviction' }, 'kube-system'],
+        [{ ...pods, verb: 'create', resource: 'pods/exec' }, 'kube-system'],
+        [{ ...pods, verb: 'delete', group: 'apps', resource: 'daemonsets' }, 'kube-system'],
+      ];
+      const granted: string[] = [];
+      for (const [c, ns] of never) if (await allowed(c, ns)) granted.push(describe(c, ns));
+      assert.deepEqual(granted, [], 'must stay refused with the opt-in');
+      const env =
+        (await admin.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'cni-bench-collector', namespace: NS }))
+          .spec?.template.spec?.containers[0]?.env ?? [];
+      assert.equal(env.find((e) => e.name === 'CNI_BENCH_ALLOW_DATAPLANE_RESTART')?.value, 'true');
+      assert.equal(env.find((e) => e.name === 'CNI_BENCH_DATAPLANE_NAMESPACE')?.value, 'kube-system');
     },
   );
 

@@ -50,6 +50,11 @@ test('NOTES warn when the image is a local build no node can pull, and say what 
   assert.match(local, /WARNING: image localhost\/cni-bench:0\.1\.0 is not pullable/);
   assert.match(local, /Pod Security level "privileged"/);
   assert.match(local, /kubectl label namespace bench pod-security\.kubernetes\.io\/enforce=privileged/);
+  assert.doesNotMatch(local, /dataplaneRestart/);
+  assert.match(
+    notes(['rbac.dataplaneRestart.enabled=true']),
+    /WARNING: rbac\.dataplaneRestart\.enabled: the collector may list and delete ANY pod in namespace kube-system/,
+  );
   const pushed = notes(['image.repository=registry.example.com/team/cni-bench']);
   assert.doesNotMatch(pushed, /is not pullable/);
   assert.match(

@@ -340,12 +340,13 @@ const baseRules = [
 ];
 
 /** Whether the rendered RBAC lets the collector make this call (the chart's toggles at their rendered values). */
-function grants(docs: Doc[], call: ApiCall, ciliumNs = 'kube-system'): boolean {
+function grants(docs: Doc[], call: ApiCall, ciliumNs = 'kube-system', dataplaneNs = 'kube-system'): boolean {
   const ns: Record<Scope, string | undefined> = {
     own: NS,
     sweep: `${RELEASE}-sweep`,
     cilium: ciliumNs,
     'kube-system': 'kube-system',
+    dataplane: dataplaneNs,
     cluster: undefined,
   };
   const roles = docs.filter((d) =>
@@ -382,12 +383,56 @@ test('RBAC by default is what the collector calls and nothing else', () => {
       .join(),
     `${RELEASE}-sweep`,
   );
-  const optIn = new Set(['rbac.ciliumConfig.write', 'rbac.networkPolicy.enabled', 'rbac.ciliumNetworkPolicy.enabled']);
+  const optIn = new Set([
+    'rbac.ciliumConfig.write',
+    'rbac.networkPolicy.enabled',
+    'rbac.ciliumNetworkPolicy.enabled',
+    'rbac.dataplaneRestart.enabled',
+  ]);
   for (const c of COLLECTOR_API_CALLS.filter((x) => !optIn.has(x.toggle ?? '')))
     assert.ok(grants(docs, c), `not granted: ${callName(c)}`);
   for (const c of COLLECTOR_API_CALLS.filter((x) => optIn.has(x.toggle ?? '')))
     assert.ok(!grants(docs, c), `granted by default: ${callName(c)}`);
   assert.equal(envValue(collectorPod(docs).containers[0], 'CNI_BENCH_ALLOW_NETWORK_POLICY'), 'false');
+  assert.equal(envValue(collectorPod(docs).containers[0], 'CNI_BENCH_ALLOW_DATAPLANE_RESTART'), 'false');
+});
+
+test('rbac.dataplaneRestart.enabled: list and delete of pods in the dataplane namespace, nothing more, and the flag', () => {
+  const calls = COLLECTOR_API_CALLS.filter((x) => x.toggle === 'rbac.dataplaneRestart.enabled');
+  assert.deepEqual(calls.map((c) => `${c.verb} ${c.resource} ${c.scope}`).sort(), [
+    'delete pods dataplane',
+    'list pods dataplane',
+  ]);
+  const on = render({ set: ['rbac.dataplaneRestart.enabled=true'] });
+  assert.deepEqual(
+    rbacRules(on).filter((r) => !rbacRules(render()).includes(r)),
+    ['Role kube-system: /pods list,delete'],
+  );
+  for (const c of calls) assert.ok(grants(on, c), callName(c));
+  const pod = collectorPod(on).containers[0];
+  assert.equal(envValue(pod, 'CNI_BENCH_ALLOW_DATAPLANE_RESTART'), 'true');
+  assert.equal(envValue(pod, 'CNI_BENCH_DATAPLANE_NAMESPACE'), 'kube-system');
+  assert.equal(envValue(pod, 'CNI_BENCH_DATAPLANE_SELECTOR'), 'k8s-app in (kube-proxy,cilium)');
+  // What the collector reads from it, and the same from flags.
+  const config = loadCollectorConfig([], envOf(pod, COLLECTOR_ENV, 'collector'));
+  assert.deepEqual(
+    [config.allowDataplaneRestart, config.dataplaneNamespace, config.dataplaneSelector],
+    [true, 'kube-system', 'k8s-app in (kube-proxy,cilium)'],
+  );
+  assert.equal(loadCollectorConfig(['--allow-dataplane-restart', 'true'], {}).allowDataplaneRestart, true);
+  assert.equal(loadCollectorConfig([], {}).allowDataplaneRestart, false);
+  assert.throws(() => loadCollectorConfig(['--dataplane-namespace', 'Kube_System'], {}), /dataplaneNamespace/);
+  const elsewhere = render({
+    set: ['rbac.dataplaneRestart.enabled=true', 'rbac.dataplaneRestart.namespace=cilium-system'],
+  });
+  for (const c of calls) {
+    assert.ok(grants(elsewhere, c, 'kube-system', 'cilium-system'), callName(c));
+    assert.ok(!grants(elsewhere, c), `still in kube-system: ${callName(c)}`);
+  }
+  assert.equal(envValue(collectorPod(elsewhere).containers[0], 'CNI_BENCH_DATAPLANE_NAMESPACE'), 'cilium-system');
+  // Without rbac.create there is no grant, so the flag stays off too.
+  const none = render({ set: ['rbac.create=false', 'rbac.dataplaneRestart.enabled=true'] });
+  assert.equal(envValue(collectorPod(none).containers[0], 'CNI_BENCH_ALLOW_DATAPLANE_RESTART'), 'false');
 });
 
 test('RBAC toggles: all off leaves the base rules; create=false leaves none; ciliumConfig.write adds patch and update by name', () => {
