@@ -13,13 +13,18 @@
  *
  *   npm run bench:k8s-writes-profile -- [--services 5000] [--save-metrics DIR]
  *     [--variant default --variant gogc400:GOGC=400 ...]  (one fresh lab each, side by side)
+ *   npm run bench:k8s-writes-profile -- --compare-static-ip [--services 3000] [--rounds 2]
+ *     (one lab: the lab's frontend, dynamic ClusterIPs, against the same frontend class asking
+ *      for the lab's dummy ClusterIPs, alternately, 0 -> N and back each time)
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubernetesServiceFrontend } from '../collector/index.js';
 import { createLogger } from '../core/log.js';
-import { Lab } from '../lab/index.js';
+import { dummyClusterIp, Lab } from '../lab/index.js';
 import { commandLine, machineFacts, writeFindings } from './findings.js';
 import { type CpuSnapshot, cpuSnapshot, deltaCpu, labNamespaces } from './proc-cpu.js';
 import { deltaOf, type PromSample, parsePromText, sumBy } from './prom-text.js';
@@ -30,6 +35,8 @@ const { values } = parseArgs({
     endpoints: { type: 'string', default: '4' },
     'save-metrics': { type: 'string' },
     variant: { type: 'string', multiple: true },
+    'compare-static-ip': { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '2' },
   },
 });
 const N = Number(values.services);
@@ -62,6 +69,23 @@ function objects(s: Snap): Map<string, number> {
   const out = sumBy(s.metrics, 'apiserver_storage_objects', ['resource']);
   for (const [k, v] of sumBy(s.metrics, 'apiserver_resource_objects', ['resource'])) out.set(k, v);
   return out;
+}
+
+const DISPATCHED = 'apiserver_flowcontrol_dispatched_requests_total';
+const ALLOC = 'kube_apiserver_clusterip_allocator_allocation';
+
+/** Mean ms of the apiserver's ClusterIP allocations in a window (dynamic ones run under one lock per range). */
+function allocationMs(a: Snap, b: Snap): { ms: number; totalS: number; byScope: Map<string, number> } {
+  const sum = (s: Snap, n: string) => sumBy(s.metrics, n, []).get('') ?? 0;
+  const totalS = sum(b, `${ALLOC}_duration_seconds_sum`) - sum(a, `${ALLOC}_duration_seconds_sum`);
+  const count = sum(b, `${ALLOC}_duration_seconds_count`) - sum(a, `${ALLOC}_duration_seconds_count`);
+  const byScope = deltaOf(sumBy(a.metrics, `${ALLOC}_total`, ['scope']), sumBy(b.metrics, `${ALLOC}_total`, ['scope']));
+  return { ms: count ? (1000 * totalS) / count : 0, totalS, byScope };
+}
+
+function allocatorLine(a: Snap, b: Snap, wallS: number): string {
+  const al = allocationMs(a, b);
+  return `ClusterIP allocations: ${[...al.byScope].map(([k, v]) => `${k} ${v}`).join(', ')}; mean ${al.ms.toFixed(1)} ms each, ${f1(al.totalS)} s in all (${((100 * al.totalS) / wallS).toFixed(0)}% of the phase's wall time).`;
 }
 
 function phaseReport(name: string, services: number, a: Snap, b: Snap): string[] {
@@ -98,14 +122,16 @@ function phaseReport(name: string, services: number, a: Snap, b: Snap): string[]
     '|---|---:|---:|---:|',
     ...latencyRows(a, b, 'apiserver_request_duration_seconds', ['verb', 'resource'], 8),
     '',
-    '| etcd request (operation type) | count | mean ms | total s |',
+    '| etcd request (operation resource) | count | mean ms | total s |',
     '|---|---:|---:|---:|',
-    ...latencyRows(a, b, 'etcd_request_duration_seconds', ['operation', 'type'], 8),
+    ...latencyRows(a, b, 'etcd_request_duration_seconds', ['operation', 'resource'], 8),
     '',
     '| APF priority level: queue wait | count | mean ms | total s |',
     '|---|---:|---:|---:|',
     ...latencyRows(a, b, 'apiserver_flowcontrol_request_wait_duration_seconds', ['priority_level', 'execute'], 6),
     '',
+    allocatorLine(a, b, cpu.wallS),
+    `APF dispatches by priority level: ${[...deltaOf(sumBy(a.metrics, DISPATCHED, ['priority_level']), sumBy(b.metrics, DISPATCHED, ['priority_level']))].map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}.`,
     `APF rejections: ${rejected.length ? rejected.map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}.`,
     `Stored objects changed: ${changed.map(([k, v]) => `${k} ${v > 0 ? '+' : ''}${v}`).join(', ') || 'none'}.`,
     `Watch events sent: ${watch.map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}.`,
@@ -202,6 +228,100 @@ async function profileLab(variant: Variant, lines: string[]): Promise<PhaseFigur
     }
   }
   return out;
+}
+
+/** The lab frontend's pacing (lab/cilium/dataplane.ts LAB_PACER): 32 in flight, no client-side rate limit to speak of. */
+const LAB_PACING = { qps: 2000, burst: 2000, parallelism: 32, maxRetries: 8, baseDelayMs: 200, maxDelayMs: 10_000 };
+
+interface LabControl {
+  getText(p: string): Promise<string>;
+  adminKubeconfig: string;
+}
+
+/** One lab: dynamic (the lab's own frontend) and requested ClusterIPs (the same class with dummyClusterIp), alternately. */
+async function compareStaticIp(lines: string[]): Promise<string[]> {
+  const rounds = Number(values.rounds);
+  const lab = await Lab.create({ nodes: 2, log, proxy: { mode: 'cilium' } });
+  const rows: string[] = [];
+  const rate: Record<'dynamic' | 'requested', number[]> = { dynamic: [], requested: [] };
+  try {
+    const cp = (lab.services as unknown as { controlPlane?: LabControl }).controlPlane;
+    if (!cp) throw new Error('k8s-writes-profile: the Cilium lab has no control plane');
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.adminKubeconfig);
+    const requested = new KubernetesServiceFrontend(kc, {
+      namespace: 'cni-bench',
+      sweepNamespace: 'cni-bench-sweep',
+      pacer: LAB_PACING,
+      dummyClusterIp,
+      log,
+    });
+    const ns = labNamespaces(lab.plan);
+    const snap = async (): Promise<Snap> => ({
+      cpu: cpuSnapshot(ns),
+      metrics: parsePromText(await cp.getText('/metrics')),
+      load: load1(),
+    });
+    rows.push(
+      `## Dynamic against requested ClusterIPs, one lab, ${N} Services (+ EndpointSlices) each time, alternately`,
+      '',
+      '| round | ClusterIPs | create objects/s | POST services mean ms | ClusterIP allocation mean ms | kube-apiserver CPU ms per Service | remove objects/s | load (1 min) |',
+      '|---:|---|---:|---:|---:|---:|---:|---:|',
+    );
+    for (let r = 1; r <= rounds; r++) {
+      for (const kind of ['dynamic', 'requested'] as const) {
+        const writer = kind === 'dynamic' ? lab.services : requested;
+        const a = await snap();
+        await writer.setDummyServices(N, EPS, `${RUN_ID}-${kind}-${r}`);
+        const b = await snap();
+        await writer.setDummyServices(0, EPS);
+        const c = await snap();
+        const up = deltaCpu(a.cpu, b.cpu);
+        const down = deltaCpu(b.cpu, c.cpu);
+        const apiserver = up.groups.find(([k]) => k === 'fabric kube-apiserver')?.[1] ?? 0;
+        const sum = deltaOf(
+          sumBy(a.metrics, 'apiserver_request_duration_seconds_sum', ['verb', 'resource']),
+          sumBy(b.metrics, 'apiserver_request_duration_seconds_sum', ['verb', 'resource']),
+        ).get('POST services');
+        const count = deltaOf(
+          sumBy(a.metrics, 'apiserver_request_duration_seconds_count', ['verb', 'resource']),
+          sumBy(b.metrics, 'apiserver_request_duration_seconds_count', ['verb', 'resource']),
+        ).get('POST services');
+        rate[kind].push((2 * N) / up.wallS);
+        rows.push(
+          `| ${r} | ${kind} | ${((2 * N) / up.wallS).toFixed(0)} | ${ms(sum ?? 0, count ?? 0)} | ${allocationMs(a, b).ms.toFixed(1)} | ${((1000 * apiserver) / N).toFixed(2)} | ${((2 * N) / down.wallS).toFixed(0)} | ${f1(b.load)} |`,
+        );
+        console.log(rows.at(-1));
+      }
+    }
+  } finally {
+    await lab.destroy();
+  }
+  const median = (xs: number[]): number => {
+    const o = [...xs].sort((x, y) => x - y);
+    const m = o.length >> 1;
+    return o.length % 2 ? (o[m] as number) : ((o[m - 1] as number) + (o[m] as number)) / 2;
+  };
+  rows.push(
+    '',
+    `Requested over dynamic ClusterIPs, creates, medians of the rounds: ${(median(rate.requested) / median(rate.dynamic)).toFixed(2)}x.`,
+    '',
+  );
+  lines.push(...rows);
+  return rows;
+}
+
+if (values['compare-static-ip']) {
+  const lines: string[] = [];
+  await compareStaticIp(lines);
+  const text = [...lines, ...machineFacts(), `- command: ${commandLine('k8s-writes-profile')}`].join('\n');
+  console.log(text);
+  await writeFindings({
+    bench: 'k8s-writes-static-ip',
+    title: 'Sweep writes: dynamic against requested ClusterIPs (Cilium lab)',
+    body: text,
+  });
+  process.exit(0);
 }
 
 const variants = (values.variant ?? ['default']).map(parseVariant);
