@@ -45,9 +45,10 @@ export interface KubernetesFrontendOptions {
    * Service range nothing else allocates from (the lab). kube-apiserver 1.37
    * allocates a dynamic ClusterIP under one lock per range and, inside it,
    * lists every IPAddress twice for its metrics, so dynamic creates run one at
-   * a time and slow as Services accumulate; a requested address takes neither
-   * the lock nor the search (docs/findings/2026-12-06-k8s-writes.md). An
-   * address already taken falls back to a dynamic one. Default: dynamic.
+   * a time and slow as Services accumulate; a requested address skips the
+   * lock and the free-address search (the two lists remain, in parallel:
+   * docs/findings/2026-12-06-k8s-writes.md). An address already taken falls
+   * back to a dynamic one. Default: dynamic.
    */
   dummyClusterIp?: (index: number) => string;
   log: Logger;
