@@ -61,6 +61,15 @@ export interface ServiceFrontend {
    */
   restartDataplane?(nodeName: string, signal?: AbortSignal): Promise<Record<string, unknown>>;
   /**
+   * Cuts a backend pod off without notice (the lab sets its veth down: what is
+   * sent to it vanishes, its process and endpoint stay), resolving with what it
+   * did (a disruption phase's backend-link-down event); absent where the
+   * frontend cannot (a cluster collector does not take links down).
+   */
+  cutEndpointLink?(endpoint: ServiceEndpoint): Promise<Record<string, unknown>>;
+  /** Brings back every link cutEndpointLink took down; returns what could not be restored. */
+  restoreEndpointLinks?(): Promise<string[]>;
+  /**
    * True where a Service reaches the dataplane some time after expose()
    * returns (a cluster's own service proxy programs it): a measurement through
    * a new Service then waits until the client's node shows it. The lab

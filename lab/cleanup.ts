@@ -1,8 +1,9 @@
 /**
  * Removes what labs left behind: namespaces with the lab prefix whose owning
  * process is gone, the processes inside them (a Cilium lab's control plane and
- * cilium-agents too, which run in its namespaces; an agent's bpffs and pins
- * live only in its mount namespace and go with it), their cgroup subtrees
+ * cilium-agents too, which run in its namespaces; a node's bpffs and pins
+ * live only in the mount namespace its holder process keeps, and the holder
+ * sits in the node's network namespace and cgroup), their cgroup subtrees
  * (Cilium labs) and their state files.
  */
 import type { Logger } from '../core/log.js';

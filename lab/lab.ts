@@ -19,6 +19,7 @@ import { removeLeftovers } from './cleanup.js';
 import { allowedCpus, nodeCpuSets, onNodeCpus } from './cpu-sets.js';
 import { createTopology, deleteNamespaces, listNamespaces, shapeUplinks } from './netns.js';
 import { type LabNode, type LabPlan, type LabPod, labNamespacePrefix, planLab } from './plan.js';
+import { PodLinks } from './pod-link.js';
 import { attachConditions } from './policy/attach.js';
 import type { PolicyEnforcer } from './policy/enforcer.js';
 import { createLabProxy, isCiliumMode, type LabProxy, type LabProxyOptions } from './proxy.js';
@@ -140,6 +141,9 @@ export class Lab {
       if (opts.monitor && !cilium) await enableHairpin(plan);
       await lab.services.init(opts.signal);
       lab.policy = await attachConditions(plan, lab.services, opts.policyEnforcer ?? false, opts.log);
+      const links = new PodLinks(plan);
+      lab.services.cutEndpointLink = (endpoint) => links.cut(endpoint);
+      lab.services.restoreEndpointLinks = () => links.restoreAll();
     } catch (err) {
       await lab.destroy();
       throw new CniBenchError(ErrorCodes.LAB, `cannot create lab: ${(err as Error).message}`, { cause: err });

@@ -2,10 +2,10 @@
  * Driver for the built-in HTTP echo server (agent/builtins/http-echo.ts). It is
  * started with the same Node binary that runs the agent.
  */
-import { fileURLToPath } from 'node:url';
+import { builtinScript } from './builtin-args.js';
 import type { ServerDriver, ServerSpec } from './driver.js';
 
-const script = fileURLToPath(new URL('../builtins/http-echo.js', import.meta.url));
+const script = builtinScript('http-echo');
 
 export const httpEcho: ServerDriver = {
   tool: 'http-echo',

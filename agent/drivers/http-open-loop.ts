@@ -7,11 +7,11 @@
  * (coordinated omission corrected, `latencyFromIntendedStart` true). Its
  * numbers include Node's event loop; one process keeps about one core busy.
  */
-import { fileURLToPath } from 'node:url';
 import { CniBenchError, ErrorCodes, isCniBenchError, parseError } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { parseToolJson } from '../../core/tool-json.js';
 import { Histogram, type HttpLoadResult, type Measurement, type SocketErrors } from '../../gen/cnibench/v1/agent.js';
+import { builtinScript } from './builtin-args.js';
 import type { ClientDriver, ClientSpec } from './driver.js';
 
 const TOOL = 'http-open-loop';
@@ -160,7 +160,7 @@ function httpPath(spec: ClientSpec): string {
   return spec.path?.startsWith('/') ? spec.path : `/${spec.path ?? ''}`;
 }
 
-const clientScript = fileURLToPath(new URL('../builtins/http-open-loop.js', import.meta.url));
+const clientScript = builtinScript('http-open-loop');
 
 export const httpOpenLoop: ClientDriver = {
   tool: TOOL,

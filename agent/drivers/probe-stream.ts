@@ -5,24 +5,17 @@
  * did to traffic during an event, not how fast it can go; its latency includes
  * Node's event loop on both ends.
  */
-import { fileURLToPath } from 'node:url';
 import type { Measurement } from '../../gen/cnibench/v1/agent.js';
 import { parseTimeline, timelineToProto } from '../../report/disruption.js';
+import { builtinClientArgs, builtinScript } from './builtin-args.js';
 import type { ClientDriver, ClientSpec } from './driver.js';
 
-const script = fileURLToPath(new URL('../builtins/probe-stream.js', import.meta.url));
+const script = builtinScript('probe-stream');
 
 export const probeStream: ClientDriver = {
   tool: 'probe-stream',
   buildClientArgs(s: ClientSpec): string[] {
-    return [
-      script,
-      '--host',
-      s.targetHost,
-      '--port',
-      String(s.targetPort),
-      '--duration',
-      String(s.durationSeconds),
+    return builtinClientArgs(script, s, [
       '--rate',
       String(s.rate || 100),
       '--kept',
@@ -32,7 +25,7 @@ export const probeStream: ClientDriver = {
       '--bin-ms',
       String(s.binMs || 100),
       ...(s.streamStartAtMs ? ['--start-at-ms', String(s.streamStartAtMs)] : []),
-    ];
+    ]);
   },
   /** E_PARSE naming probe-stream for output that is not its one JSON line (report/disruption.ts parseTimeline). */
   parse(stdout: string): Measurement {

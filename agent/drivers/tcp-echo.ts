@@ -4,10 +4,10 @@
  * end of the built-in tcp-rr client, sizes and mode set by each connection's
  * preamble (agent/builtins/tcp-rr-wire.ts).
  */
-import { fileURLToPath } from 'node:url';
+import { builtinScript } from './builtin-args.js';
 import type { ServerDriver, ServerSpec } from './driver.js';
 
-const script = fileURLToPath(new URL('../builtins/tcp-echo.js', import.meta.url));
+const script = builtinScript('tcp-echo');
 
 export const tcpEcho: ServerDriver = {
   tool: 'tcp-echo',

@@ -7,11 +7,11 @@
  * compare them with sockperf's or netperf's before reading small differences
  * as dataplane cost.
  */
-import { fileURLToPath } from 'node:url';
 import { CniBenchError, ErrorCodes, isCniBenchError, parseError } from '../../core/errors.js';
 import { LatencyHistogram } from '../../core/histogram.js';
 import { parseToolJson } from '../../core/tool-json.js';
 import { Histogram, type Measurement, type RequestResponseResult } from '../../gen/cnibench/v1/agent.js';
+import { builtinClientArgs, builtinScript } from './builtin-args.js';
 import type { ClientDriver, ClientSpec } from './driver.js';
 
 /** Request/response fields of ClientSpec this driver reads. */
@@ -99,7 +99,7 @@ export function parseTcpRrOutput(stdout: string): RequestResponseResult {
   };
 }
 
-const clientScript = fileURLToPath(new URL('../builtins/tcp-rr.js', import.meta.url));
+const clientScript = builtinScript('tcp-rr');
 
 export const tcpRr: ClientDriver = {
   tool: 'tcp-rr',
@@ -107,14 +107,7 @@ export const tcpRr: ClientDriver = {
   okExitCodes: [0, 1],
   buildClientArgs(spec: ClientSpec): string[] {
     const s: RrClientSpec = spec;
-    return [
-      clientScript,
-      '--host',
-      s.targetHost,
-      '--port',
-      String(s.targetPort),
-      '--duration',
-      String(s.durationSeconds),
+    return builtinClientArgs(clientScript, s, [
       '--connections',
       String(s.connections ?? 1),
       '--request-bytes',
@@ -122,7 +115,7 @@ export const tcpRr: ClientDriver = {
       '--response-bytes',
       String(s.responseBytes ?? 1),
       ...(s.connectPerTransaction ? ['--crr'] : []),
-    ];
+    ]);
   },
   parse(stdout: string): Measurement {
     return { kind: { $case: 'rr', value: parseTcpRrOutput(stdout) } };

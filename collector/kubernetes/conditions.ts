@@ -19,6 +19,7 @@ import type {
 } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
+import { applyPolicies, enforcedEvidence } from '../../core/policy-apply.js';
 import { type PolicyProbeTimes, type ProbeEnd, waitForPolicyWith } from '../../core/policy-verify.js';
 import { encryptionRefusal, hubbleRefusal, l7Refusal } from './conditions-cilium.js';
 import { type Pacer, statusOf } from './pacer.js';
@@ -146,45 +147,27 @@ export class ClusterConditions implements ConditionDriver {
           how: `no policy selects the agents: the denied agent ${ends.denied.name} connects, as it must`,
           facts: { policies: 0, deletedBefore: old, openMs: open.ms },
         };
-      const policies = clusterRunPolicies(this.o.namespace, target.runId, this.agents, target.clientPodIps, n);
-      const began = Date.now();
-      await this.create(policies, signal);
-      const apiMs = Date.now() - began;
-      const on = await wait('enforced', began, deadlineFor(n));
+      const applied = await applyPolicies(
+        clusterRunPolicies(this.o.namespace, target.runId, this.agents, target.clientPodIps, n),
+        (p) => this.createOne(p),
+        (since) => wait('enforced', since, deadlineFor(n)),
+        signal,
+      );
       const allowed = ends.probes.allowed.map((c) => c.name).join(', ');
       return {
-        how: `${n} NetworkPolicies in ${this.o.namespace} select the agents: ${ends.denied.name} is blocked (${on.denied}), the clients ${allowed} connect; ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
-        enforcementMs: on.ms,
-        apiMs,
-        facts: {
-          policies: n,
-          afterLastCreateMs: Math.max(0, on.ms - apiMs),
-          denied: ends.denied.name,
-          allowed,
-          polls: on.polls,
-        },
+        how: `${n} NetworkPolicies in ${this.o.namespace} select the agents: ${ends.denied.name} is blocked (${applied.on.denied}), the clients ${allowed} connect; ${applied.afterLastCreateMs} ms after the last object was created`,
+        ...enforcedEvidence(n, applied, ends.denied.name, allowed),
       };
     } finally {
       await listener.stop();
     }
   }
 
-  private async create(policies: V1NetworkPolicy[], signal: AbortSignal): Promise<void> {
-    const queue = [...policies];
-    // Fillers in parallel through the pacer, the allow policy last on its own.
-    const last = queue.pop() as V1NetworkPolicy;
-    const one = (p: V1NetworkPolicy) =>
-      this.pacer.run(`create networkpolicy ${this.o.namespace}/${p.metadata?.name}`, () =>
-        this.net.createNamespacedNetworkPolicy({ namespace: this.o.namespace, body: p }),
-      );
-    const worker = async (): Promise<void> => {
-      for (let p = queue.shift(); p; p = queue.shift()) {
-        if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while creating policies');
-        await one(p);
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, worker));
-    await one(last);
+  /** One policy created through the pacer (the fillers go in parallel: core/policy-apply.ts). */
+  private createOne(p: V1NetworkPolicy) {
+    return this.pacer.run(`create networkpolicy ${this.o.namespace}/${p.metadata?.name}`, () =>
+      this.net.createNamespacedNetworkPolicy({ namespace: this.o.namespace, body: p }),
+    );
   }
 
   /** Deletes the policies `selector` matches in the run's namespace; returns how many there were. */

@@ -10,6 +10,10 @@
  *   period: errors last until every node's dataplane stopped sending there;
  * - backend-gone: the peer's server stopped and nothing else: its endpoint
  *   stays, so errors last until something removes it (nothing in a run does);
+ * - backend-link-down: the peer's pod cut off without notice (the lab sets its
+ *   veth down): no RST, its packets vanish; its endpoint stays, so new
+ *   connections sent there time out for as long as nothing removes it; the
+ *   link comes back at the phase's end;
  * - dataplane-restart: the dataplane agent of the client's node (where the
  *   Service is translated) restarted: do kept connections survive, do new ones fail.
  */
@@ -26,11 +30,13 @@ export function disruptionRefusal(
   plan: Pick<RunPlan, 'peer' | 'server'>,
 ): string | undefined {
   if (!services) return 'needs a service frontend (the lab, or a collector with Kubernetes access)';
-  if ((event === 'endpoint-removed' || event === 'backend-gone') && !plan.peer)
+  if ((event === 'endpoint-removed' || event === 'backend-gone' || event === 'backend-link-down') && !plan.peer)
     return `needs a second backend: a peer agent on the server's node '${plan.server.info.nodeName}' (none is connected)`;
   if (event === 'services-added' && !services.scale) return `${services.description} cannot create Services`;
   if (event === 'endpoint-removed' && !services.setEndpoints)
     return `${services.description} cannot change a Service's endpoints`;
+  if (event === 'backend-link-down' && !services.cutEndpointLink)
+    return `${services.description} cannot take a backend's link down (the lab can; a cluster collector does not touch nodes)`;
   if (event === 'dataplane-restart' && !services.restartDataplane)
     return `${services.description} has no dataplane agent this collector may restart (the lab's kube-proxy is emulated: rules, no process; use the Cilium lab, --dataplane cilium; a cluster collector restarts none: docs/disruption.md)`;
   return undefined;
@@ -87,6 +93,8 @@ export async function fireEvent(
     c.stopPeerServer();
     return { removed: `${gone.ip}:${gone.port}`, serverStopped: true };
   }
+  if (event === 'backend-link-down')
+    return await (c.services.cutEndpointLink as NonNullable<ServiceFrontend['cutEndpointLink']>)(gone);
   c.stopPeerServer();
   return { serverStopped: `${gone.ip}:${gone.port}`, endpointKept: true };
 }

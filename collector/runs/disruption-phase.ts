@@ -67,7 +67,7 @@ export class DisruptionPhase {
     const backends: { agent: AgentEntry; endpoint: ServiceEndpoint; jobId: string; key: string }[] = [];
     for (const agent of [plan.server, ...(plan.peer ? [plan.peer] : [])]) {
       const key = `${agent === plan.server ? '' : 'peer:'}${m.serverTool}@pod:${port}`;
-      const jobId = await this.ensureServer(ctx, agent, m.serverTool, port, key);
+      const jobId = await this.sender.ensureServer(ctx, agent, { tool: m.serverTool, port, hostNetwork: false }, key);
       backends.push({ agent, endpoint: { ip: agent.info.podIp, port }, jobId, key });
     }
     const name = serviceName(`disruption-${index}`);
@@ -144,7 +144,12 @@ export class DisruptionPhase {
       record.error = (err as Error).message;
     }
     record.doneMs = Date.now();
-    await result;
+    try {
+      await result;
+    } finally {
+      // A backend cut off by backend-link-down comes back whatever happened to the stream.
+      if (m.event === 'backend-link-down') await this.restoreLinks();
+    }
     await this.undo(ctx, m, name, index);
     return record;
   }
@@ -156,18 +161,10 @@ export class DisruptionPhase {
     if (m.event === 'services-added') await this.services?.scale?.setDummyServices(0, 1, ctx.runId);
   }
 
-  private async ensureServer(ctx: RunContext, agent: AgentEntry, tool: string, port: number, key: string) {
-    const known = ctx.servers.get(key);
-    if (known) return known;
-    const jobId = this.sender.send(ctx, agent, { $case: 'startServer', value: { tool, port, hostNetwork: false } });
-    ctx.servers.set(key, jobId);
-    try {
-      await this.tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, ctx.signal);
-    } catch (err) {
-      ctx.servers.delete(key);
-      throw err;
-    }
-    return jobId;
+  private async restoreLinks(): Promise<void> {
+    const failed = (await this.services?.restoreEndpointLinks?.().catch((err: Error) => [err.message])) ?? [];
+    if (failed.length)
+      throw new CniBenchError(ErrorCodes.INTERNAL, `backend-link-down: links not restored: ${failed.join('; ')}`);
   }
 }
 

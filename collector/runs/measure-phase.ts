@@ -14,14 +14,12 @@ import type { ServiceFrontend, SyncTarget } from '../../core/service-frontend.js
 import { sleep } from '../../core/sleep.js';
 import { SERVER_DATA_PORTS, SERVER_PORTS } from '../../core/tools.js';
 import type { DataplaneSample, RunClient } from '../../gen/cnibench/v1/agent.js';
-import { JobState } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { JobTracker } from './job-tracker.js';
 import { clientAgentFor, type PlannedMeasurement, type RunPlan } from './plan.js';
 import type { JobSender, RunContext } from './run-context.js';
 import { checkSync, serviceSyncTarget } from './sync.js';
 
-const READY_TIMEOUT_MS = 20_000;
 /** Clients are told to start this far in the future so they begin together. */
 const START_LEAD_MS = 100;
 const RESULT_SLACK_MS = 45_000;
@@ -119,7 +117,13 @@ export class MeasurePhase {
     const ports = SERVER_PORTS[m.serverTool];
     if (!ports) throw new CniBenchError(ErrorCodes.TOOL_UNKNOWN, `no server port known for '${m.serverTool}'`);
     const port = serverPortFor(m.path, ports.port);
-    await this.ensureServer(ctx, m.serverTool, port, place.serverHostNetwork);
+    const hostNetwork = place.serverHostNetwork;
+    await this.sender.ensureServer(
+      ctx,
+      ctx.plan.server,
+      { tool: m.serverTool, port, hostNetwork },
+      serverKey(m.serverTool, hostNetwork, port),
+    );
     const server = ctx.plan.server.info;
     if (m.path === 'host-to-host' || m.path === 'pod-to-host') return { host: server.hostIp, port, via: 'host IP' };
     if (m.path !== 'service') return { host: server.podIp, port, via: 'pod IP' };
@@ -241,20 +245,6 @@ export class MeasurePhase {
       server: this.sender.sampleOnce(ctx, ctx.plan.server, SERVER_SAMPLE_TIMEOUT_MS, true),
       client: this.sender.sampleOnce(ctx, place.client, SERVER_SAMPLE_TIMEOUT_MS, true),
     };
-  }
-
-  private async ensureServer(ctx: RunContext, tool: string, port: number, hostNetwork: boolean): Promise<void> {
-    const key = serverKey(tool, hostNetwork, port);
-    if (ctx.servers.has(key)) return;
-    const jobId = this.sender.send(ctx, ctx.plan.server, { $case: 'startServer', value: { tool, port, hostNetwork } });
-    ctx.servers.set(key, jobId);
-    try {
-      await this.tracker.waitForState(jobId, JobState.JOB_STATE_READY, READY_TIMEOUT_MS, ctx.signal);
-    } catch (err) {
-      // A server that never listened is not reused by later phases.
-      ctx.servers.delete(key);
-      throw err;
-    }
   }
 
   private async client(

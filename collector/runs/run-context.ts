@@ -1,11 +1,12 @@
 /**
  * What one executing run holds, and the two operations every phase needs:
  * sending a job to an agent (tracked, so cleanup can cancel it) and taking a
- * one-shot sample. Shared by the orchestrator and the measurement phase.
+ * one-shot sample, and starting a server once per run. Shared by the
+ * orchestrator and the phases.
  */
 
 import type { SyncTarget } from '../../core/service-frontend.js';
-import type { Job } from '../../gen/cnibench/v1/agent.js';
+import { type Job, JobState } from '../../gen/cnibench/v1/agent.js';
 import type { AgentEntry, AgentRegistry } from '../agents/registry.js';
 import type { ConditionRunner } from './condition-runner.js';
 import type { JobMeta, JobTracker } from './job-tracker.js';
@@ -35,6 +36,9 @@ export interface RunContext {
   conditions?: ConditionRunner;
 }
 
+/** How long a server job may take to listen. */
+export const SERVER_READY_TIMEOUT_MS = 20_000;
+
 export class JobSender {
   constructor(
     private readonly registry: AgentRegistry,
@@ -62,6 +66,29 @@ export class JobSender {
       ...(meta.round !== undefined ? { round: meta.round } : {}),
     });
     this.registry.send(agent.id, { body: { $case: 'job', value: { jobId, runId: ctx.runId, kind } } });
+    return jobId;
+  }
+
+  /**
+   * Starts `server` on `agent` once per run, kept in ctx.servers under `key`, and waits until it listens;
+   * returns its job id. A server that never listened is forgotten, so no later phase reuses it.
+   */
+  async ensureServer(
+    ctx: RunContext,
+    agent: AgentEntry,
+    server: { tool: string; port: number; hostNetwork: boolean },
+    key: string,
+  ): Promise<string> {
+    const known = ctx.servers.get(key);
+    if (known) return known;
+    const jobId = this.send(ctx, agent, { $case: 'startServer', value: server });
+    ctx.servers.set(key, jobId);
+    try {
+      await this.tracker.waitForState(jobId, JobState.JOB_STATE_READY, SERVER_READY_TIMEOUT_MS, ctx.signal);
+    } catch (err) {
+      ctx.servers.delete(key);
+      throw err;
+    }
     return jobId;
   }
 

@@ -71,7 +71,13 @@ const rr = z.strictObject({
 });
 
 /** Control-plane events a disruption phase fires (collector/runs/disruption-events.ts says what each does). */
-export const DISRUPTION_EVENTS = ['services-added', 'endpoint-removed', 'backend-gone', 'dataplane-restart'] as const;
+export const DISRUPTION_EVENTS = [
+  'services-added',
+  'endpoint-removed',
+  'backend-gone',
+  'backend-link-down',
+  'dataplane-restart',
+] as const;
 export type DisruptionEvent = (typeof DISRUPTION_EVENTS)[number];
 
 /**

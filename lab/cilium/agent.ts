@@ -1,19 +1,10 @@
 /**
  * One real cilium-agent per lab node, in that node's own network, mount and
- * cgroup namespaces, as multi-node kind clusters run Cilium on one kernel:
- *
- *   sh (root ns): joins the node's cgroup <cgroup2>/cni-bench/<id>/n<i>, then execs
- *   ip netns exec <node ns>            network namespace (and a mount namespace)
- *   unshare --cgroup                   cgroup namespace rooted at the node's cgroup
- *   sh: mount --make-rprivate /; the node's directory bound on /run (its own
- *       /run/cilium for state, sockets, pid file); cgroup2 mounted at
- *       /run/cilium/cgroupv2 (shows only the node's subtree); a fresh bpffs on
- *       /sys/fs/bpf; /proc/sys/kernel read-only (the machine's sysctls are not
- *       the lab's to change); then execs cilium-agent --config-dir (cilium-config's keys).
- *
- * Every step execs, so the spawned pid is the agent's. Its bpffs lives only in
- * its mount namespace: when the agent dies, its pins go with it. The scripts
- * are constants; every value reaches them as a positional argument.
+ * cgroup namespaces, as multi-node kind clusters run Cilium on one kernel.
+ * The namespaces are the node's, held by node-mounts.ts: the agent enters
+ * them at each start (nsenter), so its bpffs, /run/cilium and cgroup2 mount
+ * outlive it as a node's do, and a restarted agent finds its pinned maps,
+ * programs and links. Every step execs, so the spawned pid is the agent's.
  */
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,40 +14,17 @@ import { run } from '../../core/process.js';
 import { type Component, startComponent } from '../k8s/component.js';
 import { type CiliumBuild, LLVM_BIN } from '../k8s/tools.js';
 import { AGENT_NODE_DIR, configDirFiles } from './config.js';
-
-const OUTER = [
-  'set -e',
-  'inner=$1 cg=$2 ns=$3 dir=$4',
-  'shift 4',
-  'echo $$ > "$cg/cgroup.procs"',
-  'exec ip netns exec "$ns" unshare --cgroup sh -c "$inner" cilium-lab-node "$dir" "$@"',
-].join('\n');
-
-const INNER = [
-  'set -e',
-  'dir=$1',
-  'shift',
-  'mount --make-rprivate /',
-  'mount --bind "$dir" /run',
-  'mkdir -p /run/cilium/cgroupv2',
-  'mount -t cgroup2 cgroup2 /run/cilium/cgroupv2',
-  'mount -t bpf bpf /sys/fs/bpf',
-  // Machine-wide sysctls stay as they are: Cilium sets kernel.unprivileged_bpf_disabled=1
-  // (sticky until reboot) and kernel.timer_migration=0 and ignores a refusal
-  // (pkg/datapath/loader/base.go); its per-namespace ones live under /proc/sys/net.
-  'mount --bind /proc/sys/kernel /proc/sys/kernel',
-  'mount -o remount,bind,ro /proc/sys/kernel',
-  'exec "$@"',
-].join('\n');
+import { inNodeNamespaces } from './node-mounts.js';
 
 export interface CiliumAgentOptions {
   build: CiliumBuild;
   nodeName: string;
-  nodeNs: string;
   /** The node's cgroup directory in the root cgroup namespace. */
   cgroupDir: string;
   /** Host directory bound on the agent's /run. */
   runDir: string;
+  /** The node's namespace holder (node-mounts.ts), whose namespaces the agent enters. */
+  holderPid: number;
   config: Readonly<Record<string, string>>;
   /** In-lab kubeconfig (certificates embedded). */
   kubeconfig: string;
@@ -117,17 +85,7 @@ export async function startCiliumAgent(o: CiliumAgentOptions): Promise<CiliumAge
     o.runDir,
     'cilium-agent',
     'sh',
-    [
-      '-c',
-      OUTER,
-      'cilium-lab-launch',
-      INNER,
-      o.cgroupDir,
-      o.nodeNs,
-      o.runDir,
-      o.build.agent,
-      `--config-dir=${AGENT_NODE_DIR}/config`,
-    ],
+    inNodeNamespaces(o.holderPid, o.cgroupDir, [o.build.agent, `--config-dir=${AGENT_NODE_DIR}/config`]),
     env,
   );
   const socket = join(agentRunDir(o.runDir), 'cilium.sock');

@@ -43,6 +43,7 @@ import { RestartCanary } from './canary.js';
 import { createLabCgroups, nodeCgroupDir, podCgroupDir, removeLabCgroups } from './cgroups.js';
 import { type CniCall, cniAdd, cniDel } from './cni.js';
 import { CILIUM_CONFIGMAP, CILIUM_NAMESPACE, type CiliumDataplane, ciliumConfigData } from './config.js';
+import { type NodeMounts, startNodeMounts } from './node-mounts.js';
 import {
   LAB_POD_NAMESPACE,
   LAB_SWEEP_NAMESPACE,
@@ -57,6 +58,7 @@ import { LabCiliumRollout } from './rollout.js';
 import { waitFor } from './wait.js';
 
 const AGENT_READY_TIMEOUT_MS = 300_000;
+const NODE_MOUNTS_TIMEOUT_MS = 30_000;
 const POD_CIDR_TIMEOUT_MS = 60_000;
 /** The collector's retries and backoff (collector/kubernetes/pacer.ts), with the lab apiserver's own rate. */
 const LAB_PACER = { qps: 2000, burst: 2000, parallelism: 32, maxRetries: 8, baseDelayMs: 200, maxDelayMs: 10_000 };
@@ -85,6 +87,8 @@ export class CiliumLab {
   private frontend: KubernetesServiceFrontend | undefined;
   private inventory: ClusterInventory | undefined;
   private readonly agents: CiliumAgent[] = [];
+  /** Each node's mount namespace with its bpffs, held for the lab's life (node-mounts.ts). */
+  private readonly nodeMounts: NodeMounts[] = [];
   private readonly wired: CniCall[] = [];
   private build: CiliumBuild | undefined;
   private canary: RestartCanary | undefined;
@@ -167,6 +171,11 @@ export class CiliumLab {
     await this.registerNodes();
     step();
     this.log.info('cilium lab: control plane up, nodes registered', { ms: Date.now() - began });
+    for (const node of this.plan.nodes) {
+      const mounts = startNodeMounts(this.nodeDir(node.index), nodeCgroupDir(this.plan.id, node.index), node.ns);
+      this.nodeMounts.push(mounts);
+      await mounts.ready(NODE_MOUNTS_TIMEOUT_MS);
+    }
     for (const node of this.plan.nodes) this.agents.push(await this.startAgent(node.index, config));
     const ready = await Promise.all(this.agents.map((a) => a.ready(AGENT_READY_TIMEOUT_MS, signal)));
     step();
@@ -186,14 +195,24 @@ export class CiliumLab {
     this.log.info('cilium lab ready', { dataplane: this.mode, ms: Date.now() - began });
   }
 
-  private startAgent(index: number, config: Record<string, string>): Promise<CiliumAgent> {
+  private nodeDir(index: number): string {
+    return join(this.dir, `n${index}`);
+  }
+
+  private async startAgent(index: number, config: Record<string, string>): Promise<CiliumAgent> {
     const node = this.plan.nodes[index] as LabPlan['nodes'][number];
+    const holder = this.nodeMounts[index];
+    if (holder?.exitCode() !== undefined || !holder)
+      throw new CniBenchError(
+        ErrorCodes.LAB,
+        `cilium lab: ${node.name}'s node mounts are gone (${holder?.exitCode()})`,
+      );
     return startCiliumAgent({
       build: this.build as CiliumBuild,
       nodeName: node.name,
-      nodeNs: node.ns,
+      holderPid: holder.pid,
       cgroupDir: nodeCgroupDir(this.plan.id, node.index),
-      runDir: join(this.dir, `n${node.index}`),
+      runDir: this.nodeDir(node.index),
       config,
       kubeconfig: (this.cp as LabControlPlane).labKubeconfigText(),
     });
@@ -202,9 +221,10 @@ export class CiliumLab {
   /**
    * What a DaemonSet rollout does in a cluster: each node's cilium-agent in
    * turn stopped and started again with cilium-config as the apiserver has it
-   * now, and ready (cilium-dbg status) before the next. Its bpffs goes with the
-   * old agent's mount namespace, so the new one loads every map afresh;
-   * endpoints come back from the state directory. Ready is not enough: each
+   * now, and ready (cilium-dbg status) before the next. The node's bpffs stays
+   * (node-mounts.ts): the new agent reopens the pinned maps (recreating one
+   * whose size changed, pkg/bpf/bpf_linux.go) and restores endpoints from the
+   * state directory. Ready is not enough: each
    * node's pod must connect through every canary Service again (canary.ts)
    * before the next node goes. Whether a change took is for the caller to
    * verify in the maps.
@@ -242,9 +262,8 @@ export class CiliumLab {
    * One node's cilium-agent stopped (SIGTERM) and started again with the same
    * cilium-config, as a pod of the DaemonSet restarting: a disruption phase's
    * dataplane-restart. Resolves once it is ready with its endpoints back. The
-   * lab's agent mounts its bpffs in its own mount namespace, so the new agent
-   * pins maps afresh where a cluster's would find them on the node (said in
-   * docs/disruption.md).
+   * node's bpffs outlives the agent (node-mounts.ts), so the datapath it pinned
+   * keeps serving while no agent runs, as on a node.
    */
   async restartDataplane(nodeName: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
     const i = this.plan.nodes.findIndex((n) => n.name === nodeName);
@@ -479,6 +498,8 @@ export class CiliumLab {
       );
     }
     await Promise.allSettled(this.agents.splice(0).map((a) => a.stop()));
+    // The nodes' bpffs go with their holders: every pin, and with it the programs Cilium attached.
+    await Promise.allSettled(this.nodeMounts.splice(0).map((m) => m.stop()));
     await this.cp?.stop().catch((err: Error) => this.log.warn('lab control plane stop failed', { error: err.message }));
     this.cp = undefined;
   }

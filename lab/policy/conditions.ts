@@ -13,11 +13,11 @@ import {
   NetworkingV1Api,
   PatchStrategy,
   setHeaderOptions,
-  type V1NetworkPolicy,
 } from '@kubernetes/client-node';
 import type { ConditionDriver, ConditionEvidence, ConditionRequest, ConditionTarget } from '../../core/conditions.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
+import { applyPolicies, enforcedEvidence } from '../../core/policy-apply.js';
 import { labPodName } from '../cilium/dataplane.js';
 import { LAB_POD_NAMESPACE } from '../cilium/objects.js';
 import type { LabPlan } from '../plan.js';
@@ -212,43 +212,22 @@ export class LabConditions implements ConditionDriver {
           },
           signal,
         );
-      const policies = runPolicies(LAB_POD_NAMESPACE, target.runId, n);
-      const began = Date.now();
-      await this.create(policies, signal);
-      const apiMs = Date.now() - began;
-      const on = await waitForPolicy('enforced', probeEnds, began, deadlineFor(n), signal);
+      const applied = await applyPolicies(
+        runPolicies(LAB_POD_NAMESPACE, target.runId, n),
+        (body) => this.net.createNamespacedNetworkPolicy({ namespace: LAB_POD_NAMESPACE, body }),
+        (since) => waitForPolicy('enforced', probeEnds, since, deadlineFor(n), signal),
+        signal,
+      );
       return await this.settled(
         {
-          how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${Math.max(0, on.ms - apiMs)} ms after the last object was created`,
-          enforcementMs: on.ms,
-          apiMs,
-          facts: {
-            policies: n,
-            afterLastCreateMs: Math.max(0, on.ms - apiMs),
-            denied: ends.denied.name,
-            allowed: ends.clients.map((c) => c.name).join(','),
-            polls: on.polls,
-          },
+          how: `${n} NetworkPolicies select ${ends.server.name}: ${ends.denied.name} is blocked (${applied.on.denied}), the clients ${ends.clients.map((c) => c.name).join(', ')} connect; enforced by ${this.o.enforcer}, ${applied.afterLastCreateMs} ms after the last object was created`,
+          ...enforcedEvidence(n, applied, ends.denied.name, ends.clients.map((c) => c.name).join(',')),
         },
         signal,
       );
     } finally {
       await listener.stop();
     }
-  }
-
-  private async create(policies: V1NetworkPolicy[], signal: AbortSignal): Promise<void> {
-    const queue = [...policies];
-    // Fillers in parallel (8 at a time), the allow policy last on its own.
-    const last = queue.pop() as V1NetworkPolicy;
-    const worker = async (): Promise<void> => {
-      for (let p = queue.shift(); p; p = queue.shift()) {
-        if (signal.aborted) throw new CniBenchError(ErrorCodes.CANCELLED, 'cancelled while creating policies');
-        await this.net.createNamespacedNetworkPolicy({ namespace: LAB_POD_NAMESPACE, body: p });
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, worker));
-    await this.net.createNamespacedNetworkPolicy({ namespace: LAB_POD_NAMESPACE, body: last });
   }
 
   /** Deletes the run's policies (by its label); returns how many there were. */

@@ -23,7 +23,7 @@ import {
   RbacAuthorizationV1Api,
 } from '@kubernetes/client-node';
 import { type ApiCall, COLLECTOR_API_CALLS } from '../../collector/kubernetes/permissions.js';
-import { createAll, ensureNamespace, helm, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
+import { CHART_DIR, createAll, ensureNamespace, helm, kubeConfigFrom, renderChart } from '../support/harness/apply.js';
 import { type ControlPlane, startControlPlane } from '../support/harness/control-plane.js';
 import { addKwokNodes } from '../support/harness/kwok-nodes.js';
 import { waitFor } from '../support/helpers/procs.js';
@@ -161,6 +161,23 @@ async function releaseObjects(): Promise<string[]> {
   ];
 }
 
+/** `helm upgrade` of the installed release with its values kept and `set` added, waited for. */
+function upgradeWith(set: string): void {
+  helm(cp, [
+    'upgrade',
+    RELEASE,
+    CHART_DIR,
+    '--namespace',
+    NS,
+    '--reuse-values',
+    '--set',
+    set,
+    '--wait',
+    '--timeout',
+    '120s',
+  ]);
+}
+
 test('helm install: collector Deployment, an agent pod on every fake node; least privilege; helm uninstall leaves nothing', async (t) => {
   helm(cp, [
     'install',
@@ -252,19 +269,7 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
     const kubeProxy = COLLECTOR_API_CALLS.find((c) => c.toggle === 'rbac.clusterDescription.read');
     assert.ok(kubeProxy, 'permissions.ts lists the kube-proxy ConfigMap read');
     assert.equal(await allowed(kubeProxy, 'kube-system'), true);
-    helm(cp, [
-      'upgrade',
-      RELEASE,
-      fileURLToPath(new URL('../../../deploy/helm/cni-bench-agent', import.meta.url)),
-      '--namespace',
-      NS,
-      '--reuse-values',
-      '--set',
-      'rbac.clusterDescription.read=false',
-      '--wait',
-      '--timeout',
-      '120s',
-    ]);
+    upgradeWith('rbac.clusterDescription.read=false');
     await waitFor(
       'the authorizer to refuse the kube-proxy ConfigMap',
       async () => !(await allowed(kubeProxy, 'kube-system')),
@@ -281,19 +286,7 @@ test('helm install: collector Deployment, an agent pod on every fake node; least
       const policyCalls = COLLECTOR_API_CALLS.filter((c) => c.toggle === 'rbac.networkPolicy.enabled');
       assert.deepEqual(policyCalls.map((c) => c.verb).sort(), ['create', 'delete', 'list']);
       for (const c of policyCalls) assert.equal(await allowed(c, NS), false, `before the opt-in: ${describe(c, NS)}`);
-      helm(cp, [
-        'upgrade',
-        RELEASE,
-        fileURLToPath(new URL('../../../deploy/helm/cni-bench-agent', import.meta.url)),
-        '--namespace',
-        NS,
-        '--reuse-values',
-        '--set',
-        'rbac.networkPolicy.enabled=true',
-        '--wait',
-        '--timeout',
-        '120s',
-      ]);
+      upgradeWith('rbac.networkPolicy.enabled=true');
       await waitFor(
         'the authorizer to allow the policy calls',
         async () => (await Promise.all(policyCalls.map((c) => allowed(c, NS)))).every(Boolean),

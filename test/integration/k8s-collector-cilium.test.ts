@@ -22,10 +22,12 @@ import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { CILIUM_VERSION } from '../../lab/k8s/tools.js';
 import { Lab } from '../../lab/lab.js';
 import { kubeConfigFrom } from '../support/harness/apply.js';
+import { startLabKubernetesCollector } from '../support/harness/collector-process.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
-import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { getJson, type Proc, stop } from '../support/helpers/procs.js';
+import { agentsConnected, postRun, runEnded } from '../support/helpers/rest-runs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -64,54 +66,17 @@ test('the collector process in Kubernetes mode against a Cilium lab: Services sy
     // The chart's RBAC (namespaces the lab already made kept), the sweep namespace, and a token for its ServiceAccount.
     const { kubeconfig, sweepNamespace } = await chartCollectorIdentity(cp, RELEASE, NS);
     const admin = kubeConfigFrom(cp.adminKubeconfig);
-    const httpPort = await freePort();
-    collector = startNode(COLLECTOR_MAIN, [], {
-      CNI_BENCH_KUBERNETES: 'kubeconfig',
-      CNI_BENCH_KUBECONFIG: kubeconfig,
-      CNI_BENCH_NAMESPACE: NS,
-      CNI_BENCH_SWEEP_NAMESPACE: sweepNamespace,
-      CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
-      CNI_BENCH_HTTP_HOST: '127.0.0.1',
-      CNI_BENCH_HTTP_PORT: String(httpPort),
-      CNI_BENCH_DB: ':memory:',
-      CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
-      CNI_BENCH_LOG_LEVEL: 'info',
-    });
+    const started = await startLabKubernetesCollector({ kubeconfig, namespace: NS, sweepNamespace }, lab);
+    collector = started.proc;
     const c = collector;
-    const url = `http://127.0.0.1:${httpPort}`;
-    await waitFor(
-      'the collector',
-      async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
-      30_000,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${c.output()}`);
-    });
+    const url = started.url;
     lab.startAgents(`unix:${lab.controlSocket}`);
-    await waitFor(
-      `${lab.agentCount} agents`,
-      async () =>
-        (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
-        lab.agentCount,
-      60_000,
-    );
+    await agentsConnected(url, lab.agentCount, 60_000);
 
-    const created = await getJson(`${url}/v1/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(SCENARIO),
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const run = await waitFor(
-      'the run to end',
-      async () => {
-        const r = (await getJson(`${url}/v1/runs/${created.body.id}`)).body;
-        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-      },
-      600_000,
-      500,
-    );
+    const runId = await postRun(url, SCENARIO);
+    const run = await runEnded(url, runId, 600_000);
     assert.equal(run.state, 'succeeded', `${run.reason}\n${c.output().slice(-4000)}`);
-    const report = (await getJson(`${url}/v1/runs/${created.body.id}/report?format=json`)).body;
+    const report = (await getJson(`${url}/v1/runs/${runId}/report?format=json`)).body;
 
     // The Cluster line: what this collector detected (cilium-config through the API, the version from each node's cilium-agent).
     const d = report.cluster.description;

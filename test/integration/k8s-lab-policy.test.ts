@@ -16,14 +16,17 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CoreV1Api, type KubeConfig, type KubernetesObject, NetworkingV1Api } from '@kubernetes/client-node';
+import { type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import { policySelector } from '../../collector/kubernetes/policy-objects.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
-import { createAll, kubeConfigFrom, renderChart, serviceAccountKubeconfig } from '../support/harness/apply.js';
+import { kubeConfigFrom } from '../support/harness/apply.js';
+import { startLabKubernetesCollector } from '../support/harness/collector-process.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
+import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
-import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
+import { agentsConnected, postRun, runEnded } from '../support/helpers/rest-runs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -41,53 +44,11 @@ const BASE = {
   measurements: [{ id: 'crr-pod', kind: 'rr', path: 'pod-to-pod', mode: 'crr' }],
 };
 
-/** The chart's collector identity with the policy opt-in, on the lab's apiserver; a token for its ServiceAccount. */
-async function collectorIdentity(cp: ControlPlane): Promise<string> {
-  const admin = kubeConfigFrom(cp.adminKubeconfig);
-  const existing = new Set((await admin.makeApiClient(CoreV1Api).listNamespace()).items.map((n) => n.metadata?.name));
-  const rendered = renderChart(RELEASE, NS, ['rbac.networkPolicy.enabled=true']);
-  const kinds = new Set(['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
-  await createAll(
-    admin,
-    rendered.filter(
-      (o: KubernetesObject) => kinds.has(o.kind ?? '') && !(o.kind === 'Namespace' && existing.has(o.metadata?.name)),
-    ),
-  );
-  return serviceAccountKubeconfig(cp, NS, 'cni-bench-collector');
-}
-
 async function labelledPolicies(admin: KubeConfig): Promise<string[]> {
   const list = await admin
     .makeApiClient(NetworkingV1Api)
     .listNamespacedNetworkPolicy({ namespace: NS, labelSelector: policySelector() });
   return list.items.map((p) => p.metadata?.name ?? '');
-}
-
-function startCollector(lab: Lab, kubeconfig: string, httpPort: number): Proc {
-  return startNode(COLLECTOR_MAIN, [], {
-    CNI_BENCH_KUBERNETES: 'kubeconfig',
-    CNI_BENCH_KUBECONFIG: kubeconfig,
-    CNI_BENCH_NAMESPACE: NS,
-    // The chart's sweep namespace (its Namespace and Role are part of the identity installed above).
-    CNI_BENCH_SWEEP_NAMESPACE: `${RELEASE}-sweep`,
-    CNI_BENCH_ALLOW_NETWORK_POLICY: 'true',
-    CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
-    CNI_BENCH_HTTP_HOST: '127.0.0.1',
-    CNI_BENCH_HTTP_PORT: String(httpPort),
-    CNI_BENCH_DB: ':memory:',
-    CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
-    CNI_BENCH_LOG_LEVEL: 'info',
-  });
-}
-
-async function postRun(url: string, scenario: unknown): Promise<string> {
-  const created = await getJson(`${url}/v1/runs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(scenario),
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body.id as string;
 }
 
 /** Waits until the run's apply phase succeeded (its policies in force), failing if the run ends first. */
@@ -145,24 +106,15 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     const cp = lab.policy?.controlPlane as unknown as ControlPlane;
     assert.ok(cp, 'the lab runs its enforcer on its own apiserver');
     const admin = kubeConfigFrom(cp.adminKubeconfig);
-    const kubeconfig = await collectorIdentity(cp);
-    const httpPort = await freePort();
-    const url = `http://127.0.0.1:${httpPort}`;
-    const up = async (c: Proc): Promise<void> => {
-      await waitFor(
-        'the collector',
-        async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
-        30_000,
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}\n${c.output()}`);
-      });
-    };
-    collector = startCollector(lab, kubeconfig, httpPort);
-    await up(collector);
+    // The chart's identity with the policy opt-in, and its sweep namespace (made by the chart).
+    const identity = await chartCollectorIdentity(cp, RELEASE, NS, ['rbac.networkPolicy.enabled=true']);
+    const started = await startLabKubernetesCollector({ ...identity, namespace: NS }, lab, {
+      CNI_BENCH_ALLOW_NETWORK_POLICY: 'true',
+    });
+    collector = started.proc;
+    const url = started.url;
     lab.startAgents(`unix:${lab.controlSocket}`);
-    const agents = async () =>
-      (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length;
-    await waitFor(`${lab.agentCount} agents`, async () => (await agents()) === lab.agentCount, 60_000);
+    await agentsConnected(url, lab.agentCount, 60_000);
 
     const runId = await postRun(url, {
       ...BASE,
@@ -170,15 +122,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
       conditions: { networkPolicy: { policies: 3 }, hubble: {}, l7Policy: {}, encryption: {} },
     });
     const c = collector;
-    const run = await waitFor(
-      'the run to end',
-      async () => {
-        const r = (await getJson(`${url}/v1/runs/${runId}`)).body;
-        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-      },
-      600_000,
-      500,
-    );
+    const run = await runEnded(url, runId, 600_000);
     const report = (await getJson(`${url}/v1/runs/${runId}/report?format=json`)).body;
     const steps = (report.conditions?.steps ?? []) as Step[];
     const rows = (report.conditions?.rows ?? []) as Row[];
@@ -237,15 +181,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
     assert.equal((await labelledPolicies(admin)).length, 4, 'four policies in force');
     const del = await getJson(`${url}/v1/runs/${cancelled}`, { method: 'DELETE' });
     assert.equal(del.status, 202, JSON.stringify(del.body));
-    const ended = await waitFor(
-      'the cancelled run to end',
-      async () => {
-        const r = (await getJson(`${url}/v1/runs/${cancelled}`)).body;
-        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-      },
-      300_000,
-      500,
-    );
+    const ended = await runEnded(url, cancelled, 300_000, 'the cancelled run to end');
     assert.equal(ended.state, 'cancelled');
     assert.deepEqual(await labelledPolicies(admin), [], 'no labelled policy left after cancel');
     assert.doesNotMatch(collector.output(), /condition revert failed/, 'the revert was verified');

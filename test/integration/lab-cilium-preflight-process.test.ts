@@ -17,100 +17,36 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createLogger } from '../../core/log.js';
-import { run } from '../../core/process.js';
-import type { CiliumLab } from '../../lab/cilium/dataplane.js';
-import { Lab } from '../../lab/lab.js';
+import type { Lab } from '../../lab/lab.js';
 import { kubeConfigFrom } from '../support/harness/apply.js';
+import { startLabKubernetesCollector } from '../support/harness/collector-process.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
+import { lbMapSweep, loadedMax, smallLbMapLab, watchLoadedMax } from '../support/helpers/cilium-lb-map.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
-import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { type Proc, stop } from '../support/helpers/procs.js';
+import { agentsConnected, postRun, runEnded } from '../support/helpers/rest-runs.js';
 import { notLong } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
 const SMALL = 256;
 const log = createLogger({ test: 'lab-cilium-preflight-process' }, 'warn');
 
-/** 100 Services x (1 endpoint + frontend + wildcard) = 300 entries on top of each node's own: more than 256. */
-const SWEEP = {
-  name: 'preflight sweep through the collector process',
-  durationSeconds: 1,
-  warmupSeconds: 0,
-  rounds: 1,
-  roundSleepSeconds: 0,
-  sampleIntervalMs: 0,
-  serviceScale: { steps: [0, 100], endpointsPerService: 1, syncTimeoutSeconds: 180 },
-  measurements: [{ id: 'crr-service', kind: 'rr', path: 'service', mode: 'crr', tool: 'tcp-rr' }],
-};
+const SWEEP = lbMapSweep('preflight sweep through the collector process');
 
 const FIX = `kubectl -n kube-system patch configmap cilium-config --type merge -p '{"data":{"bpf-lb-map-max":"65536"}}' && kubectl -n kube-system rollout restart daemonset/cilium && kubectl -n kube-system rollout status daemonset/cilium`;
 
-/** Each node's loaded cilium_lb4_services_v2 max_entries, read with bpftool in its cilium-agent's mount namespace. */
-async function loadedMax(cilium: CiliumLab): Promise<number[]> {
-  return Promise.all(
-    cilium.ciliumAgents.map(async (a) => {
-      const out = await run(
-        'nsenter',
-        [
-          `--mount=/proc/${a.pid}/ns/mnt`,
-          '--',
-          'bpftool',
-          'map',
-          'show',
-          'pinned',
-          '/sys/fs/bpf/tc/globals/cilium_lb4_services_v2',
-          '-j',
-        ],
-        { tool: 'bpftool', timeoutMs: 20_000 },
-      ).catch(() => undefined);
-      return out ? (JSON.parse(out.stdout) as { max_entries: number }).max_entries : 0;
-    }),
-  );
-}
-
-async function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string, allow: boolean) {
-  const httpPort = await freePort();
-  const proc = startNode(COLLECTOR_MAIN, [], {
-    CNI_BENCH_KUBERNETES: 'kubeconfig',
-    CNI_BENCH_KUBECONFIG: kubeconfig,
-    CNI_BENCH_NAMESPACE: NS,
-    CNI_BENCH_SWEEP_NAMESPACE: sweepNamespace,
+/** The collector process as the chart's ServiceAccount, allowed to change cilium-config or not. */
+function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string, allow: boolean) {
+  return startLabKubernetesCollector({ kubeconfig, namespace: NS, sweepNamespace }, lab, {
     CNI_BENCH_CILIUM_NAMESPACE: 'kube-system',
     CNI_BENCH_ALLOW_CILIUM_CONFIG_CHANGE: String(allow),
-    CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
-    CNI_BENCH_HTTP_HOST: '127.0.0.1',
-    CNI_BENCH_HTTP_PORT: String(httpPort),
-    CNI_BENCH_DB: ':memory:',
-    CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
-    CNI_BENCH_LOG_LEVEL: 'info',
   });
-  const url = `http://127.0.0.1:${httpPort}`;
-  await waitFor(
-    'the collector',
-    async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
-    30_000,
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}\n${proc.output()}`);
-  });
-  return { proc, url };
 }
 
 async function sweep(url: string, proc: Proc): Promise<{ state: string; reason: string }> {
-  const created = await getJson(`${url}/v1/runs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(SWEEP),
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return waitFor(
-    'the run to end',
-    async () => {
-      const r = (await getJson(`${url}/v1/runs/${created.body.id}`)).body;
-      return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-    },
-    800_000,
-    500,
-  ).catch((err: Error) => {
+  const id = await postRun(url, SWEEP);
+  return runEnded(url, id, 800_000).catch((err: Error) => {
     throw new Error(`${err.message}\n${proc.output().slice(-4000)}`);
   });
 }
@@ -119,13 +55,7 @@ test('the collector process raises bpf-lb-map-max through a rollout only with th
   skip: notLong,
   timeout: 1_500_000,
 }, async (t) => {
-  const lab = await Lab.create({
-    nodes: 2,
-    log,
-    proxy: { mode: 'cilium', ciliumConfig: { 'bpf-lb-map-max': String(SMALL) } },
-    shareCpus: true,
-  });
-  const cilium = lab.services as unknown as CiliumLab;
+  const { lab, cilium } = await smallLbMapLab(log, SMALL);
   const id = lab.plan.id;
   let collector: Proc | undefined;
   try {
@@ -139,14 +69,7 @@ test('the collector process raises bpf-lb-map-max through a rollout only with th
     const first = await startCollector(lab, kubeconfig, sweepNamespace, false);
     collector = first.proc;
     lab.startAgents(`unix:${lab.controlSocket}`);
-    const agentsUp = async (url: string) =>
-      waitFor(
-        `${lab.agentCount} agents`,
-        async () =>
-          (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
-          lab.agentCount,
-        90_000,
-      );
+    const agentsUp = (url: string) => agentsConnected(url, lab.agentCount, 90_000);
     await agentsUp(first.url);
     const refused = await sweep(first.url, first.proc);
     assert.equal(refused.state, 'failed');
@@ -161,18 +84,11 @@ test('the collector process raises bpf-lb-map-max through a rollout only with th
     const second = await startCollector(lab, kubeconfig, sweepNamespace, true);
     collector = second.proc;
     await agentsUp(second.url);
-    const seen = new Set<string>();
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        for (const [i, m] of (await loadedMax(cilium)).entries()) seen.add(`n${i}:${m}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    })();
+    const watch = watchLoadedMax(cilium);
+    const seen = watch.seen;
     const began = Date.now();
     const raised = await sweep(second.url, second.proc);
-    watching = false;
-    await watcher;
+    await watch.stop();
     assert.equal(raised.state, 'succeeded', `${raised.reason}\n${second.proc.output().slice(-4000)}`);
     for (const n of ['n0', 'n1']) assert.ok(seen.has(`${n}:65536`), `${n}'s loaded map read 65536: ${[...seen]}`);
     const out = second.proc.output();

@@ -17,9 +17,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { type Collector, collectorConfig, startCollector } from '../../collector/index.js';
 import { createLogger } from '../../core/log.js';
-import { run } from '../../core/process.js';
-import type { CiliumLab } from '../../lab/cilium/dataplane.js';
-import { Lab } from '../../lab/lab.js';
+import { lbMapSweep, loadedMax, smallLbMapLab, watchLoadedMax } from '../support/helpers/cilium-lb-map.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { waitFor } from '../support/helpers/procs.js';
 import { notLong } from '../support/helpers/root.js';
@@ -29,53 +27,13 @@ const log = createLogger({ test: 'lab-cilium-preflight' }, 'warn');
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-cilium-pre-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** 100 Services x (1 endpoint + frontend + wildcard) = 300 entries on top of the node's own: more than 256. */
-const SWEEP = {
-  name: 'preflight sweep',
-  durationSeconds: 1,
-  warmupSeconds: 0,
-  rounds: 1,
-  roundSleepSeconds: 0,
-  sampleIntervalMs: 0,
-  serviceScale: { steps: [0, 100], endpointsPerService: 1, syncTimeoutSeconds: 180 },
-  // TCP_CRR with the built-in client, the sweep's own connection-rate measurement.
-  measurements: [{ id: 'crr-service', kind: 'rr', path: 'service', mode: 'crr', tool: 'tcp-rr' }],
-};
-
-/** Each node's loaded cilium_lb4_services_v2 max_entries, read with bpftool in its cilium-agent's mount namespace. */
-async function loadedMax(cilium: CiliumLab): Promise<number[]> {
-  return Promise.all(
-    cilium.ciliumAgents.map(async (a) => {
-      const out = await run(
-        'nsenter',
-        [
-          `--mount=/proc/${a.pid}/ns/mnt`,
-          '--',
-          'bpftool',
-          'map',
-          'show',
-          'pinned',
-          '/sys/fs/bpf/tc/globals/cilium_lb4_services_v2',
-          '-j',
-        ],
-        { tool: 'bpftool', timeoutMs: 20_000 },
-      ).catch(() => undefined);
-      return out ? (JSON.parse(out.stdout) as { max_entries: number }).max_entries : 0;
-    }),
-  );
-}
+const SWEEP = lbMapSweep('preflight sweep');
 
 test('Cilium LB-map preflight: refused with the exact command, then raised, verified on every node, measured, reverted and verified', {
   skip: notLong,
   timeout: 900_000,
 }, async (t) => {
-  const lab = await Lab.create({
-    nodes: 2,
-    log,
-    proxy: { mode: 'cilium', ciliumConfig: { 'bpf-lb-map-max': String(SMALL) } },
-    shareCpus: true,
-  });
-  const cilium = lab.services as unknown as CiliumLab;
+  const { lab, cilium } = await smallLbMapLab(log, SMALL);
   let collector: Collector | undefined;
   const id = lab.plan.id;
   try {
@@ -113,19 +71,12 @@ test('Cilium LB-map preflight: refused with the exact command, then raised, veri
 
     // With the opt-in: watch every node's loaded map while the sweep runs.
     cilium.setAllowCiliumConfigChange(true);
-    const seen = new Set<string>();
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        for (const [i, m] of (await loadedMax(cilium)).entries()) seen.add(`n${i}:${m}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    })();
+    const watch = watchLoadedMax(cilium);
+    const seen = watch.seen;
     const began = Date.now();
     const raised = c.api.create(SWEEP, {});
     await c.orchestrator.wait(raised.id);
-    watching = false;
-    await watcher;
+    await watch.stop();
     const wall = Date.now() - began;
     const r2 = c.api.reportModel(raised.id);
     assert.equal(r2?.run.state, 'succeeded', r2?.run.reason);

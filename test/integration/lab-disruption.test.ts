@@ -6,6 +6,9 @@
  * - endpoint-removed: the peer's endpoint out of the Service (one
  *   iptables-restore transaction per node) and its server stopped;
  * - backend-gone: the peer's server stopped, its endpoint left in place;
+ * - backend-link-down: the peer pod's veth set down (its server and endpoint
+ *   stay): packets to it vanish, new connections sent there time out (no
+ *   RST), and the link is back for the next phase;
  * - services-added: 1,000 Services programmed at once.
  * Each phase's report entry must hold its event inside the stream with a
  * clean baseline, and its summary must agree with its bins. A gone backend
@@ -76,7 +79,7 @@ function checkEntry(e: Entry): KindSummary {
   return s.kinds.find((k) => k.kind === 'new') as KindSummary;
 }
 
-test('disruption phases on the iptables lab: endpoint removed, backend gone without notice, 1,000 Services added', {
+test('disruption phases on the iptables lab: endpoint removed, backend gone without notice, its link down, 1,000 Services added', {
   skip: notRoot,
   timeout: 600_000,
 }, async () => {
@@ -94,7 +97,12 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
     JSON.stringify({
       name: 'disruption',
       cpuBaselineSeconds: 0,
-      measurements: [phase('endpoint-removed'), phase('backend-gone'), phase('services-added', { services: 1000 })],
+      measurements: [
+        phase('endpoint-removed'),
+        phase('backend-gone'),
+        phase('backend-link-down'),
+        phase('services-added', { services: 1000 }),
+      ],
     }),
   );
   const lab = startNode(CLI_MAIN, ['lab', '--scenario', scenario, '--json', '--db', join(tmp, 'lab.db')]);
@@ -106,9 +114,10 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
   const entries = report.disruptions as Entry[];
   assert.deepEqual(
     entries.map((e) => e.event.event),
-    ['endpoint-removed', 'backend-gone', 'services-added'],
+    ['endpoint-removed', 'backend-gone', 'backend-link-down', 'services-added'],
   );
-  const [removed, gone, added] = entries.map(checkEntry) as [KindSummary, KindSummary, KindSummary];
+  // checkEntry also holds every phase's baseline clean: services-added after backend-link-down shows the link came back.
+  const [removed, gone, cut, added] = entries.map(checkEntry) as [KindSummary, KindSummary, KindSummary, KindSummary];
 
   // Gone without notice: the Service still sends half the new connections to a pod whose server is dead.
   assert.ok(gone.errorsAfter >= 0.2 * gone.attemptsAfter, `backend gone: ${gone.errorsAfter} of ${gone.attemptsAfter}`);
@@ -118,6 +127,22 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
   assert.ok(lastTwoSeconds > 0, 'still failing at the end: nothing removed the endpoint');
   assert.equal(g.event.did.endpointKept, true);
 
+  // Its link down: no RST, so no ECONNREFUSED; what is sent there times out (or, once the pod's node gives up
+  // resolving its address, comes back host-unreachable), until the stream's end.
+  assert.ok(cut.errorsAfter >= 0.2 * cut.attemptsAfter, `link down: ${cut.errorsAfter} of ${cut.attemptsAfter}`);
+  assert.ok(cut.errorsByReason.ETIMEDOUT, `link down: ${JSON.stringify(cut.errorsByReason)}`);
+  assert.deepEqual(
+    Object.keys(cut.errorsByReason).filter((r) => r !== 'ETIMEDOUT' && r !== 'EHOSTUNREACH'),
+    [],
+    `link down: ${JSON.stringify(cut.errorsByReason)}`,
+  );
+  const c = entries[2] as Entry;
+  assert.ok(
+    c.timeline.bins.slice(-20).some((b) => errorsOf(b.new) > 0),
+    'still failing at the end',
+  );
+  assert.match(String(c.event.did.linkDown), /^p1 on /);
+
   // Removed first, stopped after: the rules no longer sent there (a margin for a slow machine's timeouts).
   assert.ok(
     removed.errorsAfter <= 0.05 * removed.attemptsAfter,
@@ -125,11 +150,11 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
   );
   assert.ok((entries[0] as Entry).event.did.removed);
 
-  assert.equal((entries[2] as Entry).event.did.services, 1000);
+  assert.equal((entries[3] as Entry).event.did.services, 1000);
   assert.ok(added.attemptsAfter > 0);
   // The row's headline is the failed probes from the event on.
   const rows = report.rows.filter((r: { unit: string }) => r.unit === 'errors after event');
-  assert.equal(rows.length, 3);
+  assert.equal(rows.length, 4);
   assert.equal(rows[1].value, gone.errorsAfter + ((g.summary.kinds[1] as KindSummary).errorsAfter ?? 0));
   assert.ok(labId, 'the lab logged its id');
   assert.deepEqual(labNamespaces(labId), []);

@@ -6,6 +6,7 @@
  */
 import { startLoopbackAgent } from '../helpers/loopback.js';
 import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, waitFor } from '../helpers/procs.js';
+import { agentsConnected } from '../helpers/rest-runs.js';
 
 export interface CollectorProcessOptions {
   kubeconfig: string;
@@ -39,10 +40,28 @@ export async function startKubernetesCollector(
   const url = `http://127.0.0.1:${httpPort}`;
   await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 30_000).catch(
     (err: Error) => {
+      // Not handed back, so not left running either.
+      proc.child.kill('SIGKILL');
       throw new Error(`${err.message}\n${proc.output()}`);
     },
   );
   return { proc, url };
+}
+
+/**
+ * The collector process as in startKubernetesCollector for a lab's agents: their gRPC on the lab's control
+ * socket, an agent lost after 30 s, info-level logs (which the tests read), plus `env`.
+ */
+export function startLabKubernetesCollector(
+  o: Omit<CollectorProcessOptions, 'agents'>,
+  lab: { controlSocket: string },
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ proc: Proc; url: string }> {
+  return startKubernetesCollector(o, `unix:${lab.controlSocket}`, {
+    CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
+    CNI_BENCH_LOG_LEVEL: 'info',
+    ...env,
+  });
 }
 
 /** Starts the collector (in-memory store) and the agents; resolves once every agent is connected. */
@@ -53,12 +72,6 @@ export async function startCollectorProcess(
   const { proc: collector, url } = await startKubernetesCollector(o, grpc);
   const names = o.agents ?? ['node-a', 'node-b'];
   const agents = await Promise.all(names.map(async (n) => startLoopbackAgent(grpc, n, await freePort())));
-  await waitFor(
-    `${names.length} agents`,
-    async () =>
-      (await getJson(`${url}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
-      names.length,
-    20_000,
-  );
+  await agentsConnected(url, names.length, 20_000);
   return { collector, agents, url };
 }

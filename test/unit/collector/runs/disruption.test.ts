@@ -9,29 +9,18 @@ import { planRun } from '../../../../collector/runs/plan.js';
 import { parseScenario } from '../../../../collector/runs/scenario.js';
 import type { ServiceFrontend } from '../../../../core/service-frontend.js';
 import { PEER_ROLE_LABEL } from '../../../../core/tools.js';
-import { Measurement, RegisterRequest } from '../../../../gen/cnibench/v1/agent.js';
+import { Measurement } from '../../../../gen/cnibench/v1/agent.js';
 import { parseTimeline, timelineFromProto } from '../../../../report/disruption.js';
+import { agentEntry } from '../../../support/helpers/agent-entry.js';
 import { fixture } from '../../../support/helpers/fixtures.js';
 
 function agent(id: string, node = id, peer = false): AgentEntry {
-  const info = RegisterRequest.fromPartial({
+  return agentEntry(id, {
     nodeName: node,
-    agentName: id,
     podIp: '198.18.0.1',
     cpus: 2,
     labels: peer ? { [PEER_ROLE_LABEL]: 'peer' } : {},
   });
-  return {
-    id,
-    info,
-    lastSeq: 0,
-    ackedSeq: 0,
-    lastSeenMs: 0,
-    connected: true,
-    lost: false,
-    outboxDropped: 0,
-    send: undefined,
-  };
 }
 
 const frontend = (o: Partial<ServiceFrontend>): ServiceFrontend => ({
@@ -97,6 +86,11 @@ test('the plan picks the built-in probe stream against tcp-echo; events the coll
     undefined,
   );
   assert.match(disruptionRefusal('services-added', undefined, plan) ?? '', /needs a service frontend/);
+  // backend-link-down: only a frontend that can cut a pod's link (the lab), and only with a peer backend.
+  assert.match(disruptionRefusal('backend-link-down', lab, plan) ?? '', /cannot take a backend's link down/);
+  const cutter = frontend({ cutEndpointLink: async () => ({}) });
+  assert.equal(disruptionRefusal('backend-link-down', cutter, plan), undefined);
+  assert.match(disruptionRefusal('backend-link-down', cutter, noPeer) ?? '', /peer agent/);
 });
 
 test("the collector's spec reaches the probe's arguments, and a real stream's output crosses the wire intact", () => {
