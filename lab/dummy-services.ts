@@ -10,6 +10,15 @@ import type { LabService } from './kube-proxy-iptables.js';
 export const MAX_DUMMY_SERVICES = 32_000;
 export const DUMMY_NAMESPACE = 'cni-bench-scale';
 
+/**
+ * Dummy i's ClusterIP, in the upper half of the lab's Service range; a Cilium
+ * lab's Kubernetes frontend can ask for these (KubernetesFrontendOptions.dummyClusterIp)
+ * instead of having the apiserver allocate each one under its lock.
+ */
+export function dummyClusterIp(i: number): string {
+  return `198.19.${128 + (i >> 8)}.${i & 255}`;
+}
+
 export function dummyService(i: number, endpointsPerService: number): LabService {
   if (!Number.isInteger(i) || i < 0 || i >= MAX_DUMMY_SERVICES) {
     throw new CniBenchError(
@@ -18,7 +27,7 @@ export function dummyService(i: number, endpointsPerService: number): LabService
       { details: { field: 'serviceScale.steps' } },
     );
   }
-  const ip = `198.19.${128 + (i >> 8)}.${i & 255}`;
+  const ip = dummyClusterIp(i);
   const epIp = `198.18.${128 + ((i >> 8) & 127)}.${i & 255}`;
   return {
     namespace: DUMMY_NAMESPACE,

@@ -9,7 +9,7 @@
 export { CILIUM_DATAPLANES, type CiliumDataplane } from './cilium/config.js';
 export { removeLeftovers } from './cleanup.js';
 export { onNodeCpus } from './cpu-sets.js';
-export { dummyRange } from './dummy-services.js';
+export { dummyClusterIp, dummyRange } from './dummy-services.js';
 export { renderNftBase, renderNftServicesAdd } from './kube-proxy-nftables.js';
 export { Lab, type LabMonitorOptions, type LabOptions } from './lab.js';
 export { type MonitorLab, type MonitorLabOptions, startMonitorLab } from './monitor-session.js';

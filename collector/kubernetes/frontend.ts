@@ -28,7 +28,7 @@ import type { ClusterDescriber } from './cluster-describer.js';
 import { reuseConnections } from './connections.js';
 import { DATAPLANE_RESTART_REFUSAL } from './dataplane-restart.js';
 import { ALL_MANAGED, dummyPair, ROLE_LABEL, runSelector, type ServicePair, servicePair } from './objects.js';
-import { DEFAULT_PACER, Pacer, type PacerOptions, statusOf } from './pacer.js';
+import { apiMessage, DEFAULT_PACER, Pacer, type PacerOptions, statusOf } from './pacer.js';
 
 export interface KubernetesFrontendOptions {
   /** The collector's own namespace (the run's fronting Services). */
@@ -41,6 +41,17 @@ export interface KubernetesFrontendOptions {
   ciliumNamespace?: string;
   /** How Cilium restarts after its configuration changed (the lab restarts its agents); default: a rollout restart of daemonset/cilium. */
   restartCilium?: () => Promise<void>;
+  /**
+   * A ClusterIP for dummy Service i, for an owner that knows a part of the
+   * Service range nothing else allocates from (the lab). kube-apiserver 1.37
+   * allocates a dynamic ClusterIP under one lock per range and, inside it,
+   * lists every IPAddress twice for its metrics, so dynamic creates run one at
+   * a time and slow as Services accumulate; a requested address skips the
+   * lock and the free-address search (the two lists remain, in parallel:
+   * docs/findings/2026-12-06-k8s-writes.md). An address already taken falls
+   * back to a dynamic one. Default: dynamic.
+   */
+  dummyClusterIp?: (index: number) => string;
   log: Logger;
 }
 
@@ -234,7 +245,7 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
     const results = await Promise.allSettled(
       indexes.map((i) =>
         count > from
-          ? this.create(dummyPair(ns, i, endpoints, this.runId)).then(() => undefined)
+          ? this.createDummy(ns, i, endpoints)
           : this.deletePair(ns, dummyPair(ns, i, endpoints, this.runId).service.metadata?.name ?? ''),
       ),
     );
@@ -247,6 +258,18 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
         `${failed.length} of ${indexes.length} dummy Service changes failed; first: ${(failed[0]?.reason as Error | undefined)?.message}`,
         { cause: failed[0]?.reason },
       );
+  }
+
+  /** Dummy i, at its requested ClusterIP when the owner gives one, else (or when that address is taken) a dynamic one. */
+  private async createDummy(ns: string, i: number, endpoints: number): Promise<void> {
+    const ip = this.opts.dummyClusterIp?.(i);
+    try {
+      await this.create(dummyPair(ns, i, endpoints, this.runId, ip));
+    } catch (err) {
+      if (!ip || !isAddressTaken(err)) throw err;
+      this.opts.log.debug('dummy ClusterIP taken, allocating one', { service: i, clusterIp: ip });
+      await this.create(dummyPair(ns, i, endpoints, this.runId));
+    }
   }
 
   private async countDummies(): Promise<number> {
@@ -317,6 +340,12 @@ export class KubernetesServiceFrontend implements ServiceFrontend, ServiceScaler
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
+}
+
+/** Pure: a create refused because the requested ClusterIP is allocated already (HTTP 422, the apiserver's wording). */
+export function isAddressTaken(err: unknown): boolean {
+  const cause = (err as { cause?: unknown })?.cause ?? err;
+  return statusOf(cause).status === 422 && /already allocated/i.test(apiMessage(cause));
 }
 
 async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {

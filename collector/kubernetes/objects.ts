@@ -97,9 +97,16 @@ export function dummyName(i: number): string {
 /**
  * Dummy Service i with `endpoints` fake endpoints in 198.18.128.0/17: endpoint
  * k's third octet is 128 + ((37k + i/256) mod 128), distinct within a Service
- * for k < 128 (37 is odd), so kube-proxy programs every endpoint.
+ * for k < 128 (37 is odd), so kube-proxy programs every endpoint. With
+ * `clusterIp` the Service asks for that address instead of a dynamic one.
  */
-export function dummyPair(namespace: string, i: number, endpoints: number, runId: string): ServicePair {
+export function dummyPair(
+  namespace: string,
+  i: number,
+  endpoints: number,
+  runId: string,
+  clusterIp?: string,
+): ServicePair {
   if (!Number.isInteger(endpoints) || endpoints < 1 || endpoints > MAX_ENDPOINTS_PER_DUMMY) {
     throw new CniBenchError(
       ErrorCodes.VALIDATION,
@@ -111,5 +118,8 @@ export function dummyPair(namespace: string, i: number, endpoints: number, runId
     ip: `198.18.${128 + ((37 * k + (i >> 8)) & 127)}.${i & 255}`,
     port: 10_000,
   }));
-  return servicePair(namespace, dummyName(i), 80, eps, runId, 'scale-dummy');
+  const pair = servicePair(namespace, dummyName(i), 80, eps, runId, 'scale-dummy');
+  // A requested ClusterIP skips the apiserver's dynamic allocation (see KubernetesFrontendOptions.dummyClusterIp).
+  if (clusterIp && pair.service.spec) pair.service.spec.clusterIP = clusterIp;
+  return pair;
 }
