@@ -34,6 +34,7 @@ import type {
   ServiceAddress,
   ServiceEndpoint,
 } from '../../core/service-frontend.js';
+import { dummyClusterIp } from '../dummy-services.js';
 import { type LabControlPlane, startLabControlPlane } from '../k8s/control-plane.js';
 import { type CiliumBuild, ciliumBuild } from '../k8s/tools.js';
 import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from '../plan.js';
@@ -416,6 +417,8 @@ export class CiliumLab {
       log: this.log,
       // The lab's own apiserver: a sweep step's thousands of objects need not be paced for a shared cluster.
       pacer: LAB_PACER,
+      // Requested ClusterIPs skip the apiserver's allocator lock (docs/findings/2026-12-06-k8s-writes.md).
+      dummyClusterIp,
     });
     await frontend.init();
     this.inventory = new ClusterInventory(
