@@ -25,10 +25,13 @@ import { createLogger } from '../../core/log.js';
 import type { CiliumLab } from '../../lab/cilium/dataplane.js';
 import { Lab } from '../../lab/lab.js';
 import { kubeConfigFrom } from '../support/harness/apply.js';
+import { startLabKubernetesCollector } from '../support/harness/collector-process.js';
 import type { ControlPlane } from '../support/harness/control-plane.js';
 import { ciliumLeftovers, NOTHING_LEFT } from '../support/helpers/cilium-state.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
-import { COLLECTOR_MAIN, freePort, getJson, type Proc, startNode, stop, waitFor } from '../support/helpers/procs.js';
+import { conditionsReport } from '../support/helpers/kube-collector.js';
+import { type Proc, stop } from '../support/helpers/procs.js';
+import { agentsConnected, postRun, runEnded, untilApplied } from '../support/helpers/rest-runs.js';
 import { notLong } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -46,24 +49,6 @@ const BASE = {
   conditions: { hubble: {} },
 };
 
-interface Step {
-  action: string;
-  group: string;
-  status: string;
-  how: string;
-}
-interface Row {
-  measurement: string;
-  condition: string;
-  group: string;
-  baseline: number | null;
-  value: number | null;
-  change: number | null;
-  verdict?: string;
-  error: string;
-  unit: string;
-}
-
 /** Each node's Hubble as its cilium-agent and observer say it, read from the test (not through the collector). */
 async function hubbleOnNodes(cilium: CiliumLab): Promise<string[]> {
   return Promise.all(
@@ -78,60 +63,18 @@ async function hubbleOnNodes(cilium: CiliumLab): Promise<string[]> {
   );
 }
 
-async function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string) {
-  const httpPort = await freePort();
-  const proc = startNode(COLLECTOR_MAIN, [], {
-    CNI_BENCH_KUBERNETES: 'kubeconfig',
-    CNI_BENCH_KUBECONFIG: kubeconfig,
-    CNI_BENCH_NAMESPACE: NS,
-    CNI_BENCH_SWEEP_NAMESPACE: sweepNamespace,
-    CNI_BENCH_CILIUM_NAMESPACE: 'kube-system',
-    CNI_BENCH_ALLOW_CILIUM_CONFIG_CHANGE: 'true',
-    CNI_BENCH_GRPC_LISTEN: `unix:${lab.controlSocket}`,
-    CNI_BENCH_HTTP_HOST: '127.0.0.1',
-    CNI_BENCH_HTTP_PORT: String(httpPort),
-    CNI_BENCH_DB: ':memory:',
-    CNI_BENCH_LIVENESS_TIMEOUT_MS: '60000',
-    CNI_BENCH_LOG_LEVEL: 'info',
-  });
-  const url = `http://127.0.0.1:${httpPort}`;
-  await waitFor(
-    'the collector',
-    async () => (await getJson(`${url}/healthz`).catch(() => ({ status: 0 }))).status === 200,
-    // A start-up restore rolls Cilium before the collector serves.
-    180_000,
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}\n${proc.output()}`);
-  });
-  return { proc, url };
-}
-
-/** Waits until the run's apply phase succeeded (Hubble verified on), failing if the run ends first. */
-async function untilApplied(url: string, runId: string): Promise<void> {
-  await waitFor(
-    'Hubble on',
-    async () => {
-      const r = (await getJson(`${url}/v1/runs/${runId}`)).body;
-      if (r.state !== 'running' && r.state !== 'pending') throw new Error(`run ended first: ${r.state} ${r.reason}`);
-      return (r.phases as { name: string; state: string }[]).some(
-        (p) => p.name.startsWith('apply') && p.state === 'succeeded',
-      )
-        ? true
-        : undefined;
+/** The collector process with the cilium-config opt-in; healthy within 180 s (a start-up restore rolls Cilium first). */
+function startCollector(lab: Lab, kubeconfig: string, sweepNamespace: string) {
+  return startLabKubernetesCollector(
+    { kubeconfig, namespace: NS, sweepNamespace },
+    lab,
+    {
+      CNI_BENCH_CILIUM_NAMESPACE: 'kube-system',
+      CNI_BENCH_ALLOW_CILIUM_CONFIG_CHANGE: 'true',
+      CNI_BENCH_LIVENESS_TIMEOUT_MS: '60000',
     },
-    600_000,
-    500,
+    180_000,
   );
-}
-
-async function postRun(url: string, scenario: unknown): Promise<string> {
-  const created = await getJson(`${url}/v1/runs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(scenario),
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body.id as string;
 }
 
 test('cluster Hubble through the collector process: on (every node Ok, flows counted), measured, off again, off after SIGTERM, restored after SIGKILL', {
@@ -157,36 +100,14 @@ test('cluster Hubble through the collector process: on (every node Ok, flows cou
     collector = first.proc;
     const url = first.url;
     lab.startAgents(`unix:${lab.controlSocket}`);
-    const agentsUp = (u: string) =>
-      waitFor(
-        `${lab.agentCount} agents`,
-        async () =>
-          (await getJson(`${u}/v1/agents`)).body.agents.filter((a: { connected: boolean }) => a.connected).length ===
-          lab.agentCount,
-        90_000,
-      );
+    const agentsUp = (u: string) => agentsConnected(u, lab.agentCount, 90_000);
     await agentsUp(url);
 
     // Hubble applied, verified through the agents, measured beside its baseline, reverted and verified off.
     const began = Date.now();
     const runId = await postRun(url, { ...BASE, name: 'cluster hubble' });
-    const run = await waitFor(
-      'the run to end',
-      async () => {
-        const r = (await getJson(`${url}/v1/runs/${runId}`)).body;
-        return ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : undefined;
-      },
-      900_000,
-      500,
-    );
-    const report = (await getJson(`${url}/v1/runs/${runId}/report?format=json`)).body;
-    const steps = (report.conditions?.steps ?? []) as Step[];
-    const rows = (report.conditions?.rows ?? []) as Row[];
-    for (const s of steps) t.diagnostic(`${s.action} ${s.group}: ${s.status}; ${s.how}`);
-    for (const r of rows)
-      t.diagnostic(
-        `${r.measurement} [${r.condition}]: baseline ${r.baseline?.toFixed(0)} ${r.unit}, under it ${r.value?.toFixed(0) ?? '-'}, change ${r.change === null ? '-' : `${(r.change * 100).toFixed(1)}%`}, ${r.verdict ?? r.error}`,
-      );
+    const run = await runEnded(url, runId, 900_000);
+    const { steps, rows } = await conditionsReport(url, runId, (line) => t.diagnostic(line));
     t.diagnostic(`run ${Date.now() - began} ms`);
     assert.equal(run.state, 'succeeded', `${run.reason}\n${first.proc.output().slice(-4000)}`);
     const apply = steps.find((s) => s.group === 'hubble' && s.action === 'apply');
@@ -209,7 +130,7 @@ test('cluster Hubble through the collector process: on (every node Ok, flows cou
 
     // SIGTERM while Hubble is on: the collector turns it off again before it exits.
     const second = await postRun(url, { ...BASE, durationSeconds: 20, rounds: 1, name: 'cluster hubble, SIGTERM' });
-    await untilApplied(url, second);
+    await untilApplied(url, second, 'Hubble on');
     const onNow = await hubbleOnNodes(cilium);
     assert.deepEqual(onNow, ['lab-n0: Ok, serving', 'lab-n1: Ok, serving'], 'Hubble on when SIGTERM comes');
     const termAt = Date.now();
@@ -232,7 +153,7 @@ test('cluster Hubble through the collector process: on (every node Ok, flows cou
       rounds: 1,
       name: 'cluster hubble, SIGKILL',
     });
-    await untilApplied(third.url, killed);
+    await untilApplied(third.url, killed, 'Hubble on');
     third.proc.child.kill('SIGKILL');
     await third.proc.exited;
     collector = undefined;

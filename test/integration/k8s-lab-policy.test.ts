@@ -27,8 +27,8 @@ import type { ControlPlane } from '../support/harness/control-plane.js';
 import { chartCollectorIdentity } from '../support/helpers/collector-identity.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
 import { conditionsReport, startKubeCollector } from '../support/helpers/kube-collector.js';
-import { getJson, type Proc, stop, waitFor } from '../support/helpers/procs.js';
-import { postRun, runEnded } from '../support/helpers/rest-runs.js';
+import { getJson, type Proc, stop } from '../support/helpers/procs.js';
+import { postRun, runEnded, untilApplied } from '../support/helpers/rest-runs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const NS = 'cni-bench';
@@ -59,24 +59,6 @@ async function rolePods(admin: KubeConfig): Promise<string[]> {
     .makeApiClient(CoreV1Api)
     .listNamespacedPod({ namespace: NS, labelSelector: POLICY_ROLE_LABEL });
   return list.items.map((p) => `${p.metadata?.name}=${p.metadata?.labels?.[POLICY_ROLE_LABEL]}`);
-}
-
-/** Waits until the run's apply phase succeeded (its policies in force), failing if the run ends first. */
-async function untilApplied(url: string, runId: string): Promise<void> {
-  await waitFor(
-    'the policies in force',
-    async () => {
-      const r = (await getJson(`${url}/v1/runs/${runId}`)).body;
-      if (r.state !== 'running' && r.state !== 'pending') throw new Error(`run ended first: ${r.state} ${r.reason}`);
-      return (r.phases as { name: string; state: string }[]).some(
-        (p) => p.name.startsWith('apply') && p.state === 'succeeded',
-      )
-        ? true
-        : undefined;
-    },
-    600_000,
-    500,
-  );
 }
 
 test('the collector in Kubernetes mode puts a NetworkPolicy condition in place through the API, verifies it through the agents, measures it and removes it; cancel and SIGTERM leave nothing', {
@@ -163,7 +145,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
       name: 'cluster policy, cancelled',
       conditions: { networkPolicy: { policies: 4 } },
     });
-    await untilApplied(url, cancelled);
+    await untilApplied(url, cancelled, 'the policies in force');
     assert.equal((await labelledPolicies(admin)).length, 4, 'four policies in force');
     const del = await getJson(`${url}/v1/runs/${cancelled}`, { method: 'DELETE' });
     assert.equal(del.status, 202, JSON.stringify(del.body));
@@ -182,7 +164,7 @@ test('the collector in Kubernetes mode puts a NetworkPolicy condition in place t
       name: 'cluster policy, SIGTERM',
       conditions: { networkPolicy: { policies: 5 } },
     });
-    await untilApplied(url, second);
+    await untilApplied(url, second, 'the policies in force');
     assert.equal((await labelledPolicies(admin)).length, 5, 'five policies in force');
     collector.child.kill('SIGTERM');
     const code = await collector.exited;

@@ -24,6 +24,7 @@ export async function startKubernetesCollector(
   o: Omit<CollectorProcessOptions, 'agents'>,
   grpcListen: string,
   env: NodeJS.ProcessEnv = {},
+  healthyWithinMs = 30_000,
 ): Promise<{ proc: Proc; url: string }> {
   const httpPort = await freePort();
   const proc = startNode(COLLECTOR_MAIN, [], {
@@ -38,7 +39,7 @@ export async function startKubernetesCollector(
     ...env,
   });
   const url = `http://127.0.0.1:${httpPort}`;
-  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, 30_000).catch(
+  await waitFor('the collector', async () => (await getJson(`${url}/healthz`)).status === 200, healthyWithinMs).catch(
     (err: Error) => {
       // Not handed back, so not left running either.
       proc.child.kill('SIGKILL');
@@ -56,12 +57,14 @@ export function startLabKubernetesCollector(
   o: Omit<CollectorProcessOptions, 'agents'>,
   lab: { controlSocket: string },
   env: NodeJS.ProcessEnv = {},
+  healthyWithinMs = 30_000,
 ): Promise<{ proc: Proc; url: string }> {
-  return startKubernetesCollector(o, `unix:${lab.controlSocket}`, {
-    CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000',
-    CNI_BENCH_LOG_LEVEL: 'info',
-    ...env,
-  });
+  return startKubernetesCollector(
+    o,
+    `unix:${lab.controlSocket}`,
+    { CNI_BENCH_LIVENESS_TIMEOUT_MS: '30000', CNI_BENCH_LOG_LEVEL: 'info', ...env },
+    healthyWithinMs,
+  );
 }
 
 /** Starts the collector (in-memory store) and the agents; resolves once every agent is connected. */

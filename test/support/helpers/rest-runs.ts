@@ -35,3 +35,21 @@ export async function runEnded(url: string, id: string, timeoutMs: number, what 
 export async function agentsConnected(url: string, count: number, timeoutMs: number): Promise<void> {
   await waitFor(`${count} agents`, async () => (await connectedAgents(url)) === count, timeoutMs);
 }
+
+/** Waits until run `id`'s apply phase succeeded (its condition in force), failing if the run ends first. */
+export async function untilApplied(url: string, id: string, what = 'the condition in force'): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const r = (await getJson(`${url}/v1/runs/${id}`)).body;
+      if (r.state !== 'running' && r.state !== 'pending') throw new Error(`run ended first: ${r.state} ${r.reason}`);
+      return (r.phases as { name: string; state: string }[]).some(
+        (p) => p.name.startsWith('apply') && p.state === 'succeeded',
+      )
+        ? true
+        : undefined;
+    },
+    600_000,
+    500,
+  );
+}
