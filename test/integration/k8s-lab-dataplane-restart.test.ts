@@ -25,8 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { collectorConfig } from '../../collector/config.js';
-import { type Collector, startCollector } from '../../collector/index.js';
+import type { Collector } from '../../collector/index.js';
 import { allowDataplaneRestart, DEFAULT_DATAPLANE_SELECTOR } from '../../collector/kubernetes/dataplane-restart.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
@@ -36,11 +35,12 @@ import {
   COLLECTOR_RELEASE,
   collectorCluster,
   startKubeProxies,
+  startLabCollector,
 } from '../support/harness/collector-cluster.js';
 import type { RealKubeProxy } from '../support/harness/kube-proxy.js';
 import { KubeProxyPods } from '../support/harness/kube-proxy-pods.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
-import { getJson, waitFor } from '../support/helpers/procs.js';
+import { getJson } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
 
 const RATE = 100;
@@ -118,21 +118,8 @@ test('dataplane-restart on a cluster: refused without the opt-in, the 403 withou
     await pods.start();
     const frontend = k8s.frontend(log);
     await frontend.init();
-    collector = await startCollector(
-      collectorConfig({
-        grpcListen: `unix:${lab.controlSocket}`,
-        httpHost: '127.0.0.1',
-        httpPort: 0,
-        dbPath: join(tmp, 'runs.db'),
-        heartbeatIntervalMs: 1000,
-        livenessTimeoutMs: 30_000,
-      }),
-      log,
-      frontend,
-    );
-    lab.startAgents(collector.grpcAddress);
+    collector = await startLabCollector(lab, frontend, join(tmp, 'runs.db'), log);
     const c = collector;
-    await waitFor(`${lab.agentCount} agents`, () => c.registry.available().length === lab.agentCount, 30_000);
     const clientNode = 'lab-n1';
     const before = await pods.current(clientNode);
     assert.ok(before?.metadata?.uid, 'the client node has its kube-proxy pod');

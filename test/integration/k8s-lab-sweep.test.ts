@@ -18,13 +18,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, type TestContext, test } from 'node:test';
 import { CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
-import { collectorConfig } from '../../collector/config.js';
-import { type Collector, startCollector } from '../../collector/index.js';
+import type { Collector } from '../../collector/index.js';
 import { ALL_MANAGED } from '../../collector/kubernetes/objects.js';
 import { ErrorCodes, isCniBenchError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { Lab } from '../../lab/lab.js';
-import { COLLECTOR_NAMESPACE, collectorCluster, startKubeProxies } from '../support/harness/collector-cluster.js';
+import {
+  COLLECTOR_NAMESPACE,
+  collectorCluster,
+  startKubeProxies,
+  startLabCollector,
+} from '../support/harness/collector-cluster.js';
 import type { KubeProxyMode, RealKubeProxy } from '../support/harness/kube-proxy.js';
 import { serviceCounts } from '../support/harness/kube-proxy-rules.js';
 import { NO_LEFTOVERS, ownLabLeftovers, rootLinks, rootRules } from '../support/helpers/host-state.js';
@@ -102,21 +106,8 @@ async function sweepWithRealKubeProxy(t: TestContext, mode: KubeProxyMode): Prom
 
     const frontend = k8s.frontend(log);
     await frontend.init();
-    collector = await startCollector(
-      collectorConfig({
-        grpcListen: `unix:${lab.controlSocket}`,
-        httpHost: '127.0.0.1',
-        httpPort: 0,
-        dbPath: join(tmp, `${mode}.db`),
-        heartbeatIntervalMs: 1000,
-        livenessTimeoutMs: 30_000,
-      }),
-      log,
-      frontend,
-    );
-    lab.startAgents(collector.grpcAddress);
+    collector = await startLabCollector(lab, frontend, join(tmp, `${mode}.db`), log);
     const c = collector;
-    await waitFor(`${lab.agentCount} agents`, () => c.registry.available().length === lab.agentCount, 30_000);
 
     const began = Date.now();
     const created = await getJson(`${c.httpUrl}/v1/runs`, {
