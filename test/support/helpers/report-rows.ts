@@ -3,6 +3,7 @@
  * the study, CPU cost): one place that knows every field a row has, so a test
  * names only what it is about.
  */
+import type { PathMtu } from '../../../gen/cnibench/v1/agent.js';
 import type { ReportRow } from '../../../report/report.js';
 
 /** A succeeded wrk row through the Service, no rounds or metrics, with `over` on top. */
@@ -24,6 +25,21 @@ export function reportRow(over: Partial<ReportRow>): ReportRow {
     rounds: 0,
     metrics: [],
     dataplane: [],
+    ...over,
+  };
+}
+
+/** A path MTU reading that reached the far end at 1500 (10 probes), with `over` on top. */
+export function pathMtuReading(over: Partial<PathMtu>): PathMtu {
+  return {
+    target: '198.18.16.10',
+    effectiveMtu: 1500,
+    localMtu: 1500,
+    blackHole: false,
+    announcedMtu: 0,
+    probes: 10,
+    error: '',
+    announcedFrom: '',
     ...over,
   };
 }

@@ -17,19 +17,9 @@ import { renderComparisonHtml } from '../../../report/html-compare.js';
 import type { ReportModel, ReportRow } from '../../../report/report.js';
 import { buildStudy } from '../../../report/study.js';
 import { renderStudyMarkdown } from '../../../report/study-render.js';
-import { reportRow } from '../../support/helpers/report-rows.js';
+import { pathMtuReading, reportRow } from '../../support/helpers/report-rows.js';
 
-const mtu = (p: Partial<PathMtu>): PathMtu => ({
-  target: '198.18.16.10',
-  effectiveMtu: 1500,
-  localMtu: 1500,
-  blackHole: false,
-  announcedMtu: 0,
-  probes: 10,
-  error: '',
-  announcedFrom: '',
-  ...p,
-});
+const mtu = pathMtuReading;
 const row = (id: string, path: string, pathMtu?: PathMtu): ReportRow =>
   reportRow({ id, measurement: `${id} ${path}`, path, ...(pathMtu ? { pathMtu } : {}) });
 const desc = (cni: string, cniMode: string): ClusterDescription => ({

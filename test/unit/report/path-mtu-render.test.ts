@@ -3,18 +3,9 @@ import { test } from 'node:test';
 import type { PathMtu } from '../../../gen/cnibench/v1/agent.js';
 import { pathMtusOf, renderPathMtu } from '../../../report/path-mtu-render.js';
 import type { ReportRow } from '../../../report/report-row.js';
+import { pathMtuReading } from '../../support/helpers/report-rows.js';
 
-const mtu = (p: Partial<PathMtu>): PathMtu => ({
-  target: '198.18.0.10',
-  effectiveMtu: 1500,
-  localMtu: 1500,
-  blackHole: false,
-  announcedMtu: 0,
-  probes: 10,
-  error: '',
-  announcedFrom: '',
-  ...p,
-});
+const mtu = (p: Partial<PathMtu>): PathMtu => pathMtuReading({ target: '198.18.0.10', ...p });
 const row = (path: string, pathMtu?: PathMtu): ReportRow =>
   ({ path, measurement: path, ...(pathMtu ? { pathMtu } : {}) }) as unknown as ReportRow;
 
