@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Collector, collectorConfig, startCollector } from '../collector/index.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import type { ServiceFrontend } from '../core/service-frontend.js';
 import type { Lab } from './lab.js';
 
 /**
@@ -15,8 +16,16 @@ import type { Lab } from './lab.js';
  */
 const LAB_LIVENESS_TIMEOUT_MS = 30_000;
 
-/** The collector for `lab`: agents' gRPC on the lab's control socket, REST on a free loopback port. */
-export function startLabCollector(lab: Lab, dbPath: string, log: Logger): Promise<Collector> {
+/**
+ * The collector for `lab`: agents' gRPC on the lab's control socket, REST on a free loopback port; its Service
+ * frontend the lab's own, or `frontend` (a Kubernetes frontend against the apiserver a lab's real kube-proxy watches).
+ */
+export function startLabCollector(
+  lab: Lab,
+  dbPath: string,
+  log: Logger,
+  frontend: ServiceFrontend = lab.services,
+): Promise<Collector> {
   return startCollector(
     collectorConfig({
       grpcListen: `unix:${lab.controlSocket}`,
@@ -29,7 +38,7 @@ export function startLabCollector(lab: Lab, dbPath: string, log: Logger): Promis
       agentKeyFile: lab.agentKeyFile,
     }),
     log,
-    lab.services,
+    frontend,
   );
 }
 

@@ -6,11 +6,12 @@
  */
 import { after, before } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { collectorConfig } from '../../../collector/config.js';
-import { type Collector, startCollector } from '../../../collector/index.js';
+import type { Collector } from '../../../collector/index.js';
 import { KubernetesServiceFrontend } from '../../../collector/kubernetes/frontend.js';
 import type { Logger } from '../../../core/log.js';
 import type { ServiceFrontend } from '../../../core/service-frontend.js';
+import type { Lab } from '../../../lab/lab.js';
+import { connectLabAgents, startLabCollector as startLabSessionCollector } from '../../../lab/lab-collector.js';
 import { waitFor } from '../helpers/procs.js';
 import { installCollectorIdentity, kubeConfigFrom } from './apply.js';
 import { type ControlPlane, startControlPlane } from './control-plane.js';
@@ -59,30 +60,17 @@ export function collectorCluster(skip: string | false): CollectorCluster {
 }
 
 /**
- * The collector in this process, its agents' gRPC on the lab's control socket (REST on a free loopback port, store
- * at `dbPath`, agents lost after 30 s), with `frontend` as its Service frontend; resolves once every lab agent is
- * connected. The caller stops it.
+ * The lab's collector (lab/lab-collector.ts) in this process with `frontend` as its Service frontend, store at
+ * `dbPath`; resolves once every lab agent is connected. The caller stops it.
  */
 export async function startLabCollector(
-  lab: { controlSocket: string; agentCount: number; startAgents(collector: string): void },
+  lab: Lab,
   frontend: ServiceFrontend,
   dbPath: string,
   log: Logger,
 ): Promise<Collector> {
-  const collector = await startCollector(
-    collectorConfig({
-      grpcListen: `unix:${lab.controlSocket}`,
-      httpHost: '127.0.0.1',
-      httpPort: 0,
-      dbPath,
-      heartbeatIntervalMs: 1000,
-      livenessTimeoutMs: 30_000,
-    }),
-    log,
-    frontend,
-  );
-  lab.startAgents(collector.grpcAddress);
-  await waitFor(`${lab.agentCount} agents`, () => collector.registry.available().length === lab.agentCount, 30_000);
+  const collector = await startLabSessionCollector(lab, dbPath, log, frontend);
+  await connectLabAgents(lab, collector, { agentWaitMs: 30_000 });
   return collector;
 }
 
