@@ -15,7 +15,7 @@ import type { ConditionEvidence, ConditionProbes, ConditionTarget, HttpProbeResu
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { ProbeEnd } from '../../core/policy-verify.js';
 import { CNP, deniedPath, L7_PROBE_PORT, l7Policy, l7Ports, l7Selector } from './l7-objects.js';
-import { type Pacer, statusOf } from './pacer.js';
+import { deleteListed, type Pacer, statusOf } from './pacer.js';
 
 /** How long the rule may take to be enforced (or gone) before the condition fails. */
 const L7_DEADLINE_MS = 60_000;
@@ -151,19 +151,12 @@ export class ClusterL7 {
         throw err;
       }),
     )) as { items?: { metadata?: { name?: string } }[] };
-    const items = list.items ?? [];
-    await Promise.all(
-      items.map((p) =>
-        this.pacer.run(`delete ciliumnetworkpolicy ${namespace}/${p.metadata?.name}`, () =>
-          this.api
-            .deleteNamespacedCustomObject({ ...CNP, namespace, name: p.metadata?.name ?? '' })
-            .catch((err: unknown) => {
-              if (statusOf(err).status !== 404) throw err;
-            }),
-        ),
-      ),
+    return deleteListed(
+      this.pacer,
+      `ciliumnetworkpolicy ${namespace}`,
+      (list.items ?? []).map((p) => p.metadata?.name ?? ''),
+      (name) => this.api.deleteNamespacedCustomObject({ ...CNP, namespace, name }),
     );
-    return items.length;
   }
 
   private ends(target: ConditionTarget): Ends {

@@ -30,7 +30,7 @@ import { ClusterHubble } from './conditions-hubble.js';
 import { ClusterL7 } from './conditions-l7.js';
 import { PodRoles } from './conditions-roles.js';
 import { l7Selector } from './l7-objects.js';
-import { type Pacer, statusOf } from './pacer.js';
+import { deleteListed, type Pacer, statusOf } from './pacer.js';
 import { clusterRunPolicies, matchLabelsOf, POLICY_ROLE_LABEL, policySelector } from './policy-objects.js';
 
 /** Where the server agent's verification listener binds (policies do not restrict ports). */
@@ -242,16 +242,12 @@ export class ClusterConditions implements ConditionDriver {
     const list = await this.pacer.run(`list networkpolicies ${namespace}`, () =>
       this.net.listNamespacedNetworkPolicy({ namespace, labelSelector }),
     );
-    await Promise.all(
-      list.items.map((p) =>
-        this.pacer.run(`delete networkpolicy ${namespace}/${p.metadata?.name}`, () =>
-          this.net.deleteNamespacedNetworkPolicy({ name: p.metadata?.name ?? '', namespace }).catch((err: unknown) => {
-            if (statusOf(err).status !== 404) throw err;
-          }),
-        ),
-      ),
+    return deleteListed(
+      this.pacer,
+      `networkpolicy ${namespace}`,
+      list.items.map((p) => p.metadata?.name ?? ''),
+      (name) => this.net.deleteNamespacedNetworkPolicy({ name, namespace }),
     );
-    return list.items.length;
   }
 
   /** cilium-config's data; undefined when the cluster has none (no Cilium). */

@@ -139,3 +139,25 @@ export class Pacer {
     this.waiting.shift()?.();
   }
 }
+
+/**
+ * Deletes every object `names` lists (names already listed through `pacer`), each delete through `pacer` with a 404
+ * taken as already gone; returns how many there were. `what` names the kind and namespace in the pacer's labels.
+ */
+export async function deleteListed(
+  pacer: Pacer,
+  what: string,
+  names: readonly string[],
+  deleteOne: (name: string) => Promise<unknown>,
+): Promise<number> {
+  await Promise.all(
+    names.map((name) =>
+      pacer.run(`delete ${what}/${name}`, () =>
+        deleteOne(name).catch((err: unknown) => {
+          if (statusOf(err).status !== 404) throw err;
+        }),
+      ),
+    ),
+  );
+  return names.length;
+}
