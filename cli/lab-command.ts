@@ -7,7 +7,15 @@ import { parseScenario } from '../collector/index.js';
 import { type FlagValues, numberFlag, oneOfFlag, stringFlag, switchFlag } from '../core/flags.js';
 import { exitCodeFor, trapInterrupts } from '../core/interrupts.js';
 import type { Logger } from '../core/log.js';
-import { CILIUM_DATAPLANES, type LabProxyOptions, PROXY_MODES, type ProxyMode, runInLab } from '../lab/index.js';
+import {
+  dataplaneProxy,
+  LAB_DATAPLANES,
+  type LabDataplane,
+  type LabProxyOptions,
+  PROXY_MODES,
+  type ProxyMode,
+  runInLab,
+} from '../lab/index.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { type ReportFormat, renderReport } from '../report/report-formats.js';
 import { defineCommand } from './command.js';
@@ -117,17 +125,13 @@ export async function labCommand(opts: LabCommandOptions, log: Logger): Promise<
   }
 }
 
-const DATAPLANES = [...PROXY_MODES, ...CILIUM_DATAPLANES] as const;
-
 /** --dataplane when given, else --proxy-mode. */
 function dataplaneOf(v: {
   dataplane: string;
   'proxy-mode': ProxyMode;
   'iptables-backend': 'legacy' | 'nft';
 }): LabProxyOptions {
-  const mode = v.dataplane || v['proxy-mode'];
-  if (mode === 'cilium' || mode === 'cilium-vxlan') return { mode };
-  return { mode: mode as ProxyMode, iptablesBackend: v['iptables-backend'] };
+  return dataplaneProxy((v.dataplane || v['proxy-mode']) as LabDataplane, { iptablesBackend: v['iptables-backend'] });
 }
 
 const flags = {
@@ -143,8 +147,8 @@ const flags = {
   format: formatFlag,
   log: logFlag,
   db: dbFlag,
-  dataplane: oneOfFlag<'' | (typeof DATAPLANES)[number]>(DATAPLANES, {
-    help: "the lab's dataplane: kube-proxy's iptables or nftables mode (as --proxy-mode), or real Cilium with kube-proxy replacement, native routing (cilium) or its VXLAN tunnel (cilium-vxlan), on the lab's own apiserver (needs 'bash scripts/setup.sh --cilium'); wins over --proxy-mode",
+  dataplane: oneOfFlag<'' | LabDataplane>(LAB_DATAPLANES, {
+    help: "the lab's dataplane: kube-proxy's iptables or nftables rules written by the lab (as --proxy-mode); the real kube-proxy v1.37, one process per node, in iptables or nftables mode (kube-proxy-iptables, kube-proxy-nftables); or real Cilium with kube-proxy replacement, native routing (cilium) or its VXLAN tunnel (cilium-vxlan). The real kube-proxy and Cilium run on the lab's own apiserver (both need 'bash scripts/setup.sh --cilium', which builds the control plane and kube-proxy too); wins over --proxy-mode",
     default: '',
   }),
   'proxy-mode': oneOfFlag<ProxyMode>(PROXY_MODES, {
@@ -198,6 +202,7 @@ export const command = defineCommand({
       'cni-bench lab',
       'cni-bench lab --nodes 2 --proxy-mode nftables --json > report.json',
       'cni-bench lab --dataplane cilium',
+      'cni-bench lab --dataplane kube-proxy-nftables',
     ],
     notes: ['Exit codes: 0 the run succeeded, 1 it failed, 2 bad flags, 130/143 interrupted (SIGINT/SIGTERM).'],
   },

@@ -23,5 +23,6 @@ export {
   type ProxyMode,
 } from './proxy.js';
 export type { IptablesBackend } from './proxy-iptables.js';
+export { isKubeProxyMode, KUBE_PROXY_DATAPLANES, type KubeProxyDataplane } from './proxy-kube-proxy.js';
 export { type LabSessionOptions, runInLab, runScenariosInLab } from './session.js';
 export { lbMapMaxFor } from './sweep-plan.js';

@@ -2,7 +2,8 @@
  * Picks the lab's kube-proxy: emulated in iptables mode (legacy or nft
  * backend) or nftables mode, both programming kube-proxy's own layout in every
  * node namespace and implementing the run's ServiceFrontend and the sweep's
- * scaler; or 'external', where a real kube-proxy outside the lab programs the
+ * scaler; the real kube-proxy in either mode (proxy-kube-proxy.ts); Cilium
+ * (cilium/); or 'external', where a real kube-proxy outside the lab programs the
  * nodes and the lab writes nothing (see proxy-external.ts).
  */
 
@@ -13,15 +14,19 @@ import { CiliumLab, type CiliumLabOptions } from './cilium/dataplane.js';
 import type { LabPlan } from './plan.js';
 import { LabExternalProxy } from './proxy-external.js';
 import { type IptablesBackend, LabIptablesProxy } from './proxy-iptables.js';
+import { isKubeProxyMode, KUBE_PROXY_DATAPLANES, type KubeProxyDataplane, KubeProxyLab } from './proxy-kube-proxy.js';
 import { LabNftablesProxy } from './proxy-nftables.js';
 
 /** The modes the lab emulates (what `--proxy-mode` and a sweep's `--modes` accept). */
 export const PROXY_MODES = ['iptables', 'nftables'] as const;
 export type ProxyMode = (typeof PROXY_MODES)[number];
-export type LabProxyMode = ProxyMode | 'external' | CiliumDataplane;
+export type LabProxyMode = ProxyMode | 'external' | CiliumDataplane | KubeProxyDataplane;
 
-/** Every dataplane a lab can be built with (what `--dataplane`, a sweep's `--modes` and a study's `--dataplanes` accept). */
-export const LAB_DATAPLANES = [...PROXY_MODES, ...CILIUM_DATAPLANES] as const;
+/**
+ * Every dataplane a lab can be built with (what `--dataplane` accepts): the
+ * emulated kube-proxy modes, the real kube-proxy's, and Cilium's.
+ */
+export const LAB_DATAPLANES = [...PROXY_MODES, ...KUBE_PROXY_DATAPLANES, ...CILIUM_DATAPLANES] as const;
 export type LabDataplane = (typeof LAB_DATAPLANES)[number];
 
 /** Proxy options of a lab dataplane (the iptables backend applies to iptables mode only). */
@@ -31,6 +36,7 @@ export function dataplaneProxy(
 ): LabProxyOptions {
   if (isCiliumMode(dataplane))
     return { mode: dataplane, ...(o.lbMapMax !== undefined ? { lbMapMax: o.lbMapMax } : {}) };
+  if (isKubeProxyMode(dataplane)) return { mode: dataplane };
   return { mode: dataplane, ...(dataplane === 'iptables' ? { iptablesBackend: o.iptablesBackend ?? 'legacy' } : {}) };
 }
 
@@ -41,6 +47,8 @@ export type LabProxyOptions =
       iptablesBackend?: IptablesBackend;
     }
   | { mode: 'external' }
+  /** The real kube-proxy per node against the lab's own control plane (proxy-kube-proxy.ts). */
+  | { mode: KubeProxyDataplane }
   /**
    * No kube-proxy: real Cilium with kube-proxy replacement (lab/cilium/).
    * `lbMapMax`: cilium-config's bpf-lb-map-max from the start (a sweep sizes
@@ -70,6 +78,7 @@ export function createLabProxy(
 ): LabProxy {
   if (opts.mode === 'external') return new LabExternalProxy();
   if (isCiliumMode(opts.mode)) return new CiliumLab(opts.mode, plan, log, opts as CiliumLabOptions);
+  if (isKubeProxyMode(opts.mode)) return new KubeProxyLab(opts.mode, plan, log);
   const o = opts as { mode: ProxyMode; iptablesBackend?: IptablesBackend };
   return o.mode === 'nftables' ? new LabNftablesProxy(plan) : new LabIptablesProxy(plan, o.iptablesBackend ?? 'legacy');
 }

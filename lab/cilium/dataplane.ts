@@ -12,7 +12,6 @@
  * kube-controller-manager.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { arch, release } from 'node:os';
 import { join } from 'node:path';
 import {
   AppsV1Api,
@@ -35,7 +34,8 @@ import type {
   ServiceEndpoint,
 } from '../../core/service-frontend.js';
 import { dummyClusterIp } from '../dummy-services.js';
-import { type LabControlPlane, startLabControlPlane } from '../k8s/control-plane.js';
+import { LAB_PACER, type LabControlPlane, startLabControlPlane } from '../k8s/control-plane.js';
+import { registerLabNodes } from '../k8s/nodes.js';
 import { type CiliumBuild, ciliumBuild } from '../k8s/tools.js';
 import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from '../plan.js';
 import { labRunDir } from '../state.js';
@@ -45,24 +45,12 @@ import { createLabCgroups, nodeCgroupDir, podCgroupDir, removeLabCgroups } from 
 import { type CniCall, cniAdd, cniDel } from './cni.js';
 import { CILIUM_CONFIGMAP, CILIUM_NAMESPACE, type CiliumDataplane, ciliumConfigData } from './config.js';
 import { type NodeMounts, startNodeMounts } from './node-mounts.js';
-import {
-  LAB_POD_NAMESPACE,
-  LAB_SWEEP_NAMESPACE,
-  nodeObject,
-  nodeStatus,
-  osImageFrom,
-  podObject,
-  runningPodStatus,
-  withoutLifecycleTaints,
-} from './objects.js';
+import { LAB_POD_NAMESPACE, LAB_SWEEP_NAMESPACE, podObject, runningPodStatus } from './objects.js';
 import { LabCiliumRollout } from './rollout.js';
-import { waitFor } from './wait.js';
 
 const AGENT_READY_TIMEOUT_MS = 300_000;
 const NODE_MOUNTS_TIMEOUT_MS = 30_000;
 const POD_CIDR_TIMEOUT_MS = 60_000;
-/** The collector's retries and backoff (collector/kubernetes/pacer.ts), with the lab apiserver's own rate. */
-const LAB_PACER = { qps: 2000, burst: 2000, parallelism: 32, maxRetries: 8, baseDelayMs: 200, maxDelayMs: 10_000 };
 
 /** Pure: the Pod object name of lab pod j on node i (the agent's pod name, as Lab.startAgents names it). */
 export function labPodName(node: number, pod: number): string {
@@ -317,58 +305,9 @@ export class CiliumLab {
     });
   }
 
-  /** Node objects with the status a kubelet would write; then waits for kube-controller-manager's pod CIDRs. */
+  /** Node objects with the status a kubelet would write; then kube-controller-manager's pod CIDRs. */
   private async registerNodes(): Promise<void> {
-    let osRelease = '';
-    try {
-      osRelease = readFileSync('/etc/os-release', 'utf8');
-    } catch {
-      // "Linux" then
-    }
-    const facts = {
-      kernel: release(),
-      osImage: osImageFrom(osRelease),
-      architecture: arch() === 'x64' ? 'amd64' : arch(),
-    };
-    for (const n of this.plan.nodes) {
-      await this.core.createNode({ body: nodeObject(n.name, this.plan.id) });
-      // kube-controller-manager writes spec.podCIDR meanwhile: read, write, again on a conflict.
-      await waitFor(
-        `${n.name}'s status written`,
-        async () => {
-          const node = await this.core.readNode({ name: n.name });
-          await this.core.replaceNodeStatus({
-            name: n.name,
-            body: { ...node, status: nodeStatus(n.name, n.underlayIp, facts) },
-          });
-          return true;
-        },
-        30_000,
-        100,
-      );
-      // Ready now: lift the not-ready taint admission put on the new Node, as the node lifecycle controller would,
-      // so a collector in Kubernetes mode sees a schedulable worker (it places load only on those).
-      await waitFor(
-        `${n.name}'s lifecycle taints lifted`,
-        async () => {
-          const node = await this.core.readNode({ name: n.name });
-          const taints = withoutLifecycleTaints(node.spec?.taints);
-          if ((taints?.length ?? 0) === (node.spec?.taints?.length ?? 0)) return true;
-          await this.core.replaceNode({ name: n.name, body: { ...node, spec: { ...node.spec, taints } } });
-          return true;
-        },
-        30_000,
-        100,
-      );
-    }
-    for (const n of this.plan.nodes) {
-      const cidr = await waitFor(
-        `kube-controller-manager to give ${n.name} a pod CIDR`,
-        async () => (await this.core.readNode({ name: n.name })).spec?.podCIDR,
-        POD_CIDR_TIMEOUT_MS,
-      );
-      n.podCidr = cidr;
-    }
+    await registerLabNodes(this.core, this.plan, POD_CIDR_TIMEOUT_MS);
   }
 
   /** A Pod object per lab pod, CNI ADD through the real plugin, then the status a kubelet would report. */

@@ -28,6 +28,15 @@ import { labToolPath } from './tools.js';
 /** The apiserver's address on the fabric bridge: inside 198.18.0.0/15, clear of the nodes (198.18.0.1..200). */
 export const LAB_API_IP = '198.18.0.254';
 export const LAB_API_PORT = 6443;
+/** The collector's retries and backoff (collector/kubernetes/pacer.ts), with the lab apiserver's own rate. */
+export const LAB_PACER = {
+  qps: 2000,
+  burst: 2000,
+  parallelism: 32,
+  maxRetries: 8,
+  baseDelayMs: 200,
+  maxDelayMs: 10_000,
+};
 const FORWARDER = fileURLToPath(new URL('./forwarder.js', import.meta.url));
 
 export interface LabControlPlaneOptions {

@@ -5,11 +5,13 @@
  * and kube-router in every node. Returns what must be stopped with the lab.
  */
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { CiliumLab } from '../cilium/dataplane.js';
 import { CILIUM_VERSION, TOOLS_DIR } from '../k8s/tools.js';
 import type { LabPlan } from '../plan.js';
 import type { LabProxy } from '../proxy.js';
+import { isKubeProxyMode } from '../proxy-kube-proxy.js';
 import { LabConditions } from './conditions.js';
 import { KUBE_ROUTER_VERSION, PolicyEnforcer } from './enforcer.js';
 
@@ -40,6 +42,12 @@ export async function attachConditions(
     return undefined;
   }
   if (!policyEnforcer || services.mode === 'external') return undefined;
+  if (isKubeProxyMode(services.mode))
+    throw new CniBenchError(
+      ErrorCodes.VALIDATION,
+      `policyEnforcer: not available on the '${services.mode}' dataplane yet (its enforcer would start a second control plane beside the lab's own); use --dataplane iptables or nftables`,
+      { details: { field: 'policyEnforcer' } },
+    );
   const e = await PolicyEnforcer.start(plan, log);
   services.conditions = new LabConditions({
     kc: e.kc,

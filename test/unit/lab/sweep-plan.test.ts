@@ -25,7 +25,17 @@ test('a sized lab writes bpf-lb-map-max into cilium-config; an unsized one leave
 });
 
 test('every lab dataplane maps to proxy options; the iptables backend only where it applies', () => {
-  assert.deepEqual(LAB_DATAPLANES, ['iptables', 'nftables', 'cilium', 'cilium-vxlan']);
+  assert.deepEqual(LAB_DATAPLANES, [
+    'iptables',
+    'nftables',
+    'kube-proxy-iptables',
+    'kube-proxy-nftables',
+    'cilium',
+    'cilium-vxlan',
+  ]);
+  assert.deepEqual(dataplaneProxy('kube-proxy-iptables', { iptablesBackend: 'nft', lbMapMax: 1 }), {
+    mode: 'kube-proxy-iptables',
+  });
   assert.deepEqual(dataplaneProxy('iptables', { iptablesBackend: 'nft', lbMapMax: 1 }), {
     mode: 'iptables',
     iptablesBackend: 'nft',
