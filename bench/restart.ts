@@ -5,12 +5,13 @@
  * (docs/disruption.md), and its timeline summary: errors after the event on
  * new and on kept connections, the first error, the time back at baseline,
  * and how long the agent took to be ready and to have its endpoints back.
- * The lab's kube-proxy is emulated (rules, no process), so only the Cilium
- * dataplanes have an agent to restart here; the real kube-proxy's restart is
- * measured on the test harness's control plane (test/integration/
- * k8s-lab-disruption.test.ts), which benchmarks may not import.
+ * The agents are real: kube-proxy v1.37 (kube-proxy-iptables,
+ * kube-proxy-nftables) and cilium-agent (cilium, cilium-vxlan). The emulated
+ * kube-proxy dataplanes (iptables, nftables: rules, no process) have no agent
+ * to restart and refuse the event.
  *
- *   npm run bench:restart -- [--dataplanes cilium,cilium-vxlan] [--events dataplane-restart,backend-link-down]
+ *   npm run bench:restart -- [--dataplanes kube-proxy-iptables,kube-proxy-nftables,cilium,cilium-vxlan]
+ *                            [--events dataplane-restart,backend-link-down]
  *                            [--duration 20] [--event-at 3] [--rate 100]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,20 +20,27 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { trapInterrupts } from '../core/interrupts.js';
 import { createLogger } from '../core/log.js';
-import { CILIUM_DATAPLANES, type LabProxyOptions, PROXY_MODES, runInLab } from '../lab/index.js';
+import {
+  CILIUM_DATAPLANES,
+  dataplaneProxy,
+  KUBE_PROXY_DATAPLANES,
+  LAB_DATAPLANES,
+  type LabDataplane,
+  runInLab,
+} from '../lab/index.js';
 import type { DisruptionEntry } from '../report/disruption-report.js';
 import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({
   options: {
-    dataplanes: { type: 'string', default: CILIUM_DATAPLANES.join(',') },
+    dataplanes: { type: 'string', default: [...KUBE_PROXY_DATAPLANES, ...CILIUM_DATAPLANES].join(',') },
     events: { type: 'string', default: 'dataplane-restart' },
     duration: { type: 'string', default: '20' },
     'event-at': { type: 'string', default: '3' },
     rate: { type: 'string', default: '100' },
   },
 });
-const known = new Set<string>([...PROXY_MODES, ...CILIUM_DATAPLANES]);
+const known = new Set<string>(LAB_DATAPLANES);
 const dataplanes = (values.dataplanes ?? '').split(',').filter(Boolean);
 for (const d of dataplanes)
   if (!known.has(d)) throw new Error(`--dataplanes: '${d}' is not one of ${[...known].join(', ')}`);
@@ -83,7 +91,7 @@ function row(d: string, e: DisruptionEntry, load: string): string {
 try {
   for (const d of dataplanes) {
     if (interrupts.signal.aborted) break;
-    const proxy = (d === 'iptables' ? { mode: d, iptablesBackend: 'legacy' } : { mode: d }) as LabProxyOptions;
+    const proxy = dataplaneProxy(d as LabDataplane, { iptablesBackend: 'legacy' });
     const report = await runInLab(
       { nodes: 2, proxy, dbPath: join(tmp, `${d}.db`), agentWaitMs: 120_000 },
       { name: `restart ${d}`, measurements },
@@ -106,7 +114,7 @@ const body = [
   '',
   ...lines,
   '',
-  'Errors and attempts count from the event to the end of the stream. Back at baseline: the end of the last 100 ms bin whose error share was above twice the baseline or whose p99 was above twice the baseline p99 (docs/disruption.md). Agent ready: `cilium-dbg status` OK, from the stop; endpoints back: every pod of the node a ready endpoint again. The lab kube-proxy (iptables, nftables) is emulated and has no agent to restart: the real kube-proxy restart is in test/integration/k8s-lab-disruption.test.ts.',
+  'Errors and attempts count from the event to the end of the stream. Back at baseline: the end of the last 100 ms bin whose error share was above twice the baseline or whose p99 was above twice the baseline p99 (docs/disruption.md). Agent ready, from the stop: kube-proxy: /healthz 200 with a sync of the new process done (as kube-proxy reports it); Cilium: `cilium-dbg status` OK. Endpoints back (Cilium only): every pod of the node a ready endpoint again. kube-proxy leaves its rules in place when it stops, as in a pod restart.',
 ].join('\n');
 process.stdout.write(`\n${body}\n`);
 await writeFindings({

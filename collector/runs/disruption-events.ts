@@ -40,7 +40,7 @@ export function disruptionRefusal(
   if (event === 'dataplane-restart' && !services.restartDataplane)
     return (
       services.dataplaneRestartRefusal ??
-      `${services.description} has no dataplane agent this collector may restart (the lab's kube-proxy is emulated: rules, no process; use the Cilium lab, --dataplane cilium)`
+      `${services.description} has no dataplane agent this collector may restart (the lab's emulated kube-proxy is rules, no process; use --dataplane kube-proxy-iptables, kube-proxy-nftables or cilium)`
     );
   return undefined;
 }
