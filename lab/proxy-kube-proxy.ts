@@ -17,22 +17,17 @@ import type { ClusterDescription } from '../core/cluster.js';
 import { CniBenchError, ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { runInNetns } from '../core/netns.js';
-import type {
-  ExtraServicePort,
-  ScalePrepareContext,
-  ScaleStep,
-  ServiceAddress,
-  ServiceEndpoint,
-} from '../core/service-frontend.js';
+import type { ExtraServicePort, ServiceAddress, ServiceEndpoint } from '../core/service-frontend.js';
 import { LAB_POD_NAMESPACE, LAB_SWEEP_NAMESPACE } from './cilium/objects.js';
 import { waitFor } from './cilium/wait.js';
 import { dummyClusterIp } from './dummy-services.js';
-import { LAB_PACER, type LabControlPlane, startLabControlPlane } from './k8s/control-plane.js';
+import { LabApiFrontend } from './k8s/api-frontend.js';
+import { LAB_PACER, type LabControlPlane, startPlanControlPlane } from './k8s/control-plane.js';
 import { type KubeProxyMode, type KubeProxyProcess, startKubeProxyProcess } from './k8s/kube-proxy.js';
 import { type KubeProxyHealthReader, startKubeProxyHealthReader } from './k8s/kube-proxy-health.js';
 import { programmedAs, rulesDumpCommand } from './k8s/kube-proxy-rules.js';
 import { registerLabNodes } from './k8s/nodes.js';
-import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from './plan.js';
+import type { LabPlan } from './plan.js';
 import { labRunDir } from './state.js';
 
 export const KUBE_PROXY_DATAPLANES = ['kube-proxy-iptables', 'kube-proxy-nftables'] as const;
@@ -47,13 +42,12 @@ const START_TIMEOUT_MS = 120_000;
 /** A Service in every node's rules: kube-proxy syncs within about a second (its min-sync-period is 1 s). */
 const PROGRAMMED_TIMEOUT_MS = 60_000;
 
-export class KubeProxyLab {
-  readonly scale = this;
+export class KubeProxyLab extends LabApiFrontend {
+  protected readonly labName = 'kube-proxy lab';
   /** expose() returns only once every node's rules show the Service. */
   readonly programmedLater = false;
   readonly kubeProxyMode: KubeProxyMode;
   private cp: LabControlPlane | undefined;
-  private frontend: KubernetesServiceFrontend | undefined;
   private readonly proxies: KubeProxyProcess[] = [];
   private readonly health: KubeProxyHealthReader[] = [];
 
@@ -62,6 +56,7 @@ export class KubeProxyLab {
     private readonly plan: LabPlan,
     private readonly log: Logger,
   ) {
+    super();
     this.kubeProxyMode = mode === 'kube-proxy-iptables' ? 'iptables' : 'nftables';
   }
 
@@ -98,13 +93,7 @@ export class KubeProxyLab {
       if (signal?.aborted)
         throw new CniBenchError(ErrorCodes.CANCELLED, 'interrupted while the kube-proxy lab was starting');
     };
-    this.cp = await startLabControlPlane({
-      dir: join(labRunDir(this.plan.id), 'k8s'),
-      fabricNs: this.plan.fabricNs,
-      clusterCidr: CLUSTER_CIDR,
-      serviceCidr: SERVICE_CIDR,
-      nodeCidrMask: 24,
-    });
+    this.cp = await startPlanControlPlane(this.plan);
     step();
     const kc = new KubeConfig();
     kc.loadFromFile(this.cp.adminKubeconfig);
@@ -185,18 +174,13 @@ export class KubeProxyLab {
     );
   }
 
-  private get front(): KubernetesServiceFrontend {
-    if (!this.frontend) throw new CniBenchError(ErrorCodes.LAB, 'kube-proxy lab: not initialised');
-    return this.frontend;
-  }
-
-  async expose(
+  override async expose(
     name: string,
     port: number,
     endpoints: ServiceEndpoint[],
     extraPorts: readonly ExtraServicePort[] = [],
   ): Promise<ServiceAddress> {
-    const addr = await this.front.expose(name, port, endpoints, extraPorts);
+    const addr = await super.expose(name, port, endpoints, extraPorts);
     await this.untilProgrammed([
       { ip: addr.ip, port, endpoints },
       ...extraPorts.map((x) => ({
@@ -206,32 +190,6 @@ export class KubeProxyLab {
       })),
     ]);
     return addr;
-  }
-
-  remove(name: string): Promise<void> {
-    return this.front.remove(name);
-  }
-
-  /** One PUT of the EndpointSlice; each kube-proxy applies it on its own schedule, which the disruption measures. */
-  setEndpoints(name: string, endpoints: ServiceEndpoint[]): Promise<void> {
-    return this.front.setEndpoints(name, endpoints);
-  }
-
-  setDummyServices(count: number, endpointsPerService: number, runId?: string): Promise<ScaleStep> {
-    return this.front.setDummyServices(count, endpointsPerService, runId);
-  }
-
-  prepare(
-    maxServices: number,
-    endpointsPerService: number,
-    runId: string,
-    context?: ScalePrepareContext,
-  ): Promise<void> {
-    return this.front.prepare(maxServices, endpointsPerService, runId, context);
-  }
-
-  finish(): Promise<void> {
-    return this.front.finish();
   }
 
   /**

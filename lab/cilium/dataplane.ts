@@ -26,18 +26,12 @@ import { ClusterDescriber, ClusterInventory, KubernetesServiceFrontend } from '.
 import type { ClusterDescription } from '../../core/cluster.js';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import type {
-  ExtraServicePort,
-  ScalePrepareContext,
-  ScaleStep,
-  ServiceAddress,
-  ServiceEndpoint,
-} from '../../core/service-frontend.js';
 import { dummyClusterIp } from '../dummy-services.js';
-import { LAB_PACER, type LabControlPlane, startLabControlPlane } from '../k8s/control-plane.js';
+import { LabApiFrontend } from '../k8s/api-frontend.js';
+import { LAB_PACER, type LabControlPlane, startPlanControlPlane } from '../k8s/control-plane.js';
 import { registerLabNodes } from '../k8s/nodes.js';
 import { type CiliumBuild, ciliumBuild } from '../k8s/tools.js';
-import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from '../plan.js';
+import { CLUSTER_CIDR, type LabPlan } from '../plan.js';
 import { labRunDir } from '../state.js';
 import { agentRunDir, type CiliumAgent, startCiliumAgent } from './agent.js';
 import { RestartCanary } from './canary.js';
@@ -68,12 +62,11 @@ export interface CiliumLabOptions {
   allowCiliumConfigChange?: boolean;
 }
 
-export class CiliumLab {
+export class CiliumLab extends LabApiFrontend {
   readonly programmedLater = true;
-  readonly scale = this;
+  protected readonly labName = 'cilium lab';
   private cp: LabControlPlane | undefined;
   private kc: KubeConfig | undefined;
-  private frontend: KubernetesServiceFrontend | undefined;
   private inventory: ClusterInventory | undefined;
   private readonly agents: CiliumAgent[] = [];
   /** Each node's mount namespace with its bpffs, held for the lab's life (node-mounts.ts). */
@@ -88,7 +81,9 @@ export class CiliumLab {
     private readonly plan: LabPlan,
     private readonly log: Logger,
     private options: CiliumLabOptions = {},
-  ) {}
+  ) {
+    super();
+  }
 
   get description(): string {
     return 'Kubernetes Services and EndpointSlices (lab apiserver), programmed by Cilium';
@@ -136,13 +131,7 @@ export class CiliumLab {
     this.build = ciliumBuild();
     await createLabCgroups(this.plan.id, this.plan.nodes.length);
     for (const n of this.plan.nodes) n.podCgroup = podCgroupDir(this.plan.id, n.index);
-    this.cp = await startLabControlPlane({
-      dir: join(labRunDir(this.plan.id), 'k8s'),
-      fabricNs: this.plan.fabricNs,
-      clusterCidr: CLUSTER_CIDR,
-      serviceCidr: SERVICE_CIDR,
-      nodeCidrMask: 24,
-    });
+    this.cp = await startPlanControlPlane(this.plan);
     step();
     const kc = new KubeConfig();
     kc.loadFromFile(this.cp.adminKubeconfig);
@@ -375,46 +364,6 @@ export class CiliumLab {
     await describer.refresh();
     frontend.describeWith(describer);
     this.frontend = frontend;
-  }
-
-  private get front(): KubernetesServiceFrontend {
-    if (!this.frontend) throw new CniBenchError(ErrorCodes.LAB, 'cilium lab: not initialised');
-    return this.frontend;
-  }
-
-  expose(
-    name: string,
-    port: number,
-    endpoints: ServiceEndpoint[],
-    extraPorts?: readonly ExtraServicePort[],
-  ): Promise<ServiceAddress> {
-    // netperf's data connection needs the Service's second port.
-    return this.front.expose(name, port, endpoints, extraPorts);
-  }
-
-  remove(name: string): Promise<void> {
-    return this.front.remove(name);
-  }
-
-  setEndpoints(name: string, endpoints: ServiceEndpoint[]): Promise<void> {
-    return this.front.setEndpoints(name, endpoints);
-  }
-
-  setDummyServices(count: number, endpointsPerService: number, runId?: string): Promise<ScaleStep> {
-    return this.front.setDummyServices(count, endpointsPerService, runId);
-  }
-
-  prepare(
-    maxServices: number,
-    endpointsPerService: number,
-    runId: string,
-    context?: ScalePrepareContext,
-  ): Promise<void> {
-    return this.front.prepare(maxServices, endpointsPerService, runId, context);
-  }
-
-  finish(): Promise<void> {
-    return this.front.finish();
   }
 
   /**

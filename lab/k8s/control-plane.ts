@@ -19,6 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import { run } from '../../core/process.js';
+import { CLUSTER_CIDR, type LabPlan, SERVICE_CIDR } from '../plan.js';
+import { labRunDir } from '../state.js';
 import { type Component, startComponent } from './component.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { pipeServer } from './pipe.js';
@@ -282,4 +284,15 @@ export async function startLabControlPlane(o: LabControlPlaneOptions): Promise<L
       cause: err,
     });
   }
+}
+
+/** The control plane of lab `plan` in its fabric namespace, with the lab's pod and Service ranges (a /24 per node). */
+export function startPlanControlPlane(plan: LabPlan): Promise<LabControlPlane> {
+  return startLabControlPlane({
+    dir: join(labRunDir(plan.id), 'k8s'),
+    fabricNs: plan.fabricNs,
+    clusterCidr: CLUSTER_CIDR,
+    serviceCidr: SERVICE_CIDR,
+    nodeCidrMask: 24,
+  });
 }
