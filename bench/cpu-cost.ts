@@ -2,7 +2,7 @@
  * CPU per unit of work per lab dataplane, side by side, printed, never
  * asserted: the same scenario (TCP throughput and TCP_CRR through a Service)
  * in a fresh lab per dataplane, each row's CPU-seconds per Gbit or per 1,000
- * connections (kernel system+irq+softirq of both nodes' own CPUs plus the
+ * connections (kernel system+irq+softirq and the busy time between ticks of both nodes' own CPUs plus the
  * dataplane processes' user time, net of the idle baseline; docs/cpu-cost.md)
  * with its 95% interval over the rounds, and the load average, since other
  * work on the nodes' CPUs counts too.
@@ -45,7 +45,7 @@ const log = createLogger({ component: 'bench' }, 'warn');
 const interrupts = trapInterrupts(log);
 const tmp = mkdtempSync(join(tmpdir(), 'cnib-bench-cpu-'));
 const lines = [
-  '| dataplane | measurement | value | CPU per unit (median) | 95% CI of the mean | client sys / softirq (m) | server sys / softirq (m) | load avg |',
+  '| dataplane | measurement | value | CPU per unit (median) | 95% CI of the mean | client sys / softirq / between ticks (m) | server sys / softirq / between ticks (m) | load avg |',
   '|---|---|---:|---:|---|---|---|---:|',
 ];
 try {
@@ -64,7 +64,7 @@ try {
       const rate = r.metrics.find((m) => m.higherIsBetter);
       const m = (x: number | undefined) => Math.round((x ?? 0) * 1000);
       lines.push(
-        `| ${d} | ${r.measurement} | ${rate ? `${rate.value.toFixed(2)} ${rate.unit}` : '—'} | ${c ? `${c.value.toFixed(3)} ${c.unit}` : `— (${r.cpuMissing ?? r.error})`} | ${c?.summary?.ci95 ? c.summary.ci95.map((v) => v.toFixed(3)).join(' … ') : '—'} | ${m(r.cpu?.client.system)} / ${m(r.cpu?.client.softirq)} | ${m(r.cpu?.server.system)} / ${m(r.cpu?.server.softirq)} | ${load} |`,
+        `| ${d} | ${r.measurement} | ${rate ? `${rate.value.toFixed(2)} ${rate.unit}` : '—'} | ${c ? `${c.value.toFixed(3)} ${c.unit}` : `— (${r.cpuMissing ?? r.error})`} | ${c?.summary?.ci95 ? c.summary.ci95.map((v) => v.toFixed(3)).join(' … ') : '—'} | ${m(r.cpu?.client.system)} / ${m(r.cpu?.client.softirq)} / ${m(r.cpu?.client.unsampled)} | ${m(r.cpu?.server.system)} / ${m(r.cpu?.server.softirq)} / ${m(r.cpu?.server.unsampled)} | ${load} |`,
       );
     }
     process.stdout.write(`${lines.at(-1)}\n`);
@@ -78,7 +78,7 @@ const body = [
   '',
   ...lines,
   '',
-  'Kernel system+irq+softirq on both nodes own CPUs plus the dataplane processes user time, net of the idle baseline (docs/cpu-cost.md). Other work scheduled on the same CPUs counts too: read the load average beside each row.',
+  'Kernel system+irq+softirq and the busy time no tick sampled (a CPU woken by a packet that sleeps again before the next tick) on both nodes own CPUs plus the dataplane processes user time, net of the idle baseline (docs/cpu-cost.md). Other work scheduled on the same CPUs counts too: read the load average beside each row.',
 ].join('\n');
 process.stdout.write(`\n${body}\n`);
 await writeFindings({ bench: 'cpu-cost', title: 'CPU per unit of work per lab dataplane', body });

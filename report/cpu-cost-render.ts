@@ -1,12 +1,12 @@
 /** The "CPU per unit of work" section of a Markdown report (report/cpu-cost.ts). */
-import type { CpuSeconds } from './cpu-cost.js';
+import { type CpuSeconds, kernelCpu } from './cpu-cost.js';
 import { mdText } from './escape.js';
 import type { ReportRow } from './report-row.js';
 
 const m = (cores: number): string => `${Math.round(cores * 1000)}`;
 
 function side(c: CpuSeconds): string {
-  return `${m(c.system)} / ${m(c.softirq + c.irq)} / ${m(c.dataplaneUser)} / ${m(c.agent)}`;
+  return `${m(c.system)} / ${m(c.softirq + c.irq)} / ${m(c.unsampled)} / ${m(c.dataplaneUser)} / ${m(c.agent)}`;
 }
 
 function perUnit(r: ReportRow): { value: string; ci: string } | undefined {
@@ -23,7 +23,7 @@ export function renderCpuCost(rows: readonly ReportRow[]): string[] {
   const lines = [
     '## CPU per unit of work',
     '',
-    '| measurement | CPU per unit (median of rounds) | 95% CI of the mean | client: system / softirq+irq / dataplane user / agent (mcores) | server: same | idle baseline client / server (mcores, system+softirq) |',
+    '| measurement | CPU per unit (median of rounds) | 95% CI of the mean | client: system / softirq+irq / between ticks / dataplane user / agent (mcores) | server: same | idle baseline client / server (mcores, kernel) |',
     '|---|---:|---|---|---|---|',
   ];
   for (const r of shown) {
@@ -34,12 +34,12 @@ export function renderCpuCost(rows: readonly ReportRow[]): string[] {
     }
     const b = r.cpu.baseline;
     lines.push(
-      `| ${mdText(r.measurement)} | ${u.value} | ${u.ci} | ${side(r.cpu.client)} (CPUs ${r.cpu.clientCpus.join(',')}) | ${side(r.cpu.server)} (CPUs ${r.cpu.serverCpus.join(',')}) | ${m(b.client.system + b.client.softirq + b.client.irq)} / ${m(b.server.system + b.server.softirq + b.server.irq)} |`,
+      `| ${mdText(r.measurement)} | ${u.value} | ${u.ci} | ${side(r.cpu.client)} (CPUs ${r.cpu.clientCpus.join(',')}) | ${side(r.cpu.server)} (CPUs ${r.cpu.serverCpus.join(',')}) | ${m(kernelCpu(b.client))} / ${m(kernelCpu(b.server))} |`,
     );
   }
   lines.push(
     '',
-    "CPU per unit: the kernel's system, irq and softirq time on the client's and the server's node (only their own CPUs) plus the dataplane processes' user time, minus the idle baseline measured before the run, per Gbit moved (equal to cores per Gbit/s) or per 1,000 requests or connections. Columns in millicores (net of the baseline, median of rounds). Softirq for a packet may run on the sending node's CPU (veth delivers on the sender's CPU), so the total of both nodes is the figure to compare, not either side alone. See docs/cpu-cost.md.",
+    "CPU per unit: the kernel's system, irq and softirq time and the busy time no tick sampled (between ticks: a CPU woken by a packet that sleeps again before the next tick) on the client's and the server's node (only their own CPUs) plus the dataplane processes' user time, minus the idle baseline measured before the run, per Gbit moved (equal to cores per Gbit/s) or per 1,000 requests or connections. Columns in millicores (net of the baseline, median of rounds). Softirq for a packet may run on the sending node's CPU (veth delivers on the sender's CPU), so the total of both nodes is the figure to compare, not either side alone. See docs/cpu-cost.md.",
     '',
   );
   return lines;

@@ -101,10 +101,12 @@ export class KernelCpuReader {
     try {
       this.cpus ??= this.opts.cpus ? Promise.resolve(this.opts.cpus) : allowedCpus();
       const cpus = await this.cpus;
-      const [text, procs] = await Promise.all([
-        readFile(`${this.opts.procRoot ?? '/proc'}/stat`, 'utf8'),
-        this.processes.cpuTimes(),
-      ]);
+      const readStat = async (): Promise<{ text: string; atMs: number }> => {
+        const start = performance.now();
+        const text = await readFile(`${this.opts.procRoot ?? '/proc'}/stat`, 'utf8');
+        return { text, atMs: performance.timeOrigin + (start + performance.now()) / 2 };
+      };
+      const [{ text, atMs }, procs] = await Promise.all([readStat(), this.processes.cpuTimes()]);
       const t = sumCpus(parseProcStatCpus(text), cpus);
       const self = process.cpuUsage();
       errors.push(...procs.errors);
@@ -115,6 +117,7 @@ export class KernelCpuReader {
         agentUserSeconds: self.user / 1e6,
         agentSystemSeconds: self.system / 1e6,
         processes: procs.processes,
+        readAtMs: atMs,
       };
     } catch (err) {
       errors.push(`kernel-cpu: ${asCniBenchError(err).message}`);

@@ -603,6 +603,12 @@ export interface KernelCpu {
   agentSystemSeconds: number;
   /** Named dataplane processes (kube-proxy, cilium-agent), summed per name, seconds. */
   processes: ProcessCpuTime[];
+  /**
+   * When /proc/stat was read (ms since the epoch, sub-millisecond): the
+   * window's own clock, so that the time no tick sampled (elapsed less every
+   * field) can be told; 0 from agents before it.
+   */
+  readAtMs: number;
 }
 
 export interface ProcessCpuTime {
@@ -6752,6 +6758,7 @@ function createBaseKernelCpu(): KernelCpu {
     agentUserSeconds: 0,
     agentSystemSeconds: 0,
     processes: [],
+    readAtMs: 0,
   };
 }
 
@@ -6799,6 +6806,9 @@ export const KernelCpu: MessageFns<KernelCpu> = {
     }
     for (const v of message.processes) {
       ProcessCpuTime.encode(v!, writer.uint32(106).fork()).join();
+    }
+    if (message.readAtMs !== 0) {
+      writer.uint32(113).double(message.readAtMs);
     }
     return writer;
   },
@@ -6930,6 +6940,14 @@ export const KernelCpu: MessageFns<KernelCpu> = {
             message.processes.push(ProcessCpuTime.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.readAtMs = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6971,6 +6989,11 @@ export const KernelCpu: MessageFns<KernelCpu> = {
       processes: globalThis.Array.isArray(object?.processes)
         ? object.processes.map((e: any) => ProcessCpuTime.fromJSON(e))
         : [],
+      readAtMs: isSet(object.readAtMs)
+        ? globalThis.Number(object.readAtMs)
+        : isSet(object.read_at_ms)
+        ? globalThis.Number(object.read_at_ms)
+        : 0,
     };
   },
 
@@ -7015,6 +7038,9 @@ export const KernelCpu: MessageFns<KernelCpu> = {
     if (message.processes?.length) {
       obj.processes = message.processes.map((e) => ProcessCpuTime.toJSON(e));
     }
+    if (message.readAtMs !== 0) {
+      obj.readAtMs = floatToJson(message.readAtMs);
+    }
     return obj;
   },
 
@@ -7036,6 +7062,7 @@ export const KernelCpu: MessageFns<KernelCpu> = {
     message.agentUserSeconds = object.agentUserSeconds ?? 0;
     message.agentSystemSeconds = object.agentSystemSeconds ?? 0;
     message.processes = object.processes?.map((e) => ProcessCpuTime.fromPartial(e)) || [];
+    message.readAtMs = object.readAtMs ?? 0;
     return message;
   },
 };

@@ -9,6 +9,7 @@ import { reportRow } from '../../support/helpers/report-rows.js';
 /** A node's KernelCpu as the agent builds it from a captured /proc/stat, restricted to `cpus`. */
 function kernel(file: string, cpus: number[], extra: Partial<KernelCpu> = {}): KernelCpu {
   return {
+    readAtMs: 0,
     cpus,
     ticksPerSecond: 100,
     ...sumCpus(parseProcStatCpus(fixture(`proc-stat/${file}`)), cpus),
@@ -38,6 +39,39 @@ test('the idle baseline per second is subtracted over the window length (fixture
     cpuWindow(kernel('load-before.txt', [0]), kernel('load-after.txt', [0]), W).cpu.system.toFixed(2),
     '0.21',
   );
+});
+
+test('busy time no tick sampled counts: a CPU woken by packets that sleeps before the next tick (fixtures of /proc/stat)', () => {
+  // Read times from test/fixtures/README.md: 2,016 ms with 20,000 rules walked on CPU 0, 2,008 ms without.
+  const at = (readAtMs: number) => ({ readAtMs });
+  const rules = cpuWindow(
+    kernel('rps-rules-before.txt', [0], at(1796574093740)),
+    kernel('rps-rules-after.txt', [0], at(1796574095756)),
+    9999, // the reads' own times win over the samples'
+  );
+  const plain = cpuWindow(
+    kernel('rps-plain-before.txt', [0], at(1796574100388)),
+    kernel('rps-plain-after.txt', [0], at(1796574102396)),
+    9999,
+  );
+  assert.equal(rules.seconds, 2.016);
+  // CPU 0's fields moved by 107 ticks (system 2, softirq 3, idle 102) of 201.6 elapsed.
+  assert.equal(rules.cpu.unsampled.toFixed(3), '0.946');
+  assert.equal(rules.cpu.softirq.toFixed(2), '0.03');
+  assert.equal(plain.cpu.unsampled.toFixed(3), '0.008');
+  // The headline holds it: the rules' cost is visible only there.
+  assert.ok(dataplaneCpu(rules.cpu) - dataplaneCpu(plain.cpu) > 0.9);
+  // Both CPUs: elapsed counts once per CPU.
+  const both = cpuWindow(
+    kernel('rps-rules-before.txt', [0, 1], at(1796574093740)),
+    kernel('rps-rules-after.txt', [0, 1], at(1796574095756)),
+    1,
+  );
+  assert.equal(both.cpu.unsampled.toFixed(3), (0.946 + (201.6 - 189) / 100).toFixed(3));
+  // Samples without read times (older agents): nothing unsampled is claimed, the samples' elapsed is used.
+  const old = cpuWindow(kernel('rps-rules-before.txt', [0]), kernel('rps-rules-after.txt', [0]), 2000);
+  assert.equal(old.cpu.unsampled, 0);
+  assert.equal(old.seconds, 2);
 });
 
 test('a restarted dataplane process, changed CPUs or ticks going back make the window unusable', () => {
@@ -150,7 +184,7 @@ test('cpuCost pools the pauses between rounds into the baseline (a drifting back
 test('renderCpuCost: the per-unit figure with its interval, the split per side, or why there is none', async () => {
   const { renderCpuCost } = await import('../../../report/cpu-cost-render.js');
   const { summarise } = await import('../../../report/stats.js');
-  const side = { system: 0.2, irq: 0, softirq: 0.05, user: 0.5, dataplaneUser: 0.01, agent: 0.003 };
+  const side = { system: 0.2, irq: 0, softirq: 0.05, unsampled: 0.007, user: 0.5, dataplaneUser: 0.01, agent: 0.003 };
   const base = reportRow({ id: 'a', path: 'pod-to-pod', tool: 'iperf3', value: 1, unit: 'Gbit/s', rounds: 3 });
   const lines = renderCpuCost([
     {
@@ -174,7 +208,7 @@ test('renderCpuCost: the per-unit figure with its interval, the split per side, 
   assert.match(lines, /## CPU per unit of work/);
   assert.match(
     lines,
-    /\| TCP pod-to-pod \| 0\.260 CPU-s\/Gbit \| \[0\.235, 0\.285\] n=3 \| 200 \/ 50 \/ 10 \/ 3 \(CPUs 1\)/,
+    /\| TCP pod-to-pod \| 0\.260 CPU-s\/Gbit \| \[0\.235, 0\.285\] n=3 \| 200 \/ 50 \/ 7 \/ 10 \/ 3 \(CPUs 1\)/,
   );
   assert.match(lines, /\| TCP Service \| — \| — \| no idle CPU baseline in this run/);
   assert.deepEqual(renderCpuCost([{ ...base, measurement: 'x', metrics: [] }]), []);
