@@ -40,6 +40,13 @@ test("kube-proxy /healthz: a proxier's own lastUpdated says a sync ran; the top-
     syncedMs: Date.parse('2026-12-06T16:40:01.123Z'),
   });
   assert.equal(parseKubeProxyHealthz(503, synced.replace(/"healthy":true/g, '"healthy":false')).status, 503);
+  // test/fixtures/kube-proxy-real/healthz-200.json: a lab node's kube-proxy v1.37.2 (nftables mode), 10 min after its sync.
+  const real = fixture('kube-proxy-real/healthz-200.json');
+  assert.deepEqual(parseKubeProxyHealthz(200, real), {
+    status: 200,
+    syncedMs: Date.parse('2026-12-06T16:45:48.197Z'),
+  });
+  assert.throws(() => parseKubeProxyHealthz(200, real.slice(0, 100)), /not JSON/);
   assert.throws(() => parseKubeProxyHealthz(200, 'ok'), /kube-proxy \/healthz: HTTP 200, not JSON/);
   assert.throws(() => parseKubeProxyHealthz(200, '{"status":"x"}'), /not kube-proxy's health/);
   assert.throws(() => parseKubeProxyHealthz(200, synced.replace('2026-12-06T16:40:01.2Z', 'soon')), /not a time/);
