@@ -4,7 +4,8 @@
  * Services and EndpointSlices), one phase each, through the lab session as the
  * CLI runs it: the peer's endpoint removed (one PUT of the EndpointSlice, then
  * its server stopped), the backend gone without notice, its link down, 200
- * Services added at once, and the client node's cilium-agent restarted.
+ * Services added at once and 200 removed at once, and the client node's
+ * cilium-agent restarted.
  * Each phase's entry must hold its event inside the stream after a clean
  * baseline with a summary that agrees with its bins, and each event must show
  * what it does to traffic on Cilium: a removed endpoint no longer chosen by
@@ -33,7 +34,7 @@ const RESTART_SECONDS = 14;
 const RATE = 100;
 const SERVICES = 200;
 
-test('disruption phases on the Cilium lab: endpoint removed, backend gone, its link down, 200 Services added, cilium-agent restarted', {
+test('disruption phases on the Cilium lab: endpoint removed, backend gone, its link down, 200 Services added and removed, cilium-agent restarted', {
   skip: notRoot,
   timeout: 900_000,
 }, async (t) => {
@@ -67,6 +68,7 @@ test('disruption phases on the Cilium lab: endpoint removed, backend gone, its l
           phase('backend-gone'),
           phase('backend-link-down'),
           phase('services-added', { services: SERVICES }),
+          phase('services-removed', { services: SERVICES }),
           phase('dataplane-restart', { durationSeconds: RESTART_SECONDS }),
         ],
       },
@@ -81,12 +83,19 @@ test('disruption phases on the Cilium lab: endpoint removed, backend gone, its l
       );
     assert.deepEqual(
       entries.map((e) => e.event.event),
-      ['endpoint-removed', 'backend-gone', 'backend-link-down', 'services-added', 'dataplane-restart'],
+      [
+        'endpoint-removed',
+        'backend-gone',
+        'backend-link-down',
+        'services-added',
+        'services-removed',
+        'dataplane-restart',
+      ],
     );
     for (const e of entries) assert.equal(e.event.error, undefined, `${e.event.event} failed: ${e.event.error}`);
-    const [removed, gone, cut, added, restarted] = entries.map((e, i) =>
-      checkEntry(e, { rate: RATE, seconds: i === 4 ? RESTART_SECONDS : SECONDS }),
-    ) as [KindSummary, KindSummary, KindSummary, KindSummary, KindSummary];
+    const [removed, gone, cut, added, dropped, restarted] = entries.map((e, i) =>
+      checkEntry(e, { rate: RATE, seconds: i === 5 ? RESTART_SECONDS : SECONDS }),
+    ) as [KindSummary, KindSummary, KindSummary, KindSummary, KindSummary, KindSummary];
     const lastTwoSeconds = (e: Entry, kind: 'new' | 'kept') =>
       e.timeline.bins.slice(-20).reduce((a, b) => a + errorsOf(b[kind]), 0);
 
@@ -107,14 +116,17 @@ test('disruption phases on the Cilium lab: endpoint removed, backend gone, its l
 
     assert.equal((entries[3] as Entry).event.did.services, SERVICES);
     assert.ok(added.attemptsAfter > 0);
+    assert.equal((entries[4] as Entry).event.did.removed, SERVICES);
+    assert.equal((entries[4] as Entry).event.did.services, 0);
+    assert.ok(dropped.attemptsAfter > 0);
 
     // The agent restarted (a new process, ready, its endpoints back) and the pinned datapath kept carrying traffic.
-    const did = (entries[4] as Entry).event.did;
+    const did = (entries[5] as Entry).event.did;
     const pids = /pid (\d+), now (\d+)/.exec(String(did.restarted));
     assert.ok(pids && pids[1] !== pids[2], `a new cilium-agent: ${did.restarted}`);
     assert.equal(typeof did.readyMs, 'number');
     assert.equal(typeof did.endpointsReadyMs, 'number');
-    const kept = (entries[4] as Entry).summary.kinds.find((k) => k.kind === 'kept');
+    const kept = (entries[5] as Entry).summary.kinds.find((k) => k.kind === 'kept');
     for (const k of [restarted, kept])
       assert.ok(
         (k?.errorsAfter ?? 1) <= 0.1 * (k?.attemptsAfter ?? 0),

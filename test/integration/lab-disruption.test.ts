@@ -9,7 +9,8 @@
  * - backend-link-down: the peer pod's veth set down (its server and endpoint
  *   stay): packets to it vanish, new connections sent there time out (no
  *   RST), and the link is back for the next phase;
- * - services-added: 1,000 Services programmed at once.
+ * - services-added: 1,000 Services programmed at once;
+ * - services-removed: 1,000 Services, programmed before the stream, removed at once.
  * Each phase's report entry must hold its event inside the stream with a
  * clean baseline, and its summary must agree with its bins. A gone backend
  * that stays in the Service fails new connections until the stream's end (the
@@ -33,7 +34,7 @@ const SECONDS = 8;
 const EVENT_AT = 3;
 const RATE = 100;
 
-test('disruption phases on the iptables lab: endpoint removed, backend gone without notice, its link down, 1,000 Services added', {
+test('disruption phases on the iptables lab: endpoint removed, backend gone without notice, its link down, 1,000 Services added and removed', {
   skip: notRoot,
   timeout: 600_000,
 }, async () => {
@@ -56,6 +57,7 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
         phase('backend-gone'),
         phase('backend-link-down'),
         phase('services-added', { services: 1000 }),
+        phase('services-removed', { services: 1000 }),
       ],
     }),
   );
@@ -68,10 +70,11 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
   const entries = report.disruptions as Entry[];
   assert.deepEqual(
     entries.map((e) => e.event.event),
-    ['endpoint-removed', 'backend-gone', 'backend-link-down', 'services-added'],
+    ['endpoint-removed', 'backend-gone', 'backend-link-down', 'services-added', 'services-removed'],
   );
   // checkEntry also holds every phase's baseline clean: services-added after backend-link-down shows the link came back.
-  const [removed, gone, cut, added] = entries.map((e) => checkEntry(e, { rate: RATE, seconds: SECONDS })) as [
+  const [removed, gone, cut, added, dropped] = entries.map((e) => checkEntry(e, { rate: RATE, seconds: SECONDS })) as [
+    KindSummary,
     KindSummary,
     KindSummary,
     KindSummary,
@@ -111,9 +114,13 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
 
   assert.equal((entries[3] as Entry).event.did.services, 1000);
   assert.ok(added.attemptsAfter > 0);
+  // Removed at once: every node's rules lost the 1,000 Services, and the probed one kept working.
+  assert.deepEqual((entries[4] as Entry).event.did.removed, 1000);
+  assert.equal((entries[4] as Entry).event.did.services, 0);
+  assert.ok(dropped.attemptsAfter > 0);
   // The row's headline is the failed probes from the event on.
   const rows = report.rows.filter((r: { unit: string }) => r.unit === 'errors after event');
-  assert.equal(rows.length, 4);
+  assert.equal(rows.length, 5);
   assert.equal(rows[1].value, gone.errorsAfter + ((g.summary.kinds[1] as KindSummary).errorsAfter ?? 0));
   assert.ok(labId, 'the lab logged its id');
   assert.deepEqual(labNamespaces(labId), []);
