@@ -20,7 +20,7 @@ import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({
   options: {
-    dataplanes: { type: 'string', default: 'iptables,nftables' },
+    dataplanes: { type: 'string', default: [...PROXY_MODES, ...CILIUM_DATAPLANES].join(',') },
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '3' },
   },

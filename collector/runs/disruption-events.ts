@@ -5,6 +5,8 @@
  * in the server agent's pod and one in the peer agent's pod of the same node:
  * - services-added: N Services (one endpoint each) created at once through the
  *   frontend's scaler, as a big deployment would; removed after the phase;
+ * - services-removed: N such Services created before the stream starts (and
+ *   programmed), then all removed at once, as a big deployment deleted;
  * - endpoint-removed: the peer's endpoint taken out of the Service and its
  *   server stopped at the same moment, as a pod deleted without a grace
  *   period: errors last until every node's dataplane stopped sending there;
@@ -32,7 +34,8 @@ export function disruptionRefusal(
   if (!services) return 'needs a service frontend (the lab, or a collector with Kubernetes access)';
   if ((event === 'endpoint-removed' || event === 'backend-gone' || event === 'backend-link-down') && !plan.peer)
     return `needs a second backend: a peer agent on the server's node '${plan.server.info.nodeName}' (none is connected)`;
-  if (event === 'services-added' && !services.scale) return `${services.description} cannot create Services`;
+  if ((event === 'services-added' || event === 'services-removed') && !services.scale)
+    return `${services.description} cannot create Services`;
   if (event === 'endpoint-removed' && !services.setEndpoints)
     return `${services.description} cannot change a Service's endpoints`;
   if (event === 'backend-link-down' && !services.cutEndpointLink)
@@ -86,6 +89,10 @@ export async function fireEvent(
       c.runId,
     );
     return { services: step.services, programmingMs: step.programmingMs };
+  }
+  if (event === 'services-removed') {
+    const step = await (c.services.scale as NonNullable<ServiceFrontend['scale']>).setDummyServices(0, 1, c.runId);
+    return { removed: m.services, services: step.services, programmingMs: step.programmingMs };
   }
   if (event === 'dataplane-restart')
     return (await c.services.restartDataplane?.(c.client.info.nodeName, c.signal)) ?? {};

@@ -6,7 +6,9 @@
  * it runs. What it records is the event's wall-clock time and what it did; the
  * report places it on the stream's own clock (report/disruption-report.ts).
  * The Service, the stopped server and a services-added event's Services are
- * undone at the phase's end (and by the run's cleanup if it fails).
+ * undone at the phase's end (and by the run's cleanup if it fails); a
+ * services-removed event's Services are created, and programmed, before the
+ * stream starts.
  */
 import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { ServiceEndpoint, ServiceFrontend } from '../../core/service-frontend.js';
@@ -71,6 +73,11 @@ export class DisruptionPhase {
       backends.push({ agent, endpoint: { ip: agent.info.podIp, port }, jobId, key });
     }
     const name = serviceName(`disruption-${index}`);
+    if (m.event === 'services-removed') {
+      // Marked first, so the run's cleanup removes them whatever happens.
+      ctx.scaled = true;
+      await (services.scale as NonNullable<ServiceFrontend['scale']>).setDummyServices(m.services, 1, ctx.runId);
+    }
     const before = services.programmedLater
       ? await this.sender.sampleOnce(ctx, place.client, SAMPLE_TIMEOUT_MS).sample
       : undefined;
@@ -158,7 +165,8 @@ export class DisruptionPhase {
   private async undo(ctx: RunContext, m: DisruptionMeasurement, name: string, index: number): Promise<void> {
     await this.services?.remove(name);
     ctx.services.delete(`disruption-${index}`);
-    if (m.event === 'services-added') await this.services?.scale?.setDummyServices(0, 1, ctx.runId);
+    if (m.event === 'services-added' || m.event === 'services-removed')
+      await this.services?.scale?.setDummyServices(0, 1, ctx.runId);
   }
 
   private async restoreLinks(): Promise<void> {

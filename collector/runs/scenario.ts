@@ -73,6 +73,7 @@ const rr = z.strictObject({
 /** Control-plane events a disruption phase fires (collector/runs/disruption-events.ts says what each does). */
 export const DISRUPTION_EVENTS = [
   'services-added',
+  'services-removed',
   'endpoint-removed',
   'backend-gone',
   'backend-link-down',
@@ -92,7 +93,7 @@ const disruption = z.strictObject({
   path: z.literal('service').default('service'),
   tool: z.enum(['auto', ...names(clientsOf('disruption'))]).default('auto'),
   event: z.enum(DISRUPTION_EVENTS),
-  /** services-added: Services (one endpoint each, outside the lab) created at once. */
+  /** services-added: Services (one endpoint each, outside the lab) created at once; services-removed: created before the stream, removed at once. */
   services: z.number().int().min(1).max(100_000).default(1000),
   /** Seconds of undisturbed stream before the event (the baseline). */
   eventAtSeconds: z.number().min(0.5).max(600).default(3),
@@ -266,7 +267,7 @@ export function measurementLabel(m: Measurement): string {
   if (m.kind === 'rr')
     return `${m.mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'} ${path}${m.connections > 1 ? ` c${m.connections}` : ''}${tool}`;
   if (m.kind === 'disruption')
-    return `disruption: ${m.event === 'services-added' ? `${m.services.toLocaleString('en-US')} Services added` : m.event} (${m.rate}/s probes via ${path})`;
+    return `disruption: ${m.event === 'services-added' || m.event === 'services-removed' ? `${m.services.toLocaleString('en-US')} Services ${m.event === 'services-added' ? 'added' : 'removed'}` : m.event} (${m.rate}/s probes via ${path})`;
   if (m.qps > 0) return `HTTP latency at ${m.qps} QPS c${m.connections} ${path}${tool}`;
   return `HTTP ${m.mode} c${m.connections} ${path}${tool}`;
 }

@@ -17,7 +17,8 @@
  * of a cost worth 13 and no verdict.
  *
  * It runs with the long suites (notQuietMachine): other work on the nodes'
- * CPUs during a round moves a round by up to a few hundred millicores.
+ * CPUs moves a round by up to a few hundred millicores, and once it moved the
+ * idle baseline by more than the rules cost (docs/testing.md).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -9,7 +9,8 @@
  * - backend-link-down: the peer pod's veth set down (its server and endpoint
  *   stay): packets to it vanish, new connections sent there time out (no
  *   RST), and the link is back for the next phase;
- * - services-added: 1,000 Services programmed at once.
+ * - services-added: 1,000 Services programmed at once;
+ * - services-removed: 1,000 Services, programmed before the stream, removed at once.
  * Each phase's report entry must hold its event inside the stream with a
  * clean baseline, and its summary must agree with its bins. A gone backend
  * that stays in the Service fails new connections until the stream's end (the
@@ -21,6 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { checkEntry, type Entry, errorsOf, type KindSummary } from '../support/helpers/disruption-entry.js';
 import { labNamespaces } from '../support/helpers/host-state.js';
 import { CLI_MAIN, startNode } from '../support/helpers/procs.js';
 import { notRoot } from '../support/helpers/root.js';
@@ -32,54 +34,7 @@ const SECONDS = 8;
 const EVENT_AT = 3;
 const RATE = 100;
 
-interface KindSummary {
-  kind: 'new' | 'kept';
-  baseline: { errorShare: number; attempts: number };
-  attemptsAfter: number;
-  errorsAfter: number;
-  errorsByReason: Record<string, number>;
-  recoveredAfterMs: number;
-  recovered: boolean;
-}
-interface Bin {
-  attempts: number;
-  errors: Record<string, number>;
-}
-interface Entry {
-  name: string;
-  event: { event: string; firedMs: number; doneMs: number; did: Record<string, unknown> };
-  timeline: { startMs: number; binMs: number; bins: { new: Bin; kept: Bin }[] };
-  summary: { eventAtMs: number; kinds: KindSummary[] };
-}
-
-const errorsOf = (b: Bin): number => Object.values(b.errors).reduce((a, v) => a + v, 0);
-
-/** The summary agrees with the bins, the event is inside the stream after a clean baseline; returns the new-connection summary. */
-function checkEntry(e: Entry): KindSummary {
-  const { timeline: t, summary: s } = e;
-  assert.equal(s.eventAtMs, e.event.firedMs - t.startMs);
-  const first = Math.floor(s.eventAtMs / t.binMs);
-  assert.ok(first >= 10 && first < t.bins.length - 10, `${e.name}: event in bin ${first} of ${t.bins.length}`);
-  const total = t.bins.reduce((a, b) => a + b.new.attempts, 0);
-  assert.ok(total >= RATE * SECONDS * 0.95, `${e.name}: ${total} new-connection attempts of ${RATE * SECONDS}`);
-  for (const k of s.kinds) {
-    const after = t.bins.slice(first).map((b) => b[k.kind]);
-    assert.equal(
-      k.errorsAfter,
-      after.reduce((a, b) => a + errorsOf(b), 0),
-      `${e.name} ${k.kind}: errors after`,
-    );
-    assert.equal(
-      k.attemptsAfter,
-      after.reduce((a, b) => a + b.attempts, 0),
-      `${e.name} ${k.kind}: attempts after`,
-    );
-    assert.equal(k.baseline.errorShare, 0, `${e.name} ${k.kind}: errors before the event`);
-  }
-  return s.kinds.find((k) => k.kind === 'new') as KindSummary;
-}
-
-test('disruption phases on the iptables lab: endpoint removed, backend gone without notice, its link down, 1,000 Services added', {
+test('disruption phases on the iptables lab: endpoint removed, backend gone without notice, its link down, 1,000 Services added and removed', {
   skip: notRoot,
   timeout: 600_000,
 }, async () => {
@@ -102,6 +57,7 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
         phase('backend-gone'),
         phase('backend-link-down'),
         phase('services-added', { services: 1000 }),
+        phase('services-removed', { services: 1000 }),
       ],
     }),
   );
@@ -114,10 +70,16 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
   const entries = report.disruptions as Entry[];
   assert.deepEqual(
     entries.map((e) => e.event.event),
-    ['endpoint-removed', 'backend-gone', 'backend-link-down', 'services-added'],
+    ['endpoint-removed', 'backend-gone', 'backend-link-down', 'services-added', 'services-removed'],
   );
   // checkEntry also holds every phase's baseline clean: services-added after backend-link-down shows the link came back.
-  const [removed, gone, cut, added] = entries.map(checkEntry) as [KindSummary, KindSummary, KindSummary, KindSummary];
+  const [removed, gone, cut, added, dropped] = entries.map((e) => checkEntry(e, { rate: RATE, seconds: SECONDS })) as [
+    KindSummary,
+    KindSummary,
+    KindSummary,
+    KindSummary,
+    KindSummary,
+  ];
 
   // Gone without notice: the Service still sends half the new connections to a pod whose server is dead.
   assert.ok(gone.errorsAfter >= 0.2 * gone.attemptsAfter, `backend gone: ${gone.errorsAfter} of ${gone.attemptsAfter}`);
@@ -152,9 +114,13 @@ test('disruption phases on the iptables lab: endpoint removed, backend gone with
 
   assert.equal((entries[3] as Entry).event.did.services, 1000);
   assert.ok(added.attemptsAfter > 0);
+  // Removed at once: every node's rules lost the 1,000 Services, and the probed one kept working.
+  assert.deepEqual((entries[4] as Entry).event.did.removed, 1000);
+  assert.equal((entries[4] as Entry).event.did.services, 0);
+  assert.ok(dropped.attemptsAfter > 0);
   // The row's headline is the failed probes from the event on.
   const rows = report.rows.filter((r: { unit: string }) => r.unit === 'errors after event');
-  assert.equal(rows.length, 4);
+  assert.equal(rows.length, 5);
   assert.equal(rows[1].value, gone.errorsAfter + ((g.summary.kinds[1] as KindSummary).errorsAfter ?? 0));
   assert.ok(labId, 'the lab logged its id');
   assert.deepEqual(labNamespaces(labId), []);

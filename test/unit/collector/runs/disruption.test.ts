@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { probeStream } from '../../../../agent/drivers/probe-stream.js';
 import type { AgentEntry } from '../../../../collector/agents/registry.js';
-import { disruptionRefusal, refuseDisruptions } from '../../../../collector/runs/disruption-events.js';
+import {
+  disruptionRefusal,
+  type EventContext,
+  fireEvent,
+  refuseDisruptions,
+} from '../../../../collector/runs/disruption-events.js';
 import { clientSpecOf } from '../../../../collector/runs/measure-phase.js';
 import { planRun } from '../../../../collector/runs/plan.js';
 import { parseScenario } from '../../../../collector/runs/scenario.js';
@@ -80,6 +85,9 @@ test('the plan picks the built-in probe stream against tcp-echo; events the coll
   const noPeer = planRun(s, [agent('n0'), agent('n1')], true, true);
   assert.match(disruptionRefusal('backend-gone', lab, noPeer) ?? '', /peer agent on the server's node 'n0'/);
   assert.match(disruptionRefusal('services-added', lab, plan) ?? '', /cannot create Services/);
+  assert.match(disruptionRefusal('services-removed', lab, plan) ?? '', /cannot create Services/);
+  const scaler = frontend({ scale: { setDummyServices: async () => ({ services: 0, programmingMs: 1 }) } as never });
+  assert.equal(disruptionRefusal('services-removed', scaler, plan), undefined);
   assert.match(disruptionRefusal('endpoint-removed', frontend({}), plan) ?? '', /cannot change a Service's endpoints/);
   assert.equal(
     disruptionRefusal('dataplane-restart', frontend({ restartDataplane: async () => ({}) }), plan),
@@ -91,6 +99,34 @@ test('the plan picks the built-in probe stream against tcp-echo; events the coll
   const cutter = frontend({ cutEndpointLink: async () => ({}) });
   assert.equal(disruptionRefusal('backend-link-down', cutter, plan), undefined);
   assert.match(disruptionRefusal('backend-link-down', cutter, noPeer) ?? '', /peer agent/);
+});
+
+test('services-added scales to N at the event; services-removed (created before the stream) scales to 0 there', async () => {
+  const calls: [number, number, string][] = [];
+  const scale = {
+    setDummyServices: async (n: number, endpoints: number, runId: string) => {
+      calls.push([n, endpoints, runId]);
+      return { services: n, programmingMs: 7 };
+    },
+  };
+  const ctx = {
+    services: frontend({ scale } as never),
+    runId: 'r1',
+    markScaled: () => undefined,
+  } as unknown as EventContext;
+  assert.deepEqual(await fireEvent('services-added', { services: 300 }, ctx), { services: 300, programmingMs: 7 });
+  assert.deepEqual(await fireEvent('services-removed', { services: 300 }, ctx), {
+    removed: 300,
+    services: 0,
+    programmingMs: 7,
+  });
+  assert.deepEqual(calls, [
+    [300, 1, 'r1'],
+    [0, 1, 'r1'],
+  ]);
+  const m = parseScenario({ measurements: [{ kind: 'disruption', event: 'services-removed', services: 500 }] })
+    .measurements[0];
+  assert.ok(m?.kind === 'disruption' && m.event === 'services-removed' && m.services === 500);
 });
 
 test("the collector's spec reaches the probe's arguments, and a real stream's output crosses the wire intact", () => {
