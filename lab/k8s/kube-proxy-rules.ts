@@ -17,9 +17,11 @@ const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'
 
 /**
  * Pure: the endpoints (ip:port, sorted) iptables mode sends tcp ip:port to:
- * KUBE-SERVICES' rule for it jumps to a KUBE-SVC chain whose KUBE-SEP jumps
- * name each endpoint in their comment. Undefined when KUBE-SERVICES has no
- * such rule (a Service without endpoints gets a REJECT there instead).
+ * KUBE-SERVICES' rule for it jumps to a KUBE-SVC chain, whose rules jump to
+ * KUBE-SEP chains, each DNATing to one endpoint. Read from the DNAT targets,
+ * not the comments: above 1,000 endpoints kube-proxy drops its comments
+ * (its large-cluster mode). Undefined when KUBE-SERVICES has no such rule (a
+ * Service without endpoints gets a REJECT there instead).
  */
 export function iptablesServiceEndpoints(save: string, ip: string, port: number): string[] | undefined {
   const svc = new RegExp(
@@ -28,8 +30,14 @@ export function iptablesServiceEndpoints(save: string, ip: string, port: number)
   ).exec(save);
   const chain = svc?.[1];
   if (!chain) return undefined;
-  const sep = new RegExp(`^(?:\\[\\d+:\\d+\\] )?-A ${chain} .*-> (\\S+?)" .*-j KUBE-SEP-`, 'gm');
-  return [...save.matchAll(sep)].map((m) => m[1] as string).sort();
+  const seps = [...save.matchAll(new RegExp(`^(?:\\[\\d+:\\d+\\] )?-A ${chain} .*-j (KUBE-SEP-[A-Z0-9]+)$`, 'gm'))];
+  return seps
+    .map(
+      (m) =>
+        new RegExp(`^(?:\\[\\d+:\\d+\\] )?-A ${m[1]} .*-j DNAT --to-destination (\\S+)$`, 'm').exec(save)?.[1] ??
+        `${m[1]} (no DNAT)`,
+    )
+    .sort();
 }
 
 /**

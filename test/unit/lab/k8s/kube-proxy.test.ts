@@ -64,6 +64,16 @@ test('iptables mode: the endpoints KUBE-SERVICES sends a ClusterIP:port to, thro
   // A Service without endpoints is a REJECT, not programmed.
   assert.equal(iptablesServiceEndpoints(save, '198.19.0.1', 443), undefined);
   assert.equal(iptablesServiceEndpoints(fixture('iptables-save-truncated.txt'), '198.19.129.10', 80), undefined);
+  // Above 1,000 endpoints kube-proxy writes no comments (seen in a lab with 1,000 dummy Services): the same rules without them.
+  const bare = save.replace(/ -m comment --comment "[^"]*"/g, '');
+  assert.ok(!bare.includes('--comment'));
+  assert.deepEqual(iptablesServiceEndpoints(bare, '198.19.129.11', 80), ['198.18.201.10:8080', '198.18.201.11:8080']);
+  // A KUBE-SEP chain cut off before its DNAT is not an endpoint.
+  const cut = save.replace(/^-A KUBE-SEP-AFUPTMP7UWGITLDJ -p tcp .*$/m, '');
+  assert.deepEqual(iptablesServiceEndpoints(cut, '198.19.129.11', 80), [
+    '198.18.201.11:8080',
+    'KUBE-SEP-AFUPTMP7UWGITLDJ (no DNAT)',
+  ]);
 });
 
 test('nftables mode: the endpoints the service-ips element for ClusterIP . tcp . port DNATs to', () => {
