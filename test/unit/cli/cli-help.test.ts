@@ -98,11 +98,11 @@ test('a bad value or a missing one exits 2 and names the flag; so does an unknow
     [['lab', 'sweep', '--steps', '0,,5'], /^cni-bench: --steps: must be a comma-separated list/],
     [
       ['lab', 'sweep', '--modes', 'iptables,ipvs'],
-      /^cni-bench: --modes: must be one of iptables, nftables, cilium, cilium-vxlan, got 'ipvs'/,
+      /^cni-bench: --modes: must be one of iptables, nftables, kube-proxy-iptables, kube-proxy-nftables, cilium, cilium-vxlan, got 'ipvs'/,
     ],
     [
       ['lab', 'study', '--dataplanes', 'iptables,calico'],
-      /^cni-bench: --dataplanes: must be one of iptables, nftables, cilium, cilium-vxlan, got 'calico'/,
+      /^cni-bench: --dataplanes: must be one of iptables, nftables, kube-proxy-iptables, kube-proxy-nftables, cilium, cilium-vxlan, got 'calico'/,
     ],
     [
       ['lab', 'study', '--steps', '0,5000,2000'],
