@@ -7,7 +7,7 @@
  * with its 95% interval over the rounds, and the load average, since other
  * work on the nodes' CPUs counts too.
  *
- *   npm run bench:cpu-cost -- [--dataplanes iptables,nftables,cilium,cilium-vxlan] [--rounds 5] [--duration 3]
+ *   npm run bench:cpu-cost -- [--dataplanes iptables,nftables,kube-proxy-iptables,...] [--rounds 5] [--duration 3]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -15,17 +15,17 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { trapInterrupts } from '../core/interrupts.js';
 import { createLogger } from '../core/log.js';
-import { CILIUM_DATAPLANES, type LabProxyOptions, PROXY_MODES, runInLab } from '../lab/index.js';
+import { LAB_DATAPLANES, type LabProxyOptions, runInLab } from '../lab/index.js';
 import { writeFindings } from './findings.js';
 
 const { values } = parseArgs({
   options: {
-    dataplanes: { type: 'string', default: [...PROXY_MODES, ...CILIUM_DATAPLANES].join(',') },
+    dataplanes: { type: 'string', default: LAB_DATAPLANES.join(',') },
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '3' },
   },
 });
-const known = new Set<string>([...PROXY_MODES, ...CILIUM_DATAPLANES]);
+const known = new Set<string>(LAB_DATAPLANES);
 const dataplanes = (values.dataplanes ?? '').split(',').filter(Boolean);
 for (const d of dataplanes)
   if (!known.has(d)) throw new Error(`--dataplanes: '${d}' is not one of ${[...known].join(', ')}`);

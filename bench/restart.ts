@@ -114,7 +114,7 @@ const body = [
   '',
   ...lines,
   '',
-  'Errors and attempts count from the event to the end of the stream. Back at baseline: the end of the last 100 ms bin whose error share was above twice the baseline or whose p99 was above twice the baseline p99 (docs/disruption.md). Agent ready, from the stop: kube-proxy: /healthz 200 with a sync of the new process done (as kube-proxy reports it); Cilium: `cilium-dbg status` OK. Endpoints back (Cilium only): every pod of the node a ready endpoint again. kube-proxy leaves its rules in place when it stops, as in a pod restart.',
+  'Errors and attempts count from the event to the end of the stream. Back at baseline: the end of the last 100 ms bin whose error share was above twice the baseline or whose p99 (over at least 100 latencies from that bin on) was above twice the baseline p99 and at least 1 ms above it (docs/disruption.md). Agent ready, from the stop: kube-proxy: /healthz 200 with a sync of the new process done (as kube-proxy reports it); Cilium: `cilium-dbg status` OK. Endpoints back (Cilium only): every pod of the node a ready endpoint again. kube-proxy leaves its rules in place when it stops, as in a pod restart.',
 ].join('\n');
 process.stdout.write(`\n${body}\n`);
 await writeFindings({

@@ -53,7 +53,7 @@ export function renderDisruption(
   }
   lines.push(
     '',
-    `Back at baseline: the end of the last bin after the event whose error share was above twice the baseline's or whose p99 was above twice the baseline p99. Latency from each attempt's intended start (open loop).`,
+    `Back at baseline: the end of the last bin after the event whose error share was above twice the baseline's or whose p99 (over at least 100 latencies from that bin on) was above twice the baseline p99 and at least 1 ms above it. Latency from each attempt's intended start (open loop).`,
     '',
   );
   return lines;

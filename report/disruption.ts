@@ -144,8 +144,12 @@ export interface KindSummary {
   /**
    * ms from the event until the error share and p99 were back at the baseline
    * for good: the end of the last bin after the event that was worse (an error
-   * share above twice the baseline's, or a p99 above `p99Factor` times the
-   * baseline's); 0 when no bin was.
+   * share above twice the baseline's, or a slow p99); 0 when no bin was. A
+   * p99 is slow above `p99Factor` times the baseline's and at least
+   * P99_FLOOR_US above it, judged over the bin and the bins after it until
+   * they hold P99_MIN_SAMPLES latencies: a 100 ms bin at 100/s holds 10, and
+   * the "p99" of 10 is their maximum, which one scheduler hiccup sets (seen:
+   * "back at baseline" 0.5 to 16.7 s after restarts that failed nothing).
    */
   recoveredAfterMs: number;
   /** False when the last bin of the stream was still worse than the baseline: not back before the stream ended. */
@@ -158,6 +162,11 @@ export interface DisruptionSummary {
   eventAtMs: number;
   kinds: KindSummary[];
 }
+
+/** Latencies a p99 is judged over after the event (the bin and as many following bins as that takes). */
+export const P99_MIN_SAMPLES = 100;
+/** A p99 this close to the baseline's is never slow, whatever the factor (lab baselines are a few hundred µs). */
+export const P99_FLOOR_US = 1000;
 
 function p99(bins: readonly KindBin[]): number | null {
   const m = mergeHistograms(bins.map((b) => b.histogram).filter((h) => h.total > 0));
@@ -182,7 +191,24 @@ export function summariseDisruption(t: Timeline, eventAtMs: number, p99Factor = 
     const attempts = before.reduce((a, b) => a + b.attempts, 0);
     const errorShare = attempts ? before.reduce((a, b) => a + errorsOf(b), 0) / attempts : 0;
     const baseP99 = p99(before);
-    const thresholds = { errorShare: 2 * errorShare, p99Us: baseP99 === null ? null : p99Factor * baseP99 };
+    const thresholds = {
+      errorShare: 2 * errorShare,
+      p99Us: baseP99 === null ? null : Math.max(p99Factor * baseP99, baseP99 + P99_FLOOR_US),
+    };
+    // The bin and the ones after it; near the stream's end, the ones before it too.
+    const windowOf = (j: number): KindBin[] => {
+      const out: KindBin[] = [];
+      let n = 0;
+      for (let i = j; i < after.length && n < P99_MIN_SAMPLES; i++) {
+        out.push(after[i] as KindBin);
+        n += (after[i] as KindBin).histogram.total;
+      }
+      for (let i = j - 1; i >= 0 && n < P99_MIN_SAMPLES; i--) {
+        out.push(after[i] as KindBin);
+        n += (after[i] as KindBin).histogram.total;
+      }
+      return out;
+    };
     const byReason: Record<string, number> = {};
     let firstError: number | null = null;
     let lastBad = -1;
@@ -191,8 +217,8 @@ export function summariseDisruption(t: Timeline, eventAtMs: number, p99Factor = 
       for (const [r, n] of Object.entries(b.errors)) byReason[r] = (byReason[r] ?? 0) + n;
       if (e > 0 && firstError === null) firstError = j;
       const share = b.attempts ? e / b.attempts : 0;
-      const binP99 = b.histogram.total > 0 ? LatencyHistogram.fromProto(b.histogram).percentile(99) : null;
-      const slow = thresholds.p99Us !== null && binP99 !== null && binP99 > thresholds.p99Us;
+      const windowP99 = b.histogram.total > 0 ? p99(windowOf(j)) : null;
+      const slow = thresholds.p99Us !== null && windowP99 !== null && windowP99 > thresholds.p99Us;
       if (share > thresholds.errorShare || slow) lastBad = j;
     }
     const binStart = (j: number) => (first + j) * t.binMs;

@@ -72,6 +72,50 @@ test('summariseDisruption: errors and slow bins after the event, and when the st
     ],
   );
   assert.throws(() => summariseDisruption(t, 50), /event at 50 ms is not inside the timeline/);
+  // One hiccup (a single 20 ms request, the maximum of its 10-attempt bin) is not a slow p99: 1 of the 100 it is judged over.
+  const hiccup = summariseDisruption(
+    {
+      ...t,
+      bins: binAttempts(
+        stream((at, kind) => (kind === 'kept' && at === 1500 ? { latencyUs: 20_000 } : {})),
+        100,
+        3000,
+      ),
+    },
+    1000,
+  );
+  assert.equal(hiccup.kinds[1]?.recoveredAfterMs, 0);
+  // Two of them in one judged window are (p99 of 100 is the second highest): slow until that bin's end.
+  const two = summariseDisruption(
+    {
+      ...t,
+      bins: binAttempts(
+        stream((at, kind) => (kind === 'kept' && (at === 1500 || at === 1510) ? { latencyUs: 20_000 } : {})),
+        100,
+        3000,
+      ),
+    },
+    1000,
+  );
+  assert.equal(two.kinds[1]?.recoveredAfterMs, 600);
+  // Within 1 ms of the baseline is never slow, however many times it is: 0.2 ms -> 0.9 ms for the rest of the stream.
+  const creep = summariseDisruption(
+    {
+      ...t,
+      bins: binAttempts(
+        stream((at) => ({ latencyUs: at < 1000 ? 200 : 900 })),
+        100,
+        3000,
+      ),
+    },
+    1000,
+  );
+  for (const k of creep.kinds) {
+    assert.equal(k.recoveredAfterMs, 0);
+    const base = k.baseline.p99Us ?? 0;
+    assert.ok(base >= 190 && base <= 210, `baseline p99 ${base}`);
+    assert.equal(k.thresholds.p99Us, base + 1000);
+  }
 });
 
 test("a run's disruption phases become report entries: the event on the stream's clock, or why there is none; rendered as text and charts", () => {
