@@ -14,8 +14,8 @@
  * before the next tick, spends time counted nowhere. That time, the window's
  * elapsed time on the node's CPUs less every field, is `unsampled` and
  * belongs to the headline: with 20,000 iptables rules walked per packet on
- * the receiving CPU it held 228 of the 233 ticks the rules cost
- * (docs/cpu-cost.md).
+ * the receiving CPU, that CPU was busy about 100 of 201.6 ticks and its
+ * fields recorded 5 of them (test/fixtures/proc-stat/rps-rules-*).
  *
  * Not counted in the headline: user time on the nodes (the load generators'
  * own work, the same on every dataplane) and the agent (the measurement's own

@@ -23,7 +23,7 @@ import { CniBenchError, ErrorCodes } from '../../core/errors.js';
 import type { ServiceEndpoint, ServiceFrontend } from '../../core/service-frontend.js';
 import type { AgentEntry } from '../agents/registry.js';
 import type { RunPlan } from './plan.js';
-import type { DisruptionEvent, Scenario } from './scenario.js';
+import { changesServiceCount, type DisruptionEvent, type Scenario } from './scenario.js';
 
 /** What an event needs of the run: the frontend's powers, a peer on the server's node. */
 export function disruptionRefusal(
@@ -34,8 +34,7 @@ export function disruptionRefusal(
   if (!services) return 'needs a service frontend (the lab, or a collector with Kubernetes access)';
   if ((event === 'endpoint-removed' || event === 'backend-gone' || event === 'backend-link-down') && !plan.peer)
     return `needs a second backend: a peer agent on the server's node '${plan.server.info.nodeName}' (none is connected)`;
-  if ((event === 'services-added' || event === 'services-removed') && !services.scale)
-    return `${services.description} cannot create Services`;
+  if (changesServiceCount(event) && !services.scale) return `${services.description} cannot create Services`;
   if (event === 'endpoint-removed' && !services.setEndpoints)
     return `${services.description} cannot change a Service's endpoints`;
   if (event === 'backend-link-down' && !services.cutEndpointLink)

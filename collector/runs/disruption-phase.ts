@@ -21,6 +21,7 @@ import type { JobTracker } from './job-tracker.js';
 import { clientSpecOf, type MeasurePhase, type Placement, serverPortFor, serviceName } from './measure-phase.js';
 import type { PlannedMeasurement } from './plan.js';
 import type { JobSender, RunContext } from './run-context.js';
+import { changesServiceCount } from './scenario.js';
 
 const READY_TIMEOUT_MS = 20_000;
 /** The client job starts this far ahead ... */
@@ -165,8 +166,7 @@ export class DisruptionPhase {
   private async undo(ctx: RunContext, m: DisruptionMeasurement, name: string, index: number): Promise<void> {
     await this.services?.remove(name);
     ctx.services.delete(`disruption-${index}`);
-    if (m.event === 'services-added' || m.event === 'services-removed')
-      await this.services?.scale?.setDummyServices(0, 1, ctx.runId);
+    if (changesServiceCount(m.event)) await this.services?.scale?.setDummyServices(0, 1, ctx.runId);
   }
 
   private async restoreLinks(): Promise<void> {

@@ -81,6 +81,11 @@ export const DISRUPTION_EVENTS = [
 ] as const;
 export type DisruptionEvent = (typeof DISRUPTION_EVENTS)[number];
 
+/** The events that change the number of Services (`services` of them, through the frontend's scaler). */
+export function changesServiceCount(event: DisruptionEvent): event is 'services-added' | 'services-removed' {
+  return event === 'services-added' || event === 'services-removed';
+}
+
 /**
  * A steady open-loop probe stream through a Service with two backends while
  * the collector fires one event `eventAtSeconds` into it. Its own duration
@@ -267,7 +272,7 @@ export function measurementLabel(m: Measurement): string {
   if (m.kind === 'rr')
     return `${m.mode === 'rr' ? 'TCP_RR' : 'TCP_CRR'} ${path}${m.connections > 1 ? ` c${m.connections}` : ''}${tool}`;
   if (m.kind === 'disruption')
-    return `disruption: ${m.event === 'services-added' || m.event === 'services-removed' ? `${m.services.toLocaleString('en-US')} Services ${m.event === 'services-added' ? 'added' : 'removed'}` : m.event} (${m.rate}/s probes via ${path})`;
+    return `disruption: ${changesServiceCount(m.event) ? `${m.services.toLocaleString('en-US')} Services ${m.event.slice('services-'.length)}` : m.event} (${m.rate}/s probes via ${path})`;
   if (m.qps > 0) return `HTTP latency at ${m.qps} QPS c${m.connections} ${path}${tool}`;
   return `HTTP ${m.mode} c${m.connections} ${path}${tool}`;
 }
